@@ -174,7 +174,7 @@ class Parameter:
     shape: ShapeToken
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(eq=False)
 class Computation:
     """A computation: ``[ENTRY] name (params) -> shape { instructions }``.
 
@@ -215,11 +215,11 @@ class Computation:
         return {i.parameter_number: i for i in self.instructions
                 if i.parameter_number is not None}
 
-    def signature(self) -> str:
+    def signature(self, with_name: bool = True) -> str:
         """``name(p0: shape, ...) -> shape`` as printed in hovers."""
         params = ", ".join(f"{p.ref.name}: {p.shape.text}" for p in self.params)
         result = f" -> {self.result.text}" if self.result else ""
-        return f"{self.name.name}({params}){result}"
+        return f"{self.name.name if with_name else ''}({params}){result}"
 
 
 @dataclass(slots=True)
@@ -282,7 +282,7 @@ class StackFrameTables:
         return out
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(eq=False)
 class HloModule:
     """A parsed HLO text document.
 

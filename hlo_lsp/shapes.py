@@ -252,7 +252,7 @@ def describe_shape(shape: Shape) -> list[str]:
         if size is not None:
             lines[0] += f", {format_bytes(size)} in total"
         for i, e in enumerate(shape.elements):
-            lines.append(f"- {{{i}}} `{e.text}`" + (
+            lines.append(f"{{{i}}} `{e.text}`" + (
                 f" ({format_bytes(e.byte_size)})" if e.byte_size is not None else ""))
         return lines
     bits, what = ELEMENT_TYPES.get(shape.element_type, (0, "unknown element type"))

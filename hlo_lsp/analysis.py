@@ -1,0 +1,97 @@
+"""Semantic checks on a parsed module, agreeing with XLA's parser.
+
+XLA (xla/hlo/parser/hlo_parser.cc) rejects a module when an operand names an
+instruction not defined earlier in its computation ("instruction does not
+exist"), when a computation is referenced before it is defined ("computation
+does not exist"), on duplicate names ("instruction already exists",
+"computation already exists") and on unknown opcodes. Those are errors here.
+Findings XLA only warns about (a ``stack_frame_id`` outside the tables) or does
+not check at parse time (``backend_config`` that is not valid JSON) are warnings.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .model import HloModule, Problem, Severity
+from .opcodes import OPCODES
+
+
+def check(module: HloModule) -> list[Problem]:
+    """Semantic problems of ``module`` (its syntax problems are already in
+    ``module.problems``). Pure: the module is not changed."""
+    out: list[Problem] = []
+    defined_comps: dict[str, int] = {}
+    entries = 0
+    frame_count = len(module.frames.frames)
+    for comp in module.computations:
+        name = comp.name.name
+        if name in defined_comps:
+            out.append(Problem(comp.name.start, comp.name.end,
+                               f"computation already exists: {name}"))
+        if comp.is_entry:
+            entries += 1
+            if entries > 1:
+                out.append(Problem(comp.name.start, comp.name.end,
+                                   "a module has at most one ENTRY computation"))
+        seen: dict[str, int] = {}
+        roots = 0
+        for ins in comp.instructions:
+            for ref in ins.uses():
+                if ref.name.isdigit():
+                    continue  # numeric operand of the old text format
+                if ref.name not in seen:
+                    later = ref.name in comp.by_name
+                    out.append(Problem(ref.start, ref.end, (
+                        f"instruction {ref.name} is used before it is defined"
+                        if later else f"instruction does not exist: {ref.name}")))
+            for cref in ins.called:
+                target = cref.ref.name
+                if target not in defined_comps and target != name:
+                    later = target in module.by_name
+                    out.append(Problem(cref.ref.start, cref.ref.end, (
+                        f"computation {target} is used before it is defined "
+                        "(XLA requires callees first)" if later
+                        else f"computation does not exist: {target}")))
+                elif target == name:
+                    out.append(Problem(cref.ref.start, cref.ref.end,
+                                       f"computation {target} calls itself"))
+            iname = ins.name.name
+            if iname in seen:
+                out.append(Problem(ins.name.start, ins.name.end,
+                                   f"instruction already exists: {iname}"))
+            seen.setdefault(iname, ins.name.start)
+            if ins.is_root:
+                roots += 1
+                if roots > 1:
+                    out.append(Problem(ins.name.start, ins.name.end,
+                                       "a computation has at most one ROOT instruction"))
+            if ins.opcode and ins.opcode not in OPCODES:
+                out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
+                                   f"unknown opcode: {ins.opcode}"))
+            out.extend(_check_attributes(ins, frame_count))
+        defined_comps.setdefault(name, comp.name.start)
+    return out
+
+
+def _check_attributes(ins, frame_count: int) -> list[Problem]:
+    out: list[Problem] = []
+    for attr in ins.attributes:
+        if attr.name == "backend_config" and attr.value.startswith("{\""):
+            try:
+                json.loads(attr.value)
+            except ValueError as exc:
+                pos = getattr(exc, "pos", 0) or 0
+                at = attr.value_start + pos
+                out.append(Problem(at, min(at + 1, attr.value_end),
+                                   f"backend_config is not valid JSON: {exc}",
+                                   Severity.WARNING))
+        elif attr.name == "metadata" and frame_count and "stack_frame_id=" in attr.value:
+            idx = attr.value.index("stack_frame_id=")
+            digits = attr.value[idx + 15:].split(maxsplit=1)[0].rstrip("}")
+            if digits.isdigit() and not 1 <= int(digits) <= frame_count:
+                at = attr.value_start + idx
+                out.append(Problem(at, at + 15 + len(digits),
+                                   f"stack_frame_id {digits} is not in the StackFrames "
+                                   f"table (1..{frame_count})", Severity.WARNING))
+    return out

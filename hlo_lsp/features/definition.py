@@ -1,0 +1,52 @@
+"""textDocument/definition: where the name under the cursor is defined.
+
+- an operand or control predecessor -> its defining instruction;
+- a computation reference (``calls=``, ``to_apply=``, ``body=``, ...) -> the
+  computation's header;
+- a parameter of a called computation (the parameter instruction's name, its
+  ``parameter(N)``, or the signature's ``param_N:``) -> the operand bound to it
+  at each call site (see :mod:`hlo_lsp.callsites`);
+- ``metadata={...}`` -> the Python source line (see :mod:`hlo_lsp.sources`).
+"""
+
+from __future__ import annotations
+
+from ..callsites import call_sites
+from ..index import Kind, find_at
+from ..model import Computation, HloModule, Instruction
+from ..sources import source_targets
+from . import FileTarget, Span
+
+
+def definition(module: HloModule, offset: int,
+               base_dir: str | None = None) -> list[Span | FileTarget]:
+    """Definition targets for the position ``offset``; [] when there is none."""
+    occ = find_at(module, offset)
+    if occ is None:
+        return []
+    if occ.kind in (Kind.INSTRUCTION_USE, Kind.SHAPE) and occ.index >= 0 or \
+            occ.kind == Kind.INSTRUCTION_USE:
+        target = occ.target
+        if isinstance(target, Instruction):
+            return [Span(target.name.start, target.name.end)]
+        return []
+    if occ.kind == Kind.COMPUTATION_USE:
+        if isinstance(occ.target, Computation):
+            return [Span(occ.target.name.start, occ.target.name.end)]
+        return []
+    if occ.kind in (Kind.PARAMETER_OPCODE, Kind.SIGNATURE_PARAM) or (
+            occ.kind == Kind.INSTRUCTION_DEF and occ.instruction is not None
+            and occ.instruction.parameter_number is not None):
+        comp = occ.computation
+        n = occ.index if occ.kind != Kind.INSTRUCTION_DEF else occ.instruction.parameter_number
+        sites = call_sites(module, comp.name.name, n)
+        if sites:
+            return [Span(r.start, r.end) for r in sites]
+        if occ.kind == Kind.SIGNATURE_PARAM and isinstance(occ.target, Instruction):
+            return [Span(occ.target.name.start, occ.target.name.end)]
+        return [Span(occ.start, occ.end)]
+    if occ.kind in (Kind.INSTRUCTION_DEF, Kind.COMPUTATION_DEF, Kind.MODULE):
+        return [Span(occ.start, occ.end)]
+    if occ.kind == Kind.METADATA and occ.instruction is not None:
+        return list(source_targets(module, occ.instruction, base_dir))
+    return []

@@ -1,0 +1,232 @@
+"""textDocument/hover: Markdown about the instruction or computation under the
+cursor, at its definition or at any use.
+
+For an instruction: opcode, shape (element type, dimensions, bytes, layout),
+each operand with its shape (resolved through the definition when the dump
+prints a bare name), users, metadata and the Python source, custom-call target
+and ``backend_config`` explained, fusion kind and the called computation's
+signature. For a computation: signature, instruction count, callers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..backend_config import (HLO_FUSION_KINDS, cublaslt_result_names, decode_backend_config,
+                              explain_target)
+from ..index import Kind, find_at
+from ..model import Computation, HloModule, Instruction, ShapeToken, decode_metadata, unescape
+from ..opcodes import family
+from ..shapes import describe_shape, format_bytes
+from ..sources import format_frame, python_stack
+from .references import users
+
+MAX_LISTED = 12
+
+
+@dataclass(frozen=True, slots=True)
+class HoverResult:
+    markdown: str
+    start: int
+    end: int
+
+
+def hover(module: HloModule, offset: int) -> HoverResult | None:
+    """Hover text for ``offset``, or None where there is nothing to say."""
+    occ = find_at(module, offset)
+    if occ is None:
+        return None
+    target = occ.target
+    if occ.kind == Kind.MODULE:
+        return HoverResult(module_markdown(module), occ.start, occ.end)
+    if isinstance(target, Computation):
+        return HoverResult(computation_markdown(module, target), occ.start, occ.end)
+    if occ.kind == Kind.SHAPE and occ.instruction is not None:
+        shape = occ.instruction.shape if target is occ.instruction else None
+        if shape is None and 0 <= occ.index < len(occ.instruction.operands):
+            shape = occ.instruction.operands[occ.index].shape
+        if shape is not None:
+            return HoverResult(shape_markdown(shape), occ.start, occ.end)
+    if isinstance(target, Instruction):
+        return HoverResult(instruction_markdown(module, target), occ.start, occ.end)
+    if occ.kind == Kind.INSTRUCTION_USE:
+        return HoverResult(f"`%{occ.name}` is not defined in computation "
+                           f"`{occ.computation.name.name}`", occ.start, occ.end)
+    if occ.kind == Kind.COMPUTATION_USE:
+        return HoverResult(f"computation `{occ.name}` is not defined in this module",
+                           occ.start, occ.end)
+    return None
+
+
+def _code(text: str, lang: str = "hlo") -> str:
+    return f"```{lang}\n{text}\n```"
+
+
+def shape_markdown(shape: ShapeToken) -> str:
+    try:
+        lines = describe_shape(shape.decode())
+    except ValueError as exc:
+        return f"`{shape.text}`: {exc}"
+    return "\n".join([f"`{shape.text}`", ""] + [f"- {line}" for line in lines])
+
+
+def _shape_summary(shape: ShapeToken | None) -> str:
+    if shape is None:
+        return "(shape not printed)"
+    try:
+        size = shape.decode().byte_size
+    except ValueError:
+        return f"`{shape.text}`"
+    return f"`{shape.text}`" + (f" ({format_bytes(size)})" if size is not None else "")
+
+
+def instruction_markdown(module: HloModule, ins: Instruction) -> str:
+    """The full hover of an instruction."""
+    comp = ins.computation
+    fam = family(ins.opcode)
+    head = f"**%{ins.name.name}** — `{ins.opcode}`" + (f" ({fam})" if fam else "")
+    if ins.is_root:
+        head += " — ROOT"
+    parts = [head]
+    if ins.shape is not None:
+        try:
+            lines = describe_shape(ins.shape.decode())
+        except ValueError as exc:
+            lines = [str(exc)]
+        parts.append(_code(ins.shape.text))
+        parts.append("\n".join(f"- {line}" for line in lines))
+    if ins.parameter_number is not None and comp is not None:
+        parts.append(f"parameter {ins.parameter_number} of `{comp.name.name}`")
+    if ins.literal is not None:
+        lit = ins.literal if len(ins.literal) < 200 else ins.literal[:197] + "..."
+        parts.append(f"literal: `{lit}`")
+    # Operands, with shapes resolved through their definitions.
+    if ins.operands:
+        rows = ["**Operands**", ""]
+        scope = comp.by_name if comp is not None else {}
+        for i, op in enumerate(ins.operands[:MAX_LISTED * 2]):
+            defined = scope.get(op.ref.name)
+            shape = op.shape or (defined.shape if defined is not None else None)
+            where = "" if defined is not None else " — **undefined**"
+            rows.append(f"{i}. `%{op.ref.name}`: {_shape_summary(shape)}{where}")
+        if len(ins.operands) > MAX_LISTED * 2:
+            rows.append(f"... and {len(ins.operands) - MAX_LISTED * 2} more")
+        parts.append("\n".join(rows))
+    used_by = users(ins)
+    if used_by:
+        names = ", ".join(f"`%{u.name.name}`" for u in used_by[:MAX_LISTED])
+        more = f" and {len(used_by) - MAX_LISTED} more" if len(used_by) > MAX_LISTED else ""
+        parts.append(f"**Users** ({len(used_by)}): {names}{more}")
+    elif comp is not None and not ins.is_root and comp.root is not ins:
+        parts.append("**Users**: none")
+    parts.extend(_opcode_specific(module, ins))
+    parts.extend(_metadata_parts(module, ins))
+    return "\n\n".join(parts)
+
+
+def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
+    out: list[str] = []
+    kind = ins.attribute("kind")
+    if ins.opcode == "fusion" and kind is not None:
+        out.append(f"**Fusion kind** `{kind.value}`: "
+                   f"{HLO_FUSION_KINDS.get(kind.value, 'backend-specific fusion')}")
+    target = ins.attribute("custom_call_target")
+    if target is not None:
+        name = unescape(target.value.strip('"'))
+        out.append(f"**custom_call_target** `{name}`: {explain_target(name)}")
+        result_names = _result_names(ins, name)
+        if result_names:
+            out.append("**Results**: " + ", ".join(
+                f"{{{i}}} {n}" for i, n in enumerate(result_names)))
+    for cref in ins.called:
+        callee = module.by_name.get(cref.ref.name)
+        if callee is not None:
+            out.append(f"`{cref.attr}` → " + _code(
+                f"{callee.signature()}  // {len(callee.instructions)} instructions"))
+    config = ins.attribute("backend_config")
+    if config is not None:
+        explained = decode_backend_config(config.value)
+        block = "**backend_config**"
+        if explained.error:
+            block += f" — ⚠ {explained.error}"
+        lang = "json" if explained.data is not None else "text"
+        block += "\n\n" + _code(explained.pretty, lang)
+        if explained.notes:
+            block += "\n\n" + "\n".join(f"- `{path}` = {note}" for path, note in explained.notes)
+        out.append(block)
+    if ins.opcode == "get-tuple-element" and ins.operands:
+        producer = ins.computation.by_name.get(ins.operands[0].ref.name) \
+            if ins.computation is not None else None
+        index = ins.attribute("index")
+        if producer is not None and index is not None and index.value.isdigit():
+            tgt = producer.attribute("custom_call_target")
+            if tgt is not None:
+                names = _result_names(producer, unescape(tgt.value.strip('"')))
+                i = int(index.value)
+                if i < len(names):
+                    out.append(f"element {{{i}}} of `%{producer.name.name}`: {names[i]}")
+    return out
+
+
+def _result_names(ins: Instruction, target: str) -> list[str]:
+    if ins.shape is None or ins.shape.elements is None:
+        return []
+    config = ins.attribute("backend_config")
+    damax = False
+    if config is not None:
+        data = decode_backend_config(config.value).data
+        if isinstance(data, dict):
+            gemm = data.get("gemm_backend_config", {})
+            damax = bool(isinstance(gemm, dict) and gemm.get("damax_output"))
+    return cublaslt_result_names(target, len(ins.shape.elements), damax)
+
+
+def _metadata_parts(module: HloModule, ins: Instruction) -> list[str]:
+    meta_attr = ins.attribute("metadata")
+    if meta_attr is None:
+        return []
+    meta = decode_metadata(meta_attr.value)
+    out: list[str] = []
+    if "op_name" in meta:
+        out.append(f"**op_name** `{meta['op_name']}`")
+    if "op_type" in meta:
+        out.append(f"**op_type** `{meta['op_type']}`")
+    stack = python_stack(module, ins)
+    if stack:
+        lines = [f"**Python** {format_frame(stack[0])}"]
+        if len(stack) > 1:
+            lines.append("")
+            lines.extend(f"{i}. {format_frame(f)}" for i, f in enumerate(stack[1:], 2))
+        out.append("\n".join(lines))
+    return out
+
+
+def computation_markdown(module: HloModule, comp: Computation) -> str:
+    """The hover of a computation: signature, size, callers."""
+    parts = [("**ENTRY** " if comp.is_entry else "**computation** ") + f"`{comp.name.name}`",
+             _code(comp.signature())]
+    parts.append(f"{len(comp.instructions)} instructions" +
+                 (f", ROOT `%{comp.root.name.name}` = `{comp.root.opcode}`"
+                  if comp.root is not None else ""))
+    callers = module.callers.get(comp.name.name, [])
+    if callers:
+        listed = ", ".join(f"`%{ins.name.name}` ({ins.opcode}, `{c.attr}`)"
+                           for ins, c in callers[:MAX_LISTED])
+        more = f" and {len(callers) - MAX_LISTED} more" if len(callers) > MAX_LISTED else ""
+        parts.append(f"**Callers** ({len(callers)}): {listed}{more}")
+    elif not comp.is_entry and module.entry is not comp:
+        parts.append("**Callers**: none")
+    if comp.execution_thread:
+        parts.append(f"execution_thread `{comp.execution_thread}`")
+    return "\n\n".join(parts)
+
+
+def module_markdown(module: HloModule) -> str:
+    """The hover of the module name in the header."""
+    parts = [f"**HloModule** `{module.name.name if module.name else '?'}`",
+             f"{len(module.computations)} computations, {module.instruction_count()} "
+             "instructions"]
+    for attr in module.header_attributes:
+        value = attr.value if len(attr.value) <= 200 else attr.value[:197] + "..."
+        parts.append(f"- `{attr.name}` = `{value}`")
+    return "\n\n".join(parts)

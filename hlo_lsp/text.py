@@ -1,0 +1,66 @@
+"""Offsets <-> LSP positions for large documents.
+
+LSP positions are 0-based lines and UTF-16 code-unit columns. A LineIndex is
+built once per document version (one pass over the text) so each conversion is
+a binary search plus, on non-ASCII lines only, a UTF-16 length computation.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+
+class LineIndex:
+    """Line start offsets of ``text``; converts between offsets and positions."""
+
+    __slots__ = ("text", "starts")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = [0]
+        find = text.find
+        pos = find("\n")
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        self.starts = starts
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """``offset`` -> (line, UTF-16 column). Offsets past the end clamp to it."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self.starts, offset) - 1
+        start = self.starts[line]
+        segment = self.text[start:offset]
+        if segment.isascii():
+            return line, offset - start
+        return line, len(segment.encode("utf-16-le")) // 2
+
+    def offset(self, line: int, character: int) -> int:
+        """(line, UTF-16 column) -> offset, clamped to the line and the text."""
+        if line < 0:
+            return 0
+        if line >= len(self.starts):
+            return len(self.text)
+        start = self.starts[line]
+        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
+        text = self.text[start:end]
+        if text.isascii():
+            return start + max(0, min(character, len(text)))
+        units = 0
+        for i, ch in enumerate(text):
+            if units >= character:
+                return start + i
+            units += 2 if ord(ch) > 0xFFFF else 1
+        return end
+
+    def line_text(self, line: int) -> str:
+        start = self.starts[line]
+        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
+        return self.text[start:end]
