@@ -259,6 +259,11 @@ class _Builder(Transformer):
         return self._attribute(name, value.start_pos + self.base, value.end_pos + self.base,
                                str(value))
 
+    def literal_attribute(self, items):
+        name, shape, value = items
+        return self._attribute(name, shape.start_pos + self.base, value.end_pos + self.base,
+                               f"{shape} {value}")
+
     def generic_attribute(self, items):
         name, value = items
         return self._attribute(name, value.start_pos + self.base, value.end_pos + self.base,
@@ -361,9 +366,13 @@ def parse(text: str) -> HloModule:
     except UnexpectedInput as exc:
         first = _problem_from(exc, text_for_parse, 0)
         items, problems = _recover(text_for_parse)
-        module.problems.append(first)
-        module.problems.extend(p for p in problems
-                               if not (p.start <= first.start < max(p.end, p.start + 1)))
+        # The whole-text error is often a consequence of a problem the recovery
+        # pinned down more precisely on the same or the previous line.
+        line_before = text_for_parse.rfind("\n", 0, max(text_for_parse.rfind(
+            "\n", 0, first.start), 0))
+        if not any(line_before < p.start <= first.end for p in problems):
+            module.problems.append(first)
+        module.problems.extend(problems)
     except RecursionError:  # pragma: no cover - pathological nesting
         module.problems.append(Problem(0, 1, "input too deeply nested to parse"))
         items = []
@@ -460,6 +469,18 @@ def _recover(text: str):
     return items, problems
 
 
+def _incomplete(exc: UnexpectedInput, text: str, base: int) -> bool:
+    """Whether a failed line parse may succeed with the next line joined: the input
+    ended early, or an opened bracket or string was not closed on this line."""
+    if isinstance(exc, UnexpectedEOF):
+        return True
+    if isinstance(exc, UnexpectedToken):
+        return exc.token.type == "$END"
+    if isinstance(exc, UnexpectedCharacters):
+        return text[base + exc.pos_in_stream:base + exc.pos_in_stream + 1] in "{[(\"'"
+    return False
+
+
 def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
     s, e = lines[h]
     # The header may continue over several lines until "{".
@@ -488,23 +509,16 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             closed = True
             break
         parsed = None
-        last_exc = None
+        first_exc = None
         j = i
         while j < stop and j < i + _MAX_JOIN:
             try:
                 parsed = _run(text[ls:lines[j][1]], "instruction", ls)
                 break
-            except (UnexpectedEOF,) as exc:
-                last_exc = exc
-            except UnexpectedToken as exc:
-                last_exc = exc
-                if exc.token.type != "$END":
-                    break
             except UnexpectedInput as exc:
-                last_exc = exc
-                # An unterminated bracket may close on a later line.
-                if not isinstance(exc, UnexpectedCharacters) or text[
-                        ls + exc.pos_in_stream:ls + exc.pos_in_stream + 1] not in "{[(\"'":
+                if first_exc is None:
+                    first_exc = exc
+                if not _incomplete(exc, text, ls):
                     break
             j += 1
         if parsed is not None:
@@ -513,9 +527,19 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             comp.end = parsed.end
             i = j + 1
         else:
-            if last_exc is not None:
-                problems.append(_problem_from(last_exc, text[ls:le], ls))
+            # Report the first line's own error: for an incomplete line, at its end.
+            problems.append(_problem_from(first_exc, text[ls:le], ls))
             i += 1
+    for k in range(i + 1, stop):
+        ls, le = lines[k]
+        rest = text[ls:le].strip()
+        if rest and not rest.startswith("//") and closed:
+            message = (f"unexpected text after the end of computation {name.name}"
+                       if not rest.startswith("HloModule") else
+                       "a second HloModule: XLA reads one module per file "
+                       "(split `// -----` sections into files of their own)")
+            problems.append(Problem(ls + text[ls:le].index(rest[0]), le, message))
+            break
     if not closed:
         problems.append(Problem(comp.start, comp.body_start + 1,
                                 f"computation {name.name} is not closed with '}}'"))

@@ -1,8 +1,10 @@
 """Offsets <-> LSP positions for large documents.
 
-LSP positions are 0-based lines and UTF-16 code-unit columns. A LineIndex is
-built once per document version (one pass over the text) so each conversion is
-a binary search plus, on non-ASCII lines only, a UTF-16 length computation.
+LSP positions are 0-based lines and columns counted in the code units of the
+negotiated position encoding: "utf-16" (the LSP default), "utf-8" or "utf-32".
+A LineIndex is built once per document version (one pass over the text) so each
+conversion is a binary search plus, on non-ASCII lines only, an encoding of the
+line's prefix.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import bisect
 class LineIndex:
     """Line start offsets of ``text``; converts between offsets and positions."""
 
-    __slots__ = ("text", "starts")
+    __slots__ = ("text", "starts", "encoding")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, encoding: str = "utf-16") -> None:
         self.text = text
+        self.encoding = encoding
         starts = [0]
         find = text.find
         pos = find("\n")
@@ -32,18 +35,32 @@ class LineIndex:
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset) - 1
 
+    def _units(self, segment: str) -> int:
+        if self.encoding == "utf-8":
+            return len(segment.encode("utf-8", "surrogatepass"))
+        if self.encoding == "utf-32":
+            return len(segment)
+        return len(segment.encode("utf-16-le", "surrogatepass")) // 2
+
+    def _char_units(self, ch: str) -> int:
+        if self.encoding == "utf-8":
+            return len(ch.encode("utf-8", "surrogatepass"))
+        if self.encoding == "utf-32":
+            return 1
+        return 2 if ord(ch) > 0xFFFF else 1
+
     def position(self, offset: int) -> tuple[int, int]:
-        """``offset`` -> (line, UTF-16 column). Offsets past the end clamp to it."""
+        """``offset`` -> (line, column in code units). Offsets past the end clamp."""
         offset = max(0, min(offset, len(self.text)))
         line = bisect.bisect_right(self.starts, offset) - 1
         start = self.starts[line]
         segment = self.text[start:offset]
         if segment.isascii():
             return line, offset - start
-        return line, len(segment.encode("utf-16-le")) // 2
+        return line, self._units(segment)
 
     def offset(self, line: int, character: int) -> int:
-        """(line, UTF-16 column) -> offset, clamped to the line and the text."""
+        """(line, column in code units) -> offset, clamped to the line and the text."""
         if line < 0:
             return 0
         if line >= len(self.starts):
@@ -57,7 +74,7 @@ class LineIndex:
         for i, ch in enumerate(text):
             if units >= character:
                 return start + i
-            units += 2 if ord(ch) > 0xFFFF else 1
+            units += self._char_units(ch)
         return end
 
     def line_text(self, line: int) -> str:

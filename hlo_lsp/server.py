@@ -1,0 +1,392 @@
+"""The language server: pygls wiring around the pure features.
+
+Documents are parsed once per version, off the event loop (a worker thread),
+after a short debounce on edits; request handlers await the analysis of the
+latest version and only read it. Every handler is guarded: an internal error
+is logged and answered with an empty result, never a crash.
+
+Custom protocol (docs/protocol.md): request ``hlo/inlineRegions``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from . import __version__
+from .features import FileTarget, Span
+from .features.definition import definition
+from .features.diagnostics import diagnostics, merge_xla, xla_problem
+from .features.folding import folding_ranges
+from .features.hover import hover
+from .features.inline_regions import KINDS, inline_regions
+from .features.references import references
+from .features.symbols import Symbol, document_symbols
+from .files import is_non_hlo_dump_file
+from .model import HloModule, Problem, Severity
+from .parser import parse
+from .text import LineIndex
+from .xla_oracle import XlaOracle, available as xla_available
+
+log = logging.getLogger("hlo_lsp")
+
+INLINE_REGIONS = "hlo/inlineRegions"
+EDIT_DEBOUNCE_S = 0.15
+MAX_OUTLINE_INSTRUCTIONS = 20_000
+MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Analysis:
+    """One parsed version of a document."""
+
+    uri: str
+    version: int
+    module: HloModule
+    lines: LineIndex
+    seconds: float
+    xla_problems: list[Problem] | None = None
+
+
+def analyze(uri: str, version: int, text: str, encoding: str = "utf-16") -> Analysis:
+    """Parse ``text`` (runs in a worker thread). Never raises: an internal error
+    becomes a diagnostic on the first character."""
+    t0 = time.perf_counter()
+    try:
+        module = parse(text)
+    except Exception as exc:  # noqa: BLE001 - the server must survive any input
+        log.exception("parse failed for %s", uri)
+        module = HloModule(text)
+        module.problems.append(Problem(0, min(1, len(text)),
+                                       f"hlo-lsp internal error while parsing: {exc!r}"))
+    return Analysis(uri, version, module, LineIndex(text, encoding), time.perf_counter() - t0)
+
+
+class _DocState:
+    """The latest analysis of a document and a way to wait for the current one."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.latest: Analysis | None = None
+        self.changed = asyncio.Condition()
+        self.task: asyncio.Task | None = None
+        self.closed = False
+
+    async def current(self) -> Analysis | None:
+        async with self.changed:
+            await self.changed.wait_for(
+                lambda: self.closed or (self.latest is not None
+                                        and self.latest.version >= self.version))
+            return None if self.closed else self.latest
+
+
+class HloLanguageServer(LanguageServer):
+    """pygls server for HLO text; see module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__("hlo-lsp", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.docs: dict[str, _DocState] = {}
+        self.options: dict[str, Any] = {}
+        self._oracle: XlaOracle | None = None
+        self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
+
+    def oracle(self) -> XlaOracle | None:
+        """XLA's parser in a worker process, unless disabled by the initialization
+        option ``xlaDiagnostics: false`` or jaxlib is missing."""
+        if self.options.get("xlaDiagnostics", True) is False or not xla_available():
+            return None
+        if self._oracle is None:
+            self._oracle = XlaOracle()
+        return self._oracle
+
+    def position_encoding(self) -> str:
+        """The position encoding negotiated at initialize ("utf-16" by default)."""
+        try:
+            enc = self.server_capabilities.position_encoding
+        except Exception:  # noqa: BLE001 - before initialize
+            return "utf-16"
+        return str(getattr(enc, "value", enc) or "utf-16")
+
+    # -- document lifecycle --------------------------------------------------
+    def schedule(self, uri: str, version: int, text: str, delay: float) -> None:
+        state = self.docs.setdefault(uri, _DocState())
+        state.version = version
+        state.closed = False
+        if state.task is not None and not state.task.done():
+            state.task.cancel()
+        state.task = asyncio.get_running_loop().create_task(
+            self._analyze_later(uri, state, version, text, delay))
+
+    async def _analyze_later(self, uri: str, state: _DocState, version: int, text: str,
+                             delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self.thread_pool, analyze, uri, version, text,
+                                            self.position_encoding())
+        async with state.changed:
+            if state.latest is None or result.version >= state.latest.version:
+                state.latest = result
+            state.changed.notify_all()
+        if result.version == state.version and not state.closed:
+            self.publish(result)
+        log.info("analyzed %s v%s (%d chars) in %.3f s", uri, version, len(text),
+                 result.seconds)
+        oracle = self.oracle()
+        if oracle is not None and len(text) <= MAX_XLA_CHECK_CHARS:
+            verdict = await loop.run_in_executor(self._oracle_pool, oracle.check, text)
+            if verdict is not None and not verdict.ok:
+                result.xla_problems = [xla_problem(verdict, result.lines)]
+            else:
+                result.xla_problems = []
+            if result.version == state.version and not state.closed and result.xla_problems:
+                self.publish(result)
+
+    def publish(self, analysis: Analysis) -> None:
+        problems = merge_xla(diagnostics(analysis.module), analysis.xla_problems or [],
+                             analysis.lines)
+        diags = [to_diagnostic(p, analysis.lines) for p in problems]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=analysis.uri, version=analysis.version, diagnostics=diags))
+
+    async def analysis(self, uri: str) -> Analysis | None:
+        state = self.docs.get(uri)
+        if state is None:
+            # Not opened by the client: read from disk (e.g. a definition into
+            # another file of the dump directory).
+            path = to_fs_path(uri)
+            if path is None or not os.path.isfile(path):
+                return None
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            self.schedule(uri, 0, text, 0)
+            state = self.docs[uri]
+        return await state.current()
+
+    def close(self, uri: str) -> None:
+        state = self.docs.pop(uri, None)
+        if state is not None:
+            state.closed = True
+            if state.task is not None:
+                state.task.cancel()
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+# ---------------------------------------------------------------- conversion --
+
+_SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error,
+             Severity.WARNING: types.DiagnosticSeverity.Warning,
+             Severity.INFORMATION: types.DiagnosticSeverity.Information,
+             Severity.HINT: types.DiagnosticSeverity.Hint}
+
+
+def to_range(lines: LineIndex, start: int, end: int) -> types.Range:
+    sl, sc = lines.position(start)
+    el, ec = lines.position(max(start, end))
+    return types.Range(start=types.Position(line=sl, character=sc),
+                       end=types.Position(line=el, character=ec))
+
+
+def to_diagnostic(p: Problem, lines: LineIndex) -> types.Diagnostic:
+    return types.Diagnostic(range=to_range(lines, p.start, max(p.end, p.start + 1)),
+                            message=p.message, severity=_SEVERITY[p.severity],
+                            source=p.source)
+
+
+def to_location(analysis: Analysis, target: Span | FileTarget) -> types.Location | None:
+    if isinstance(target, Span):
+        return types.Location(uri=analysis.uri,
+                              range=to_range(analysis.lines, target.start, target.end))
+    uri = from_fs_path(target.path)
+    if uri is None:
+        return None
+    line = max(target.line - 1, 0)
+    col = max(target.column - 1, 0) if target.column else 0
+    end_line = max(target.end_line - 1, line) if target.end_line else line
+    end_col = max(target.end_column - 1, 0) if target.end_column else col
+    return types.Location(uri=uri, range=types.Range(
+        start=types.Position(line=line, character=col),
+        end=types.Position(line=end_line, character=end_col)))
+
+
+_SYMBOL_KINDS = {"module": types.SymbolKind.Module, "computation": types.SymbolKind.Function,
+                 "entry": types.SymbolKind.Function, "instruction": types.SymbolKind.Variable,
+                 "parameter": types.SymbolKind.Field, "table": types.SymbolKind.Namespace}
+
+
+def to_document_symbol(sym: Symbol, lines: LineIndex) -> types.DocumentSymbol:
+    return types.DocumentSymbol(
+        name=sym.name or "?", kind=_SYMBOL_KINDS[sym.kind], detail=sym.detail or None,
+        range=to_range(lines, sym.start, sym.end),
+        selection_range=to_range(lines, sym.selection_start, sym.selection_end),
+        children=[to_document_symbol(c, lines) for c in sym.children] or None)
+
+
+# ------------------------------------------------------------------- server --
+
+server = HloLanguageServer()
+
+
+def guarded(default: Any = None) -> Callable:
+    """Wrap an async handler so an internal error is logged and answered with
+    ``default`` instead of an error response or a crash."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        async def run(ls, params):
+            try:
+                return await fn(ls, params)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001
+                log.exception("%s failed", fn.__name__)
+                return default
+        return run
+    return wrap
+
+
+def _is_handled(uri: str) -> bool:
+    path = to_fs_path(uri) or uri
+    return not is_non_hlo_dump_file(os.path.basename(path))
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: HloLanguageServer, params: types.InitializeParams) -> None:
+    opts = params.initialization_options
+    if isinstance(opts, dict):
+        ls.options.update(opts)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+async def did_open(ls: HloLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    doc = params.text_document
+    if _is_handled(doc.uri):
+        ls.schedule(doc.uri, doc.version, doc.text, 0)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: HloLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if not _is_handled(uri):
+        return
+    doc = ls.workspace.get_text_document(uri)
+    ls.schedule(uri, params.text_document.version, doc.source, EDIT_DEBOUNCE_S)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+async def did_close(ls: HloLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.close(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+@guarded()
+async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Hover | None:
+    a = await ls.analysis(params.text_document.uri)
+    if a is None:
+        return None
+    offset = a.lines.offset(params.position.line, params.position.character)
+    result = hover(a.module, offset)
+    if result is None:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                    value=result.markdown),
+                       range=to_range(a.lines, result.start, result.end))
+
+
+def _base_dir(ls: HloLanguageServer, uri: str) -> str | None:
+    root = ls.options.get("sourceRoot")
+    if isinstance(root, str) and root:
+        return root
+    folders = ls.workspace.folders
+    if folders:
+        first = next(iter(folders.values()))
+        return to_fs_path(first.uri)
+    path = to_fs_path(uri)
+    return os.path.dirname(path) if path else None
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+@guarded(default=[])
+async def on_definition(ls: HloLanguageServer,
+                        params: types.DefinitionParams) -> list[types.Location]:
+    a = await ls.analysis(params.text_document.uri)
+    if a is None:
+        return []
+    offset = a.lines.offset(params.position.line, params.position.character)
+    targets = definition(a.module, offset, _base_dir(ls, a.uri))
+    return [loc for t in targets if (loc := to_location(a, t)) is not None]
+
+
+@server.feature(types.TEXT_DOCUMENT_REFERENCES)
+@guarded(default=[])
+async def on_references(ls: HloLanguageServer,
+                        params: types.ReferenceParams) -> list[types.Location]:
+    a = await ls.analysis(params.text_document.uri)
+    if a is None:
+        return []
+    offset = a.lines.offset(params.position.line, params.position.character)
+    spans = references(a.module, offset, params.context.include_declaration)
+    return [types.Location(uri=a.uri, range=to_range(a.lines, s.start, s.end)) for s in spans]
+
+
+@server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@guarded(default=[])
+async def on_document_symbol(ls: HloLanguageServer,
+                             params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+    a = await ls.analysis(params.text_document.uri)
+    if a is None:
+        return []
+    full = a.module.instruction_count() <= MAX_OUTLINE_INSTRUCTIONS
+    return [to_document_symbol(s, a.lines) for s in document_symbols(a.module, full)]
+
+
+@server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+@guarded(default=[])
+async def on_folding_range(ls: HloLanguageServer,
+                           params: types.FoldingRangeParams) -> list[types.FoldingRange]:
+    a = await ls.analysis(params.text_document.uri)
+    if a is None:
+        return []
+    kinds = {"region": types.FoldingRangeKind.Region, "imports": types.FoldingRangeKind.Imports,
+             "comment": types.FoldingRangeKind.Comment}
+    return [types.FoldingRange(start_line=f.start_line, end_line=f.end_line,
+                               kind=kinds[f.kind], collapsed_text=f.collapsed_text)
+            for f in folding_ranges(a.module, a.lines)]
+
+
+def _uri_of(params: Any) -> str | None:
+    doc = params.get("textDocument") if isinstance(params, dict) else getattr(
+        params, "textDocument", None) or getattr(params, "text_document", None)
+    if isinstance(doc, dict):
+        return doc.get("uri")
+    return getattr(doc, "uri", None)
+
+
+@server.feature(INLINE_REGIONS)
+@guarded(default=[])
+async def on_inline_regions(ls: HloLanguageServer, params: Any) -> list[dict]:
+    uri = _uri_of(params)
+    if not uri:
+        return []
+    a = await ls.analysis(uri)
+    if a is None:
+        return []
+    out = []
+    for r in inline_regions(a.module, KINDS):
+        rng = to_range(a.lines, r.start, r.end)
+        out.append({"range": {"start": {"line": rng.start.line,
+                                        "character": rng.start.character},
+                              "end": {"line": rng.end.line, "character": rng.end.character}},
+                    "kind": r.kind})
+    return out

@@ -1,0 +1,67 @@
+"""Agreement with XLA's own parser on every HLO file of ../shared/corpus.
+
+- XLA accepts -> we report no error, and the same numbers of computations and
+  instructions as XLA;
+- XLA rejects -> the document gets an error diagnostic: from our parser, or
+  from XLA's verdict that the server reports beside it (source ``xla``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hlo_lsp.features.diagnostics import diagnostics, merge_xla, xla_problem
+from hlo_lsp.model import Severity
+from hlo_lsp.parser import parse
+from hlo_lsp.text import LineIndex
+
+xla_oracle = pytest.importorskip("hlo_lsp.xla_oracle")
+if not xla_oracle.available():
+    pytest.skip("jaxlib (XLA's parser) is not installed", allow_module_level=True)
+
+
+def _hlo_files(corpus):
+    for path in sorted(corpus.rglob("*")):
+        if path.is_file() and path.suffix in (".hlo", ".txt", ".hlotxt") \
+                and path.name != "README.md":
+            yield path
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    o = xla_oracle.XlaOracle()
+    yield o
+    o.close()
+
+
+def test_corpus_agrees_with_xla(corpus_dir, oracle, capsys):
+    accepted = rejected = ours_caught = 0
+    failures = []
+    for path in _hlo_files(corpus_dir):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        verdict = oracle.check(text)
+        assert verdict is not None, f"XLA worker failed on {path.name}"
+        module = parse(text)
+        problems = diagnostics(module)
+        errors = [p for p in problems if p.severity == Severity.ERROR]
+        if verdict.ok:
+            accepted += 1
+            counts = (len(module.computations), module.instruction_count())
+            if errors or counts != (verdict.computations, verdict.instructions):
+                failures.append(f"{path.name}: XLA accepts ({verdict.computations}, "
+                                f"{verdict.instructions}), we say {counts}, "
+                                f"{[e.message for e in errors[:2]]}")
+        else:
+            rejected += 1
+            ours_caught += bool(errors)
+            lines = LineIndex(text)
+            merged = merge_xla(problems, [xla_problem(verdict, lines)], lines)
+            if not any(p.severity == Severity.ERROR for p in merged):
+                failures.append(f"{path.name}: XLA rejects ({verdict.message}), no error")
+    with capsys.disabled():
+        print(f"\ncorpus: XLA accepts {accepted} files (all agree: counts and no errors); "
+              f"rejects {rejected}, of which our parser alone flags {ours_caught}")
+    assert accepted > 300 and rejected > 20
+    assert not failures, "\n".join(failures)

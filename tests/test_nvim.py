@@ -1,0 +1,62 @@
+"""Runs the headless Neovim tests of editors/nvim (tests/nvim/) in a real Neovim.
+
+Skipped when `nvim` is not installed (tests/nvim/run.sh installs it with apt-get).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+NVIM_TESTS = REPO / "tests" / "nvim"
+NVIM = os.environ.get("NVIM") or shutil.which("nvim")
+
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed")
+
+
+def _run_nvim(script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ)
+    full_env["HLO_LSP_CMD"] = f"{sys.executable} -m hlo_lsp"
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p
+    )
+    full_env.update(env)
+    return subprocess.run(
+        [
+            NVIM,
+            "--headless",
+            "-i",
+            "NONE",
+            "-u",
+            str(NVIM_TESTS / "minimal_init.lua"),
+            "-c",
+            f"luafile {NVIM_TESTS / script}",
+        ],
+        cwd=REPO,
+        env=full_env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _assert_ok(proc: subprocess.CompletedProcess[str]) -> None:
+    assert proc.returncode == 0, (
+        f"nvim exited {proc.returncode}\n--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}"
+    )
+
+
+def test_nvim_plugin_without_server() -> None:
+    """Filetype detection, syntax, inline conceal with fake regions, setup()."""
+    _assert_ok(_run_nvim("test_unit.lua", HLO_TEST_SETUP="0"))
+
+
+def test_nvim_with_real_server() -> None:
+    """Opens a real GPU dump with the plugin and `python -m hlo_lsp`."""
+    _assert_ok(_run_nvim("test_lsp.lua"))

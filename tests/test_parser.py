@@ -1,0 +1,191 @@
+"""The parser and model on real dumps: structure, positions, recovery."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import (CPU_DUMP, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read)
+from hlo_lsp.analysis import check
+from hlo_lsp.parser import parse
+from hlo_lsp.shapes import parse_array_shape
+
+
+def test_fp8_dump_structure_and_positions():
+    text = read(FP8_DUMP)
+    m = parse(text)
+    assert m.problems == [] and check(m) == []
+    assert m.name.name == "jit_matmul_fn"
+    assert [c.name.name for c in m.computations] == ["wrapped_transpose_computation", "main.4"]
+    assert m.entry.name.name == "main.4" and m.entry.is_entry
+    gemm = m.entry.by_name["cublas-gemm.1.0"]
+    assert gemm.opcode == "custom-call"
+    # Every range covers exactly the text it names.
+    assert text[gemm.name.start:gemm.name.end] == "%cublas-gemm.1.0"
+    assert [text[o.ref.start:o.ref.end] for o in gemm.operands[:2]] == [
+        "%Arg_0.1.0", "%wrapped_transpose"]
+    assert gemm.operands[0].shape.text == "f8e4m3fn[128,128]{1,0}"
+    assert len(gemm.operands) == 6  # /*index=5*/ comment skipped
+    target = gemm.attribute("custom_call_target")
+    assert target.value == '"__cublas$lt$matmul$f8"'
+    config = gemm.attribute("backend_config")
+    assert text[config.value_start:config.value_end].startswith('{"operation_queue_id"')
+    fusion = m.entry.by_name["wrapped_transpose"]
+    assert [(c.attr, c.ref.name) for c in fusion.called] == [
+        ("calls", "wrapped_transpose_computation")]
+    assert text[fusion.called[0].ref.start:fusion.called[0].ref.end] == \
+        "%wrapped_transpose_computation"
+
+
+def test_cpu_dump_has_control_flow_and_stack_frames():
+    text = read(TRAIN_AFTER)
+    m = parse(text)
+    assert m.problems == [] and check(m) == []
+    opcodes = {i.opcode for c in m.computations for i in c.instructions}
+    assert {"fusion", "while", "conditional", "reduce", "dot"} <= opcodes
+    attrs = {cr.attr for c in m.computations for i in c.instructions for cr in i.called}
+    assert {"calls", "body", "condition", "branch_computations", "to_apply"} <= attrs
+    assert m.frames.file_names and m.frames.frames
+    # Resolve a real stack_frame_id back to the program that wrote the dump.
+    ins = next(i for c in m.computations for i in c.instructions
+               if "stack_frame_id" in i.metadata)
+    stack = m.frames.resolve(ins.metadata["stack_frame_id"])
+    assert stack and stack[0].file.endswith("make_dump.py")
+    src = (CPU_DUMP.parent / "make_dump.py").read_text().splitlines()
+    assert 1 <= stack[0].line <= len(src)
+    assert stack[-1].function == "<module>" or len(stack) >= 1
+
+
+def test_parent_frame_id_is_printed_plus_one():
+    text = """HloModule m
+
+FileNames
+1 "a.py"
+
+FunctionNames
+1 "outer"
+2 "inner"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=10 end_line=10 column=1 end_column=5}
+2 {file_name_id=1 function_name_id=2 line=20 end_line=20 column=3 end_column=9}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=2}
+
+ENTRY e {
+  ROOT p = f32[] parameter(0), metadata={op_name="x" stack_frame_id=2}
+}
+"""
+    m = parse(text)
+    assert m.problems == []
+    stack = m.frames.resolve(2)
+    # Frame 2 (inner, line 20) has parent_frame_id=2, i.e. frame 1 (outer, line 10),
+    # whose parent_frame_id=1 means no parent.
+    assert [(f.function, f.line) for f in stack] == [("inner", 20), ("outer", 10)]
+
+
+def test_error_recovery_keeps_the_rest_navigable():
+    text = read(FP8_REGRESSION)
+    broken_line = "%convert.6 = bf16[] convert(f32[] %parameter_2)"
+    assert broken_line in text
+    bad = text.replace(broken_line, "%convert.6 = bf16[] convert(f32[] %parameter_2",
+                       1)  # missing ")"
+    m = parse(bad)
+    errors = [p for p in m.problems]
+    assert errors, "a syntax error must be reported"
+    line_start = bad.index("%convert.6 =")
+    line_end = bad.index("\n", line_start)
+    assert any(line_start <= p.start <= line_end for p in errors)
+    good = parse(text)
+    assert [c.name.name for c in m.computations] == [c.name.name for c in good.computations]
+    # Every other instruction is still there, with its exact positions.
+    assert m.instruction_count() == good.instruction_count() - 1
+    fusion = next(c for c in m.computations if c.name.name == "fused_convert")
+    root = fusion.root
+    assert bad[root.name.start:root.name.end] == "%" + root.name.name
+
+
+def test_truncated_dump_reports_and_keeps_prefix():
+    text = read(TRAIN_AFTER)
+    cut = text[: len(text) // 2]
+    m = parse(cut)
+    assert m.problems
+    assert any("not closed" in p.message or "end of input" in p.message for p in m.problems)
+    assert len(m.computations) >= 5
+    assert m.instruction_count() > 100
+
+
+@pytest.mark.parametrize("payload", [
+    "",
+    "hello world",
+    "\x00\x01\x02 binary \xff garbage",
+    "HloModule",
+    "{{{{{{{{{{{{{{{{{{{{{{{{{{{{",
+    "ENTRY e {\n  ROOT x = f32[ constant(1)\n}",
+    "HloModule m\nENTRY e {\n  ROOT a = f32[] add(b, c), metadata={op_name=\"x\n}",
+    "\n".join("x" * 200 for _ in range(2000)),
+])
+def test_garbage_never_raises(payload):
+    m = parse(payload)
+    check(m)
+    if payload.strip():
+        assert m.problems, "garbage must produce a diagnostic"
+
+
+def test_binary_file_is_reported_once_not_per_byte():
+    data = bytes(range(256)) * 400
+    m = parse(data.decode("latin-1"))
+    assert m.problems and len(m.problems) < 600
+    assert "binary" in m.problems[0].message or m.problems[0].start == 0
+
+
+@pytest.mark.parametrize("text,etype,dims,size,m2m", [
+    ("f32[8,128]{1,0}", "f32", (8, 128), 4096, (1, 0)),
+    ("f8e4m3fn[32,64]{1,0}", "f8e4m3fn", (32, 64), 2048, (1, 0)),
+    ("bf16[<=16,4]{0,1}", "bf16", (16, 4), 128, (0, 1)),
+    ("s4[64]{0:E(4)}", "s4", (64,), 32, (0,)),
+    ("pred[]", "pred", (), 1, None),
+])
+def test_array_shapes(text, etype, dims, size, m2m):
+    s = parse_array_shape(text)
+    assert (s.element_type, s.dims, s.byte_size) == (etype, dims, size)
+    assert (s.layout.minor_to_major if s.layout else None) == m2m
+
+
+def test_layout_tiling_and_memory_space():
+    s = parse_array_shape("f32[1,64]{1,0:T(1,128)S(1)}")
+    assert s.layout.tiles == (("1", "128"),) and s.layout.memory_space == 1
+    text = "\n".join(s.layout.explain(s.rank))
+    assert "row-major" in text and "S(1)" in text and "(1,128)" in text
+
+
+def test_semantic_errors_match_xla_rules():
+    text = """HloModule m
+add {
+  x = f32[] parameter(0)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[2] parameter(0)
+  a = f32[2] negatex(a)
+  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply=mul
+}
+"""
+    m = parse(text)
+    assert m.problems == []
+    messages = sorted(p.message for p in check(m))
+    assert messages == sorted([
+        "instruction does not exist: y",
+        "instruction already exists: a",
+        "unknown opcode: negatex",
+        "instruction does not exist: z",
+        "computation does not exist: mul",
+    ])
+
+
+def test_invalid_backend_config_json_is_a_warning():
+    text = read(FP8_DUMP).replace('"selected_algorithm":"4"', '"selected_algorithm":4,,')
+    m = parse(text)
+    problems = check(m)
+    assert any("backend_config is not valid JSON" in p.message for p in problems)

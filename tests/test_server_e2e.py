@@ -1,0 +1,170 @@
+"""End to end: the real server over stdio, driven by a real LSP client
+(pytest-lsp), with the capabilities VS Code and Neovim send."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from conftest import FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
+
+SERVER = [sys.executable, "-m", "hlo_lsp"]
+
+
+@pytest_lsp.fixture(
+    params=["visual_studio_code", "neovim"],
+    config=ClientServerConfig(server_command=SERVER),
+)
+async def client(request, lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities(request.param),
+        initialization_options={"xlaDiagnostics": True}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _pos(text: str, needle: str, delta: int = 0, start: int = 0) -> types.Position:
+    off = text.index(needle, start) + delta
+    line = text.count("\n", 0, off)
+    return types.Position(line=line, character=off - (text.rfind("\n", 0, off) + 1))
+
+
+async def _open(client: LanguageClient, path, text: str | None = None,
+                version: int = 1) -> tuple[str, str]:
+    text = read(path) if text is None else text
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=version,
+                                             text=text)))
+    return uri, text
+
+
+def _doc(uri):
+    return types.TextDocumentIdentifier(uri=uri)
+
+
+async def test_hover_on_cublas_gemm_shows_gemm_backend_config(client: LanguageClient):
+    uri, text = await _open(client, FP8_DUMP)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=_doc(uri), position=_pos(text, "%cublas-gemm.1.0 =", 5)))
+    assert hover is not None
+    md = hover.contents.value
+    assert hover.contents.kind == types.MarkupKind.Markdown
+    assert '"gemm_backend_config": {' in md and '"selected_algorithm": "4"' in md
+    assert "__cublas$lt$matmul$f8" in md
+    assert hover.range.start == _pos(text, "%cublas-gemm.1.0 =")
+
+
+async def test_definition_of_calls_lands_on_header(client: LanguageClient):
+    uri, text = await _open(client, FP8_DUMP)
+    result = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=_doc(uri), position=_pos(text, "calls=%wrapped_transpose_computation", 9)))
+    assert len(result) == 1
+    loc = result[0]
+    assert loc.uri == uri
+    assert loc.range.start == _pos(text, "%wrapped_transpose_computation (")
+    assert loc.range.start.character == 0
+
+
+async def test_definition_on_fused_parameter_reaches_fusion_operand(client: LanguageClient):
+    uri, text = await _open(client, FP8_DUMP)
+    result = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=_doc(uri), position=_pos(text, "%param_0 = ", 3)))
+    fusion_line = text.index("%wrapped_transpose = ")
+    assert [r.range.start for r in result] == [_pos(text, "%Arg_1.2.0", 0, fusion_line)]
+
+
+async def test_references_outline_folding(client: LanguageClient):
+    uri, text = await _open(client, TRAIN_AFTER)
+    refs = await client.text_document_references_async(types.ReferenceParams(
+        text_document=_doc(uri), position=_pos(text, "ENTRY %", 8),
+        context=types.ReferenceContext(include_declaration=True)))
+    assert refs and refs[0].range.start == _pos(text, "ENTRY %", 6)
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=_doc(uri)))
+    [module] = symbols
+    assert module.name == "jit_train_step" and module.kind == types.SymbolKind.Module
+    comps = [c for c in module.children if c.kind == types.SymbolKind.Function]
+    assert comps[-1].name == "main.29" and comps[-1].detail.startswith("(params__b1__.1: f32[128]")
+    assert len(comps) == sum(1 for line in text.splitlines() if line.endswith("{")
+                             and not line.startswith(" "))
+    folds = await client.text_document_folding_range_async(
+        types.FoldingRangeParams(text_document=_doc(uri)))
+    assert any(f.kind == types.FoldingRangeKind.Imports for f in folds)
+    assert len(folds) >= len(comps)
+
+
+async def test_inline_regions_custom_request(client: LanguageClient):
+    uri, text = await _open(client, FP8_DUMP)
+    regions = await client.protocol.send_request_async(
+        "hlo/inlineRegions", {"textDocument": {"uri": uri}})
+    lines = text.splitlines()
+    assert regions
+    for r in regions:
+        rng = r["range"] if isinstance(r, dict) else r.range
+        kind = r["kind"] if isinstance(r, dict) else r.kind
+        start, end = rng["start"], rng["end"]
+        hidden = lines[start["line"]][start["character"]:end["character"]]
+        assert hidden.startswith(f", {kind}={{") and hidden.endswith("}")
+
+
+async def test_diagnostics_on_open_and_change(client: LanguageClient):
+    uri, text = await _open(client, FP8_REGRESSION)
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics.get(uri)) == []
+    # Break one operand name: an undefined instruction, where it is.
+    bad_at = _pos(text, "%parameter_2)", 1)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=bad_at, end=types.Position(
+                line=bad_at.line, character=bad_at.character + len("parameter_2"))),
+            text="nosuch")]))
+    for _ in range(5):
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if client.diagnostics.get(uri):
+            break
+    diags = client.diagnostics[uri]
+    assert [d.message for d in diags] == ["instruction does not exist: nosuch"]
+    assert diags[0].range.start == types.Position(line=bad_at.line,
+                                                  character=bad_at.character - 1)  # at '%'
+    assert diags[0].severity == types.DiagnosticSeverity.Error
+
+
+@pytest.mark.parametrize("payload", [
+    b"\x00\x01\x02\x03garbage\xff\xfe" * 1000,
+    b"HloModule m\nENTRY e {\n  ROOT a = f32[] add(",
+    b"}}}}}} ((((( [[[[ \"unterminated",
+])
+async def test_bad_input_gets_diagnostics_not_a_crash(client: LanguageClient, payload, tmp_path):
+    path = tmp_path / "bad.hlo"
+    text = payload.decode("latin-1")
+    uri, _ = await _open(client, path, text)
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    diags = client.diagnostics[uri]
+    assert diags and all(d.severity == types.DiagnosticSeverity.Error for d in diags[:1])
+    # The server still answers.
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=_doc(uri), position=types.Position(line=0, character=1)))
+    assert hover is None or hover.contents
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=_doc(uri)))
+    assert isinstance(symbols, list)
+
+
+async def test_xla_rejected_attribute_is_reported_by_xla(client: LanguageClient, tmp_path):
+    pytest.importorskip("jaxlib")
+    text = read(FP8_DUMP).replace("kind=kInput,", "kind=kInput, no_such_attribute=1,")
+    uri, _ = await _open(client, tmp_path / "x.hlo", text)
+    for _ in range(5):
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if client.diagnostics.get(uri):
+            break
+    diags = client.diagnostics[uri]
+    assert len(diags) == 1 and diags[0].source == "xla"
+    assert 'unexpected attribute "no_such_attribute"' in diags[0].message
+    assert diags[0].range.start == _pos(text, "no_such_attribute")
