@@ -142,7 +142,26 @@ def decode_backend_config(value: str) -> Explained:
         return Explained(raw, [], None, f"not valid JSON: {exc}")
     notes: list[tuple[str, str]] = []
     _walk(data, "", notes)
-    return Explained(json.dumps(data, indent=2), notes, data)
+    return Explained(pretty_json(data), notes, data)
+
+
+def pretty_json(data, indent: int = 2, width: int = 80) -> str:
+    """Indented JSON where short lists and objects of scalars stay on one line."""
+    def render(node, level: int) -> str:
+        flat = json.dumps(node)
+        if not isinstance(node, (dict, list)) or not node:
+            return flat
+        scalars = all(not isinstance(v, (dict, list))
+                      for v in (node.values() if isinstance(node, dict) else node))
+        if scalars and isinstance(node, list) and len(flat) + level * indent <= width:
+            return flat
+        pad = " " * (indent * (level + 1))
+        if isinstance(node, list):
+            inner = [pad + render(v, level + 1) for v in node]
+            return "[\n" + ",\n".join(inner) + "\n" + " " * (indent * level) + "]"
+        inner = [pad + json.dumps(k) + ": " + render(v, level + 1) for k, v in node.items()]
+        return "{\n" + ",\n".join(inner) + "\n" + " " * (indent * level) + "}"
+    return render(data, 0)
 
 
 def _walk(node, path: str, notes: list[tuple[str, str]]) -> None:

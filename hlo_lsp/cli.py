@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
+import pkgutil
 import sys
 
 from . import __version__
@@ -83,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="drive the real server over stdio on a bundled dump")
     demo.add_argument("file", nargs="?", help="an HLO file (default: the bundled FP8 GPU dump)")
     demo.set_defaults(run=_demo)
+    from . import commands
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        importlib.import_module(f"{commands.__name__}.{info.name}").add_subcommand(sub)
     return parser
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import logging
+import pkgutil
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -390,3 +392,22 @@ async def on_inline_regions(ls: HloLanguageServer, params: Any) -> list[dict]:
                               "end": {"line": rng.end.line, "character": rng.end.character}},
                     "kind": r.kind})
     return out
+
+
+def register_handlers(ls: HloLanguageServer) -> list[str]:
+    """Import every module of :mod:`hlo_lsp.handlers` and call its ``register``.
+    Returns the names registered; failures are logged and skipped."""
+    from . import handlers
+
+    done = []
+    for info in sorted(pkgutil.iter_modules(handlers.__path__), key=lambda i: i.name):
+        try:
+            module = importlib.import_module(f"{handlers.__name__}.{info.name}")
+            module.register(ls)
+            done.append(info.name)
+        except Exception:  # noqa: BLE001
+            log.exception("handler module %s failed to register", info.name)
+    return done
+
+
+register_handlers(server)

@@ -141,8 +141,9 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
     for cref in ins.called:
         callee = module.by_name.get(cref.ref.name)
         if callee is not None:
-            out.append(f"`{cref.attr}` → " + _code(
-                f"{callee.signature()}  // {len(callee.instructions)} instructions"))
+            out.append(f"`{cref.attr}` → `{callee.name.name}`, "
+                       f"{len(callee.instructions)} instructions\n\n" +
+                       _code(callee.signature()))
     config = ins.attribute("backend_config")
     if config is not None:
         explained = decode_backend_config(config.value)
