@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ..callsites import call_sites
 from ..index import Kind, find_at
 from ..model import Computation, HloModule, Instruction
@@ -19,8 +21,10 @@ from . import FileTarget, Span
 
 
 def definition(module: HloModule, offset: int,
-               base_dir: str | None = None) -> list[Span | FileTarget]:
-    """Definition targets for the position ``offset``; [] when there is none."""
+               base_dir: str | Sequence[str] | None = None) -> list[Span | FileTarget]:
+    """Definition targets for the position ``offset``; [] when there is none.
+    ``base_dir``: where relative Python paths are resolved, one directory or the
+    list of :func:`hlo_lsp.sources.search_dirs` (see :func:`source_targets`)."""
     occ = find_at(module, offset)
     if occ is None:
         return []

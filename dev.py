@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""The two commands of README.md, each doing its own set-up on a fresh machine
+with nothing but Python 3.11+:
+
+    python3 dev.py demo [FILE]      # the real server driven over stdio on a bundled dump
+    python3 dev.py test [PYTEST_ARGS...]   # the test suite
+
+Both create ./.venv on first use and install hlo-lsp into it (the demo needs only
+the server's own dependencies; the tests add jax/jaxlib, pytest, pytest-lsp).
+Re-running reinstalls only when pyproject.toml changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import subprocess
+import sys
+import venv
+
+ROOT = pathlib.Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def ensure_env(extra: str) -> None:
+    """Create .venv and install ``.[extra]`` into it unless already current."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"hlo-lsp needs Python 3.11 or newer (this is {sys.version.split()[0]})")
+    if not PYTHON.exists():
+        print(f"creating {VENV.relative_to(ROOT)} ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    spec = f".[{extra}]" if extra else "."
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + spec.encode()).hexdigest()
+    stamp = VENV / f".installed-{extra or 'base'}"
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    print(f"installing hlo-lsp{spec[1:]} into {VENV.relative_to(ROOT)} ...", flush=True)
+    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
+                   check=True)
+    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", spec],
+                   check=True, cwd=ROOT)
+    stamp.write_text(digest)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("demo", "test"):
+        print(__doc__)
+        return 2
+    command, rest = argv[0], argv[1:]
+    if command == "demo":
+        try:
+            ensure_env("fast")
+        except subprocess.CalledProcessError:  # no lark-cython wheel here: pure Python
+            ensure_env("")
+        return subprocess.call([str(BIN / "hlo-lsp"), "demo", *rest], cwd=ROOT)
+    ensure_env("test")
+    return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,122 @@
+"""textDocument/inlayHint: what the dump leaves implicit, shown in place.
+
+Three categories of hints, each a pure function of the model:
+
+- ``operandShape`` (kind "type"): after an operand printed as a bare name
+  (ShortParsable dumps, ``add(%a, %b)``), the shape of its definition without
+  layout, e.g. ``: f32[32,64]``; the tooltip has the full shape with layout.
+- ``source`` (no LSP kind): at the end of the instruction's last line, the
+  innermost Python frame of its metadata (``stack_frame_id`` through the
+  stack-frame tables, or ``source_file``/``source_line``;
+  :func:`hlo_lsp.sources.python_stack`), e.g. ``make_dump.py:95``. Clients may
+  filter it (docs/protocol.md, initialization option ``inlayHints``).
+- ``tupleElement`` (kind "parameter"): after ``index=N`` of a
+  ``get-tuple-element`` whose operand is a cuBLAS / cuBLASLt custom-call, what
+  that element is (``output``, ``d_amax ...``, ``workspace ...``;
+  :func:`hlo_lsp.backend_config.cublaslt_result_names`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass
+
+from ..kernels import result_names, short_shape
+from ..model import Computation, HloModule, Instruction
+from ..sources import format_frame, python_stack
+
+CATEGORIES = ("operandShape", "source", "tupleElement")
+
+
+@dataclass(frozen=True, slots=True)
+class InlayHint:
+    """One hint shown at character offset ``offset``.
+
+    ``kind`` is "type", "parameter" or None (LSP InlayHintKind Type/Parameter/none);
+    ``category`` one of :data:`CATEGORIES`; ``padding_left`` asks the client for a
+    space before the label.
+    """
+
+    offset: int
+    label: str
+    kind: str | None
+    tooltip: str
+    category: str
+    padding_left: bool = False
+
+
+def inlay_hints(module: HloModule, start: int = 0, end: int | None = None,
+                categories=CATEGORIES) -> list[InlayHint]:
+    """Hints for the instructions that overlap ``[start, end]`` (character
+    offsets; ``end=None`` means the end of the text), sorted by offset.
+
+    ``categories`` restricts the output to some of :data:`CATEGORIES`.
+    """
+    text = module.text
+    if end is None:
+        end = len(text)
+    wanted = set(categories)
+    out: list[InlayHint] = []
+    comps = module.computations
+    starts = [c.start for c in comps]
+    first = max(bisect.bisect_right(starts, start) - 1, 0)
+    for comp in comps[first:]:
+        if comp.start > end:
+            break
+        if comp.end < start:
+            continue
+        ins_list = comp.instructions
+        i = max(bisect.bisect_right([x.start for x in ins_list], start) - 1, 0) \
+            if comp.start < start else 0
+        for ins in ins_list[i:]:
+            if ins.start > end:
+                break
+            if ins.end < start:
+                continue
+            _instruction_hints(module, comp, ins, wanted, out)
+    out = [h for h in out if start <= h.offset <= end]
+    out.sort(key=lambda h: h.offset)
+    return out
+
+
+def _instruction_hints(module: HloModule, comp: Computation, ins: Instruction,
+                       wanted: set[str], out: list[InlayHint]) -> None:
+    scope = comp.by_name
+    if "operandShape" in wanted:
+        for op in ins.operands:
+            if op.shape is not None:
+                continue
+            target = scope.get(op.ref.name)
+            if target is None or target.shape is None:
+                continue
+            full = target.shape.text
+            out.append(InlayHint(op.ref.end, ": " + short_shape(full), "type",
+                                 f"%{op.ref.name}: {full}", "operandShape"))
+    if "tupleElement" in wanted and ins.opcode == "get-tuple-element" and ins.operands:
+        index = ins.attribute("index")
+        producer = scope.get(ins.operands[0].ref.name)
+        if index is not None and index.value.isdigit() and producer is not None:
+            names = result_names(producer)
+            n = int(index.value)
+            if n < len(names):
+                out.append(InlayHint(
+                    index.value_end, names[n].split(" (")[0], "parameter",
+                    f"element {{{n}}} of %{producer.name.name} "
+                    f"({producer.opcode} {producer.attribute('custom_call_target').value}): "
+                    f"{names[n]}", "tupleElement", padding_left=True))
+    if "source" in wanted and ins.attribute("metadata") is not None:
+        stack = python_stack(module, ins)
+        if stack:
+            top = stack[0]
+            text = module.text
+            eol = text.find("\n", ins.end)
+            if eol < 0:
+                eol = len(text)
+            # Skip trailing blanks so the hint sits after the last visible character.
+            pos = eol
+            while pos > ins.end and text[pos - 1] in " \t\r":
+                pos -= 1
+            label = f"{os.path.basename(top.file)}:{top.line}"
+            tooltip = "\n".join(format_frame(f) for f in stack)
+            out.append(InlayHint(pos, label, None, tooltip, "source", padding_left=True))
