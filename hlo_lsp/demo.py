@@ -69,7 +69,7 @@ async def _demo(path: pathlib.Path) -> int:
     published = asyncio.Event()
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def _on_diagnostics(_ls, params: types.PublishDiagnosticsParams) -> None:
+    def _on_diagnostics(ls, params: types.PublishDiagnosticsParams) -> None:
         diagnostics[params.uri] = list(params.diagnostics)
         published.set()
 

@@ -215,11 +215,57 @@ class Computation:
         return {i.parameter_number: i for i in self.instructions
                 if i.parameter_number is not None}
 
+    def shift(self, delta: int) -> None:
+        """Move every offset of this computation by ``delta`` characters (used when
+        an edit earlier in the document moved an unchanged computation)."""
+        if not delta:
+            return
+        _shift_ref(self.name, delta)
+        for p in self.params:
+            _shift_ref(p.ref, delta)
+            _shift_shape(p.shape, delta)
+        if self.result is not None:
+            _shift_shape(self.result, delta)
+        self.start += delta
+        self.body_start += delta
+        self.end += delta
+        for ins in self.instructions:
+            _shift_ref(ins.name, delta)
+            ins.opcode_start += delta
+            ins.start += delta
+            ins.end += delta
+            if ins.shape is not None:
+                _shift_shape(ins.shape, delta)
+            for op in ins.operands:
+                _shift_ref(op.ref, delta)
+                if op.shape is not None:
+                    _shift_shape(op.shape, delta)
+            for a in ins.attributes:
+                a.name_start += delta
+                a.value_start += delta
+                a.value_end += delta
+            for c in ins.called:
+                _shift_ref(c.ref, delta)
+            for r in ins.control_predecessors:
+                _shift_ref(r, delta)
+
     def signature(self, with_name: bool = True) -> str:
         """``name(p0: shape, ...) -> shape`` as printed in hovers."""
         params = ", ".join(f"{p.ref.name}: {p.shape.text}" for p in self.params)
         result = f" -> {self.result.text}" if self.result else ""
         return f"{self.name.name if with_name else ''}({params}){result}"
+
+
+def _shift_ref(ref: Ref, delta: int) -> None:
+    ref.start += delta
+    ref.end += delta
+
+
+def _shift_shape(shape: ShapeToken, delta: int) -> None:
+    shape.start += delta
+    shape.end += delta
+    for e in shape.elements or ():
+        _shift_shape(e, delta)
 
 
 @dataclass(slots=True)

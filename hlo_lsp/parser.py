@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import threading
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -278,46 +277,66 @@ class _Builder(Transformer):
                                value.value)
 
 
-_lock = threading.Lock()
+_local = threading.local()
 
 
-@lru_cache(maxsize=2)
 def _parser(fast: bool = False) -> tuple[Lark, _Builder]:
-    """The LALR parser with the model builder. ``fast`` selects lark-cython when
-    installed; its errors are not reportable, so error paths use pure lark."""
-    builder = _Builder()
-    extra = {"_plugins": lark_cython.plugins} if fast and lark_cython is not None else {}
-    lark = Lark(grammar_text(), parser="lalr", lexer="contextual",
-                start=["start", "instruction", "computation_head"],
-                transformer=builder, maybe_placeholders=False, **extra)
-    return lark, builder
-
-
-def _run_fast(text: str):
-    """Whole-text parse on the fast path; raises UnexpectedInput on any error."""
-    if lark_cython is None:
-        return _run(text, "start")
-    lark, builder = _parser(True)
-    with _lock:
-        builder.base = 0
-        try:
-            return lark.parse(text, start="start")
-        except Exception as exc:  # lark-cython errors are not well-formed: redo slowly
-            raise _SlowPathNeeded() from exc
+    """This thread's LALR parser with its model builder (each thread has its own,
+    so parses in different threads never wait for each other). ``fast`` selects
+    lark-cython when installed; its errors are not reportable, so error paths use
+    pure lark."""
+    key = "fast" if fast and lark_cython is not None else "pure"
+    cached = getattr(_local, key, None)
+    if cached is None:
+        builder = _Builder()
+        extra = {"_plugins": lark_cython.plugins} if key == "fast" else {}
+        lark = Lark(grammar_text(), parser="lalr", lexer="contextual",
+                    start=["start", "instruction", "computation_head"],
+                    transformer=builder, maybe_placeholders=False, **extra)
+        cached = (lark, builder)
+        setattr(_local, key, cached)
+    return cached
 
 
 class _SlowPathNeeded(Exception):
-    pass
+    """The fast parser failed: parse again with pure lark for a reportable error."""
+
+
+def _run_fast(text: str, start: str = "start", base: int = 0):
+    """Parse on the fast path; raises _SlowPathNeeded (or UnexpectedInput without
+    lark-cython) on any error."""
+    if lark_cython is None:
+        return _run(text, start, base)
+    lark, builder = _parser(True)
+    builder.base = base
+    try:
+        return lark.parse(text, start=start)
+    except Exception as exc:  # lark-cython errors are not well-formed: redo slowly
+        raise _SlowPathNeeded() from exc
+    finally:
+        builder.base = 0
 
 
 def _run(text: str, start: str, base: int = 0):
     lark, builder = _parser()
-    with _lock:
-        builder.base = base
-        try:
-            return lark.parse(text, start=start)
-        finally:
-            builder.base = 0
+    builder.base = base
+    try:
+        return lark.parse(text, start=start)
+    finally:
+        builder.base = 0
+
+
+def parse_fragment(text: str, start: str, base: int = 0):
+    """Parse ``text`` (a piece of a document beginning at offset ``base``) with one
+    of the grammar's start rules: "start" -> list of module items,
+    "instruction" -> Instruction, "computation_head" -> head tuple.
+
+    Raises lark.exceptions.UnexpectedInput when the piece does not parse.
+    """
+    try:
+        return _run_fast(text, start, base)
+    except _SlowPathNeeded:
+        return _run(text, start, base)
 
 
 # ---------------------------------------------------------------- messages --
@@ -390,10 +409,7 @@ def parse(text: str) -> HloModule:
     else:
         text_for_parse = text
     try:
-        try:
-            items = _run_fast(text_for_parse)
-        except _SlowPathNeeded:
-            items = _run(text_for_parse, "start")
+        items = parse_fragment(text_for_parse, "start")
     except UnexpectedInput as exc:
         first = _problem_from(exc, text_for_parse, 0)
         items, problems = _recover(text_for_parse)

@@ -97,8 +97,9 @@ def render(module: HloModule, inline_fusions: bool = False,
 def _inlined_computations(module: HloModule) -> set[str]:
     """Computations called only as fusion bodies (printed under their callers)."""
     hidden = set()
+    entry = module.entry
     for comp in module.computations:
-        if comp.is_entry or comp is module.entry:
+        if comp.is_entry or comp is entry:
             continue
         callers = module.callers.get(comp.name.name, [])
         if callers and all(ins.opcode == "fusion" and cref.attr == "calls"
@@ -135,16 +136,33 @@ def _separator_start(text: str, start: int) -> int:
     return j if j >= 0 and text[j] == "," else start
 
 
+def instruction_end(text: str, ins: Instruction) -> int:
+    """End offset of ``ins``'s text, including the ``}`` that closes a braced list
+    value such as ``branch_computations={%a, %b}`` or ``control-predecessors={%x}``
+    (the model's ``end`` for those stops at the last name)."""
+    end = ins.end
+    for attr in ins.attributes[-1:]:
+        if attr.value_end == end and 0 < attr.value_start <= len(text) and \
+                text[attr.value_start - 1:attr.value_start] == "{" and \
+                text[end:end + 1] == "}":
+            end += 1
+    return end
+
+
 def _instruction(module: HloModule, comp: Computation, ins: Instruction, indent: str,
                  out: _Out, keep_metadata: bool) -> None:
     text = module.text
     edits: list[tuple[int, int, str]] = []
     scope = comp.by_name
-    for op in ins.operands:
+    # An instruction printed without its own shape (allowed in some test files)
+    # cannot take typed operands either: XLA's parser rejects the mix.
+    for op in ins.operands if ins.shape is not None else ():
         if op.shape is None:
             target = scope.get(op.ref.name)
             if target is not None and target.shape is not None:
-                edits.append((op.ref.start, op.ref.start, target.shape.text + " "))
+                # Add the sigil too: `f32[] constant` would read as an opcode.
+                sigil = "" if text.startswith("%", op.ref.start) else "%"
+                edits.append((op.ref.start, op.ref.start, target.shape.text + " " + sigil))
     config = None
     for attr in ins.attributes:
         if attr.name == "backend_config":
@@ -152,7 +170,7 @@ def _instruction(module: HloModule, comp: Computation, ins: Instruction, indent:
             edits.append((_separator_start(text, attr.name_start), attr.value_end, ""))
         elif attr.name == "metadata" and not keep_metadata:
             edits.append((_separator_start(text, attr.name_start), attr.value_end, ""))
-    line = text[ins.start:ins.end]
+    line = text[ins.start:instruction_end(text, ins)]
     for start, end, repl in sorted(edits, reverse=True):
         line = line[:start - ins.start] + repl + line[end - ins.start:]
     notes: list[str] = []

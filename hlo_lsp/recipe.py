@@ -312,26 +312,57 @@ def python_interpreter(command: Sequence[str], cwd: str,
     return shutil.which(exe, path=path_var)
 
 
-_PROBE = ("import jax, jaxlib; print(jax.__version__); "
-          "print(getattr(jaxlib, '__version__', '') or jaxlib.version.__version__)")
+def resolved_command(recipe: Recipe) -> list[str]:
+    """``recipe.command`` with a bare interpreter name (``python``, ``python3``,
+    also after ``env A=1``) replaced by the recorded ``recipe.python`` when that
+    file is executable: the program runs with the interpreter it ran with when
+    the dump was made, whatever PATH the language server was started with."""
+    argv = list(recipe.command)
+    if not recipe.python or not os.access(recipe.python, os.X_OK):
+        return argv
+    i = 0
+    if argv and os.path.basename(argv[0]) == "env":
+        i = 1
+        while i < len(argv) and "=" in argv[i] and not argv[i].startswith("-"):
+            i += 1
+    if i < len(argv) and os.sep not in argv[i] and _PYTHON.match(argv[i]):
+        argv[i] = recipe.python
+    return argv
+
+
+PROBE_CODE = ("import jax, jaxlib; print(jax.__version__); "
+              "print(getattr(jaxlib, '__version__', '') or jaxlib.version.__version__)")
+
+
+def probe_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment for the version probe: ``env`` without ``XLA_FLAGS``
+    (importing jax compiles nothing, but be sure nothing is dumped)."""
+    out = dict(env if env is not None else os.environ)
+    out.pop("XLA_FLAGS", None)
+    return out
+
+
+def parse_probe_output(returncode: int, stdout: str) -> tuple[str | None, str | None]:
+    """``(jax, jaxlib)`` versions from the output of :data:`PROBE_CODE`."""
+    lines = stdout.split()
+    if returncode != 0 or len(lines) < 2:
+        return None, None
+    return lines[0], lines[1]
 
 
 def probe_versions(python: str, cwd: str, env: Mapping[str, str] | None = None,
                    timeout: float = PROBE_TIMEOUT_S) -> tuple[str | None, str | None]:
     """``(jax.__version__, jaxlib.__version__)`` as the program's interpreter
     ``python`` reports them (it is run once with ``-c``); ``(None, None)`` when it
-    cannot import jax or does not answer within ``timeout`` seconds."""
-    run_env = dict(env if env is not None else os.environ)
-    run_env.pop("XLA_FLAGS", None)  # importing jax compiles nothing; be sure
+    cannot import jax or does not answer within ``timeout`` seconds. Blocking;
+    :func:`hlo_lsp.recompile.probe_versions_async` is the cancellable variant."""
     try:
-        out = subprocess.run([python, "-c", _PROBE], cwd=cwd, env=run_env, timeout=timeout,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        out = subprocess.run([python, "-c", PROBE_CODE], cwd=cwd, env=probe_env(env),
+                             timeout=timeout, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
     except (OSError, subprocess.TimeoutExpired):
         return None, None
-    lines = out.stdout.split()
-    if out.returncode != 0 or len(lines) < 2:
-        return None, None
-    return lines[0], lines[1]
+    return parse_probe_output(out.returncode, out.stdout)
 
 
 def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,

@@ -14,7 +14,9 @@ different number of helper modules first), so a file is mapped to its
 counterpart by module name, occurrence of that name (in number order), stage
 and platform, never by number.
 
-Nothing here imports pygls: the server (:mod:`hlo_lsp.handlers.recompile`) and
+A bare ``python`` at the start of the command is replaced by the interpreter
+the recipe recorded (:func:`hlo_lsp.recipe.resolved_command`). Nothing here
+imports pygls: the server (:mod:`hlo_lsp.handlers.recompile`) and
 the CLI (:mod:`hlo_lsp.commands.dump`) drive it.
 """
 
@@ -35,8 +37,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
 from .files import DumpName, parse_dump_name
-from .recipe import (Recipe, platform_label, probe_versions, program_env, python_interpreter,
-                     recorded_env, now_iso, save_recipe)
+from .recipe import (PROBE_CODE, PROBE_TIMEOUT_S, Recipe, now_iso, parse_probe_output,
+                     platform_label, probe_env, program_env, python_interpreter, recorded_env,
+                     resolved_command, save_recipe)
 
 TERMINATE_GRACE_S = 3.0
 STDERR_TAIL_LINES = 40
@@ -157,6 +160,31 @@ async def run_program(argv: list[str], cwd: str, env: Mapping[str, str], *,
                      timed_out, "\n".join(tail), time.monotonic() - t0)
 
 
+async def probe_versions_async(python: str, cwd: str, env: Mapping[str, str],
+                               timeout: float = PROBE_TIMEOUT_S
+                               ) -> tuple[str | None, str | None]:
+    """``(jax, jaxlib)`` versions as ``python -c`` :data:`~hlo_lsp.recipe.PROBE_CODE`
+    reports them, ``(None, None)`` on any failure or after ``timeout`` seconds.
+    Cancelling the awaiting task kills the probe."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            python, "-c", PROBE_CODE, cwd=cwd, env=probe_env(env),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None, None
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        await kill_process_tree(proc, 0)
+        return None, None
+    except asyncio.CancelledError:
+        _signal_group(proc.pid, signal.SIGKILL)
+        raise
+    return parse_probe_output(proc.returncode or 0,
+                              out.decode("utf-8", errors="replace"))
+
+
 # -------------------------------------------------------- dump directory ---
 
 def dump_entries(directory: str | os.PathLike) -> list[str]:
@@ -215,13 +243,17 @@ def swap_dump(dump_dir: str | os.PathLike, new_dir: str | os.PathLike) -> None:
 
 
 def _sibling_temp_dir(dump_dir: pathlib.Path, what: str) -> str:
-    """A new empty directory next to ``dump_dir`` (inside it when the parent is
-    not writable), named ``.<dump>.hlo-lsp-<what>-XXXX``."""
+    """A new empty directory next to ``dump_dir`` (inside it when the parent is not
+    writable or another file system), named ``.<dump>.hlo-lsp-<what>-XXXX``
+    (hidden, and never taken for a dump entry)."""
     prefix = f".{dump_dir.name}.hlo-lsp-{what}-"
     try:
-        return tempfile.mkdtemp(prefix=prefix, dir=dump_dir.parent)
+        # A mount point's parent is another file system: renames would fail.
+        if os.stat(dump_dir.parent).st_dev == os.stat(dump_dir).st_dev:
+            return tempfile.mkdtemp(prefix=prefix, dir=dump_dir.parent)
     except OSError:
-        return tempfile.mkdtemp(prefix=prefix, dir=dump_dir)
+        pass
+    return tempfile.mkdtemp(prefix=prefix, dir=dump_dir)
 
 
 # ----------------------------------------------------------- what changed ---
@@ -491,16 +523,16 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     env = dict(base_env if base_env is not None else os.environ)
     work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
     run_env = program_env(env, recipe, str(work), platform)
-    python = python_interpreter(recipe.command, recipe.cwd, run_env) if probe else None
-    versions = (asyncio.ensure_future(asyncio.to_thread(probe_versions, python, recipe.cwd,
-                                                        run_env))
+    argv = resolved_command(recipe)
+    python = python_interpreter(argv, recipe.cwd, run_env) if probe else None
+    versions = (asyncio.ensure_future(probe_versions_async(python, recipe.cwd, run_env))
                 if python and os.path.isdir(recipe.cwd) else None)
     t0 = time.monotonic()
     try:
         if not os.path.isdir(recipe.cwd):
             result.error = f"the working directory {recipe.cwd} does not exist"
             return _done(result, t0)
-        run = await run_program(recipe.command, recipe.cwd, run_env, on_output=on_output,
+        run = await run_program(argv, recipe.cwd, run_env, on_output=on_output,
                                 cancel=cancel, timeout=timeout)
         result.returncode, result.cancelled, result.timed_out = (
             run.returncode, run.cancelled, run.timed_out)
@@ -520,21 +552,29 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
             return _done(result, t0)
         new_files = hlo_files(work)
         if not new_files:
-            result.error = ("the program exited 0 but XLA wrote no HLO text into "
-                            f"{work}: does it compile anything, or set --xla_dump_to "
-                            "itself (in XLA_FLAGS or jax.config)?")
+            result.error = ("the program exited 0 but XLA wrote no HLO text into the "
+                            "new dump directory: does it compile anything, or set "
+                            "--xla_dump_to itself (XLA_FLAGS is read at jax's first "
+                            "compile; the last --xla_dump_to wins)?")
             return _done(result, t0)
         old_files = hlo_files(dump_path)
         result.changes = await asyncio.to_thread(compare_dumps, dump_path, old_files, work,
                                                  new_files)
         names = map_files(old_files, new_files)
         for path in open_files:
-            base = os.path.basename(path)
-            if os.path.dirname(os.path.abspath(path)) != str(dump_path) or base not in names:
+            base, folder = os.path.basename(path), os.path.dirname(os.path.abspath(path))
+            if os.path.realpath(folder) != str(dump_path) or base not in names:
                 continue
             new = names[base]
-            result.mapping[path] = str(dump_path / new) if new else None
-        swap_dump(dump_path, work)
+            # Keep the caller's spelling of the directory (symlinks), so URIs match.
+            result.mapping[path] = os.path.join(folder, new) if new else None
+        try:
+            swap_dump(dump_path, work)
+        except OSError as exc:
+            result.mapping = {}
+            result.error = (f"could not move the new dump into {dump_path}: "
+                            f"{exc.strerror or exc}")
+            return _done(result, t0)
         result.ok = True
         if save:
             jax_v = jaxlib_v = None
@@ -552,6 +592,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
         return _done(result, t0)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if versions is not None and not versions.done():
+            versions.cancel()
 
 
 def _done(result: RecompileResult, t0: float) -> RecompileResult:

@@ -36,6 +36,8 @@ from .features.references import references
 from .features.symbols import Symbol, document_symbols
 from .files import is_non_hlo_dump_file
 from .model import HloModule, Problem, Severity
+from .index import Kind, find_at
+from .lazy import Skeleton, parse_chunked, partial_module, quick_definition
 from .parser import parse
 from .text import LineIndex
 from .xla_oracle import XlaOracle, available as xla_available
@@ -45,6 +47,8 @@ log = logging.getLogger("hlo_lsp")
 INLINE_REGIONS = "hlo/inlineRegions"
 EDIT_DEBOUNCE_S = 0.15
 MAX_OUTLINE_INSTRUCTIONS = 20_000
+CHUNKED_PARSE_CHARS = 256 * 1024   # parse bigger documents computation by computation
+PROGRESS_CHARS = 1024 * 1024       # report indexing progress for bigger documents
 MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
 
 
@@ -60,12 +64,18 @@ class Analysis:
     xla_problems: list[Problem] | None = None
 
 
-def analyze(uri: str, version: int, text: str, encoding: str = "utf-16") -> Analysis:
-    """Parse ``text`` (runs in a worker thread). Never raises: an internal error
-    becomes a diagnostic on the first character."""
+def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
+            previous: HloModule | None = None) -> Analysis:
+    """Parse ``text`` (runs in a worker thread). Big documents are parsed chunk by
+    chunk, reusing the computations of ``previous`` that an edit did not touch.
+    Never raises: an internal error becomes a diagnostic on the first character."""
     t0 = time.perf_counter()
     try:
-        module = parse(text)
+        module = None
+        if len(text) >= CHUNKED_PARSE_CHARS:
+            module = parse_chunked(text, None, previous)
+        if module is None:
+            module = parse(text)
     except Exception as exc:  # noqa: BLE001 - the server must survive any input
         log.exception("parse failed for %s", uri)
         module = HloModule(text)
@@ -74,15 +84,40 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16") -> Anal
     return Analysis(uri, version, module, LineIndex(text, encoding), time.perf_counter() - t0)
 
 
+class Snapshot:
+    """The text of one document version, with the cheap indexes built on demand
+    for answers that cannot wait for the full parse (see :mod:`hlo_lsp.lazy`)."""
+
+    def __init__(self, version: int, text: str, encoding: str) -> None:
+        self.version = version
+        self.text = text
+        self.encoding = encoding
+
+    @functools.cached_property
+    def lines(self) -> LineIndex:
+        return LineIndex(self.text, self.encoding)
+
+    @functools.cached_property
+    def skeleton(self) -> Skeleton:
+        return Skeleton(self.text)
+
+
 class _DocState:
     """The latest analysis of a document and a way to wait for the current one."""
 
     def __init__(self) -> None:
         self.version = -1
         self.latest: Analysis | None = None
+        self.snapshot: Snapshot | None = None
         self.changed = asyncio.Condition()
         self.task: asyncio.Task | None = None
         self.closed = False
+
+    def ready(self) -> Analysis | None:
+        """The analysis of the current version if it is done, else None."""
+        if self.latest is not None and self.latest.version >= self.version:
+            return self.latest
+        return None
 
     async def current(self) -> Analysis | None:
         async with self.changed:
@@ -101,6 +136,8 @@ class HloLanguageServer(LanguageServer):
         self.docs: dict[str, _DocState] = {}
         self.options: dict[str, Any] = {}
         self._oracle: XlaOracle | None = None
+        self._parse_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse")
+        self.quick_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="quick")
         self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
 
     def oracle(self) -> XlaOracle | None:
@@ -124,6 +161,7 @@ class HloLanguageServer(LanguageServer):
     def schedule(self, uri: str, version: int, text: str, delay: float) -> None:
         state = self.docs.setdefault(uri, _DocState())
         state.version = version
+        state.snapshot = Snapshot(version, text, self.position_encoding())
         state.closed = False
         if state.task is not None and not state.task.done():
             state.task.cancel()
@@ -135,8 +173,15 @@ class HloLanguageServer(LanguageServer):
         if delay:
             await asyncio.sleep(delay)
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self.thread_pool, analyze, uri, version, text,
-                                            self.position_encoding())
+        previous = state.latest.module if state.latest is not None else None
+        progress = await self._begin_progress(f"Indexing {os.path.basename(uri)}") \
+            if len(text) >= PROGRESS_CHARS else None
+        try:
+            result = await loop.run_in_executor(self._parse_pool, analyze, uri, version, text,
+                                                self.position_encoding(), previous)
+        finally:
+            if progress is not None:
+                self._end_progress(progress, "indexed")
         async with state.changed:
             if state.latest is None or result.version >= state.latest.version:
                 state.latest = result
@@ -154,6 +199,27 @@ class HloLanguageServer(LanguageServer):
                 result.xla_problems = []
             if result.version == state.version and not state.closed and result.xla_problems:
                 self.publish(result)
+
+    async def _begin_progress(self, title: str) -> str | None:
+        """Start a window/workDoneProgress report if the client supports it."""
+        caps = self.client_capabilities.window
+        if caps is None or not caps.work_done_progress:
+            return None
+        token = f"hlo-lsp-{id(title)}-{time.monotonic_ns()}"
+        try:
+            await self.work_done_progress.create_async(token)
+            self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                title=title, cancellable=False))
+        except Exception:  # noqa: BLE001 - progress is a courtesy, never a failure
+            log.debug("progress not available", exc_info=True)
+            return None
+        return token
+
+    def _end_progress(self, token: str, message: str) -> None:
+        try:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+        except Exception:  # noqa: BLE001
+            log.debug("progress end failed", exc_info=True)
 
     def publish(self, analysis: Analysis) -> None:
         problems = merge_xla(diagnostics(analysis.module), analysis.xla_problems or [],
@@ -291,19 +357,50 @@ async def did_close(ls: HloLanguageServer, params: types.DidCloseTextDocumentPar
     ls.close(params.text_document.uri)
 
 
+_LOCAL_KINDS = {Kind.INSTRUCTION_DEF, Kind.INSTRUCTION_USE, Kind.OPCODE, Kind.SHAPE}
+
+
+def _pending_snapshot(ls: HloLanguageServer, uri: str) -> Snapshot | None:
+    """The current snapshot of ``uri`` while its full analysis is still running."""
+    state = ls.docs.get(uri)
+    if state is None or state.snapshot is None or state.ready() is not None:
+        return None
+    if state.snapshot.version != state.version:
+        return None
+    return state.snapshot
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 @guarded()
 async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    a = await ls.analysis(params.text_document.uri)
+    uri = params.text_document.uri
+    snap = _pending_snapshot(ls, uri)
+    if snap is not None:
+        # Indexing is still running: hover from the computation under the cursor.
+        def quick():
+            lines = snap.lines
+            offset = lines.offset(params.position.line, params.position.character)
+            module = partial_module(snap.text, snap.skeleton, offset)
+            # Callers of a computation need the whole module: only instructions here.
+            occ = find_at(module, offset) if module is not None else None
+            if occ is None or occ.kind not in _LOCAL_KINDS:
+                return lines, None
+            return lines, hover(module, offset)
+        lines, result = await asyncio.get_running_loop().run_in_executor(ls.quick_pool, quick)
+        if result is not None:
+            return _hover(lines, result)
+    a = await ls.analysis(uri)
     if a is None:
         return None
     offset = a.lines.offset(params.position.line, params.position.character)
     result = hover(a.module, offset)
-    if result is None:
-        return None
+    return _hover(a.lines, result) if result is not None else None
+
+
+def _hover(lines: LineIndex, result) -> types.Hover:
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
                                                     value=result.markdown),
-                       range=to_range(a.lines, result.start, result.end))
+                       range=to_range(lines, result.start, result.end))
 
 
 def _base_dir(ls: HloLanguageServer, uri: str) -> str | None:
@@ -322,7 +419,17 @@ def _base_dir(ls: HloLanguageServer, uri: str) -> str | None:
 @guarded(default=[])
 async def on_definition(ls: HloLanguageServer,
                         params: types.DefinitionParams) -> list[types.Location]:
-    a = await ls.analysis(params.text_document.uri)
+    uri = params.text_document.uri
+    snap = _pending_snapshot(ls, uri)
+    if snap is not None:
+        # Indexing is still running: answer from the two lines that matter.
+        lines = snap.lines
+        offset = lines.offset(params.position.line, params.position.character)
+        spans = quick_definition(snap.text, snap.skeleton, offset)
+        if spans:
+            return [types.Location(uri=uri, range=to_range(lines, s.start, s.end))
+                    for s in spans]
+    a = await ls.analysis(uri)
     if a is None:
         return []
     offset = a.lines.offset(params.position.line, params.position.character)

@@ -201,7 +201,7 @@ def kernel_summary(module: HloModule) -> KernelSummary:
     kernels: list[Kernel] = []
     if entry is not None:
         _walk(module, entry, [], kernels, {entry.name.name})
-    return KernelSummary(module.name.name if module.name else "", 
+    return KernelSummary(module.name.name if module.name else "",
                          entry.name.name if entry else "", kernels)
 
 

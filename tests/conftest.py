@@ -37,3 +37,21 @@ def corpus_dir() -> pathlib.Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is not present")
     return CORPUS
+
+
+# The server registers its file watchers with client/registerCapability when the
+# client claims dynamic registration (VS Code does); pytest-lsp's test client does
+# not implement that request, so answer it the way an editor does.
+from lsprotocol import types as _types  # noqa: E402
+from pytest_lsp.client import LanguageClient as _Client  # noqa: E402
+from pytest_lsp.client import default_feature as _default_feature  # noqa: E402
+
+
+@_default_feature(_types.CLIENT_REGISTER_CAPABILITY)
+def _register_capability(client: _Client, params: _types.RegistrationParams):
+    client.registrations = getattr(client, "registrations", []) + list(params.registrations)
+
+
+@_default_feature(_types.CLIENT_UNREGISTER_CAPABILITY)
+def _unregister_capability(client: _Client, params: _types.UnregistrationParams):
+    return None

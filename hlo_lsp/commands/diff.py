@@ -26,7 +26,7 @@ def _run(args: argparse.Namespace) -> int:
         data = diff.to_dict()
         data["old"]["path"] = old.path
         data["new"]["path"] = new.path
-        json.dump(data, sys.stdout, indent=2)
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_text(diff, f"old {old.path}", f"new {new.path}"))

@@ -29,7 +29,9 @@ def add_subcommand(subparsers) -> None:
     """Add ``dump`` to the ``hlo-lsp`` argument parser."""
     p = subparsers.add_parser(
         "dump", help="run a JAX program with XLA dumping into DIR and write a recipe",
-        description=__doc__.split("\n\n")[0],
+        description="Run a JAX program with XLA dumping into DIR, and record how "
+                    "(DIR/hlo-lsp-recipe.json) so that the dump can be refreshed later. "
+                    "DIR's old dump is replaced only when the program succeeds.",
         usage="hlo-lsp dump [--platform P] [--cpu-fallback] [--out DIR] -- COMMAND ...")
     p.add_argument("--platform", default="auto", choices=("auto", "gpu", *PLATFORMS),
                    help="JAX platform (JAX_PLATFORMS). auto: cuda or rocm when a GPU is "
@@ -81,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     def echo(stream: str, line: str) -> None:
         print(line, file=sys.stdout if stream == "stdout" else sys.stderr, flush=True)
 
+    from ..recompile import hlo_files
+    had_dump = bool(hlo_files(out))
     try:
         result = asyncio.run(recompile(recipe, out, platform=platform, on_output=echo,
                                        timeout=args.timeout))
@@ -95,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
         if result.returncode and result.returncode > 0:
             return result.returncode
         return 1
-    from ..recompile import hlo_files
     files = hlo_files(out)
     modules = sorted({(d.number, d.module_name) for d in files.values()})
     _say(f"{len(modules)} modules, {len(files)} HLO text files in {out} "
@@ -104,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
         stages = sorted(n for n, d in files.items() if d.number == number)
         _say(f"  module_{number:04d}.{name}: " + ", ".join(
             n.split(f"{name}.", 1)[-1] for n in stages))
+    if had_dump:
+        _say("compared with the dump it replaced:")
+        for line in result.summary.splitlines()[1:]:
+            _say(f"  {line}")
     if result.recipe_file:
         try:
             from ..recipe import load_recipe

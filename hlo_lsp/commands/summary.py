@@ -25,7 +25,7 @@ def _run(args: argparse.Namespace) -> int:
         if loaded.offset:
             for k in data["kernels"]:
                 k["offset"] += loaded.offset
-        json.dump(data, sys.stdout, indent=2)
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_text(summary))

@@ -8,8 +8,9 @@ Three categories of hints, each a pure function of the model:
 - ``source`` (no LSP kind): at the end of the instruction's last line, the
   innermost Python frame of its metadata (``stack_frame_id`` through the
   stack-frame tables, or ``source_file``/``source_line``;
-  :func:`hlo_lsp.sources.python_stack`), e.g. ``make_dump.py:95``. Clients may
-  filter it (docs/protocol.md, initialization option ``inlayHints``).
+  :func:`hlo_lsp.sources.python_stack`), e.g. ``make_dump.py:95``; the tooltip
+  has the innermost frame and its caller. Clients may turn it off
+  (docs/protocol.md, initialization option ``inlayHints``).
 - ``tupleElement`` (kind "parameter"): after ``index=N`` of a
   ``get-tuple-element`` whose operand is a cuBLAS / cuBLASLt custom-call, what
   that element is (``output``, ``d_amax ...``, ``workspace ...``;
@@ -118,5 +119,11 @@ def _instruction_hints(module: HloModule, comp: Computation, ins: Instruction,
             while pos > ins.end and text[pos - 1] in " \t\r":
                 pos -= 1
             label = f"{os.path.basename(top.file)}:{top.line}"
-            tooltip = "\n".join(format_frame(f) for f in stack)
+            # Kept short: a whole-document request on a large dump returns tens of
+            # thousands of hints; the instruction's hover shows the full stack.
+            tooltip = format_frame(top)
+            if len(stack) > 1:
+                tooltip += f"\ncalled from {format_frame(stack[1])}"
+                if len(stack) > 2:
+                    tooltip += f" and {len(stack) - 2} more frames"
             out.append(InlayHint(pos, label, None, tooltip, "source", padding_left=True))

@@ -106,12 +106,14 @@ class _Encoder:
             return
         text = self.text
         nl = text.find("\n", start, end)
-        if nl >= 0:
-            while nl >= 0:
-                piece_end = nl - 1 if nl > start and text[nl - 1] == "\r" else nl
-                self._add(start, piece_end, ttype, mods)
-                start = nl + 1
-                nl = text.find("\n", start, end)
+        while nl >= 0:
+            # One token per line; continuation lines start after their indentation.
+            piece_end = nl - 1 if nl > start and text[nl - 1] == "\r" else nl
+            self._add(start, piece_end, ttype, mods)
+            start = nl + 1
+            while start < end and text[start] in " \t":
+                start += 1
+            nl = text.find("\n", start, end)
         self._add(start, end, ttype, mods)
 
     def _add(self, start: int, end: int, ttype: int, mods: int) -> None:

@@ -95,13 +95,17 @@ def register(server) -> None:
         rng = params.range
         start = a.lines.offset(rng.start.line, rng.start.character)
         end = a.lines.offset(rng.end.line, rng.end.character)
-        hints = inlay_hints(a.module, start, end, _categories(ls))
-        return [types.InlayHint(position=position(a.lines, h.offset), label=h.label,
-                                kind=_KINDS.get(h.kind) if h.kind else None,
-                                tooltip=h.tooltip or None,
-                                padding_left=h.padding_left or None,
-                                data={"category": h.category})
-                for h in hints]
+        categories = _categories(ls)
+
+        def compute() -> list[types.InlayHint]:
+            return [types.InlayHint(position=position(a.lines, h.offset), label=h.label,
+                                    kind=_KINDS.get(h.kind) if h.kind else None,
+                                    tooltip=h.tooltip or None,
+                                    padding_left=h.padding_left or None)
+                    for h in inlay_hints(a.module, start, end, categories)]
+
+        # A whole-document request on a large dump is tens of thousands of hints.
+        return await asyncio.to_thread(compute)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     @guarded(default=None)

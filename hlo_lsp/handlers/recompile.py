@@ -353,6 +353,7 @@ def register(server) -> None:
                     types.CodeActionOptions(code_action_kinds=[ACTION_KIND]))
     @guarded(default=None)
     async def code_actions(ls, params: types.CodeActionParams):
+        """The recompile action on an instruction or the header of a dump file."""
         uri = params.text_document.uri
         path = _dump_file(uri)
         if path is None:
@@ -378,6 +379,7 @@ def register(server) -> None:
 
     @server.command(COMMAND)
     async def recompile_command(ls, *args):
+        """``hlo.recompile [uri]``: see :func:`run_recompile`."""
         uri = args[0] if args else None
         if isinstance(uri, dict):
             uri = uri.get("uri")
@@ -393,6 +395,7 @@ def register(server) -> None:
                     types.DocumentLinkOptions(resolve_provider=False))
     @guarded(default=[])
     async def document_links(ls, params: types.DocumentLinkParams):
+        """Metadata source locations as links to ``file.py#L<line>``."""
         uri = params.text_document.uri
         a = await ls.analysis(uri)
         if a is None:

@@ -1,0 +1,436 @@
+-- hlo-lsp for Neovim: starts the HLO language server for `hlo` buffers, hides
+-- metadata inline, and defines :HloToggleMetadata, :HloRecompile, :HloRestart.
+--
+--   require('hlo_lsp').setup({})   -- every option is optional, see M.defaults
+--
+-- Neovim 0.11+: vim.lsp.config + vim.lsp.enable.
+-- Neovim 0.8-0.10: vim.lsp.start from a FileType autocmd.
+-- Neovim 0.7: vim.lsp.start_client + vim.lsp.buf_attach_client from a FileType autocmd.
+local compat = require('hlo_lsp.compat')
+local inline = require('hlo_lsp.inline')
+local filetype = require('hlo_lsp.filetype')
+
+local M = {}
+
+--- Name of the LSP client (and of the vim.lsp.config / lspconfig entry).
+M.name = 'hlo_lsp'
+
+M.defaults = {
+  -- Command starting the server on stdio, e.g. { 'python', '-m', 'hlo_lsp' }.
+  cmd = { 'hlo-lsp' },
+  filetypes = { 'hlo' },
+  -- The workspace root is the nearest ancestor holding one of these (tried in
+  -- order); without one, the file's own directory (a dump directory).
+  root_markers = { '.git', 'pyproject.toml', 'setup.py' },
+  -- Hide the `metadata_kinds` ranges of `hlo/inlineRegions` when a buffer opens.
+  metadata_hidden = true,
+  -- Any of 'metadata', 'backend_config', 'frontend_attributes'.
+  metadata_kinds = { 'metadata' },
+  -- One character shown in place of each hidden range (e.g. '⋯'); nil: nothing.
+  marker = nil,
+  -- Set 'concealcursor' (e.g. 'nc') while hiding, to hide on the cursor line too.
+  concealcursor = nil,
+  -- Delay before asking for new regions after an edit (ms).
+  debounce_ms = 300,
+  -- Start the server automatically. false: only register the config (for
+  -- nvim-lspconfig or your own vim.lsp.enable call).
+  autostart = true,
+  -- Register `hlo_lsp` in nvim-lspconfig's configs when it is installed
+  -- (Neovim < 0.11; on 0.11+ the plugin's lsp/hlo_lsp.lua serves vim.lsp.config).
+  lspconfig = true,
+  -- Passed to the LSP client as they are.
+  on_attach = nil,
+  capabilities = nil,
+  settings = nil,
+  init_options = nil,
+  handlers = nil,
+  flags = nil,
+  cmd_cwd = nil,
+  cmd_env = nil,
+}
+
+M.config = vim.deepcopy(M.defaults)
+
+--- 'config' (0.11+), 'start' (0.8+) or 'start_client' (0.7). Set by setup().
+M.mode = nil
+
+local clients_by_root = {} -- start_client mode: root_dir -> client id
+
+local function pick_mode(requested)
+  if requested then
+    return requested
+  end
+  if vim.lsp.config and vim.lsp.enable and compat.nvim_0_11 then
+    return 'config'
+  elseif vim.lsp.start then
+    return 'start'
+  end
+  return 'start_client'
+end
+
+--- Workspace root for `bufnr` (nil for unnamed buffers).
+function M.root_dir(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' then
+    return nil
+  end
+  return compat.find_root(name, M.config.root_markers) or vim.fn.fnamemodify(name, ':p:h')
+end
+
+--- on_attach used for every hlo-lsp client; calls the user's on_attach after.
+function M.on_attach(client, bufnr)
+  inline.attach(bufnr, client)
+  if M.config.on_attach then
+    M.config.on_attach(client, bufnr)
+  end
+end
+
+--- The client config (start_client / vim.lsp.start form).
+function M.client_config(root_dir)
+  local c = M.config
+  local cmd = c.cmd
+  if type(cmd) == 'string' then
+    cmd = { cmd }
+  end
+  return {
+    name = M.name,
+    cmd = cmd,
+    root_dir = root_dir,
+    capabilities = c.capabilities,
+    settings = c.settings or {},
+    init_options = c.init_options,
+    handlers = c.handlers,
+    flags = c.flags,
+    cmd_cwd = c.cmd_cwd,
+    cmd_env = c.cmd_env,
+    on_attach = function(client, bufnr)
+      M.on_attach(client, bufnr)
+    end,
+  }
+end
+
+--- The hlo-lsp client attached to `bufnr`, if any.
+function M.get_client(bufnr)
+  if bufnr == nil or bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  for _, client in ipairs(compat.get_clients({ bufnr = bufnr, name = M.name })) do
+    if not compat.client_is_stopped(client) then
+      return client
+    end
+  end
+  return nil
+end
+
+local function is_hlo_buffer(bufnr)
+  return vim.api.nvim_buf_is_loaded(bufnr)
+    and vim.bo[bufnr].buftype == ''
+    and vim.tbl_contains(M.config.filetypes, vim.bo[bufnr].filetype)
+end
+
+--- Start (or reuse) a client for `bufnr` and attach it.
+function M.start_buffer(bufnr)
+  if bufnr == nil or bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  if not vim.api.nvim_buf_is_valid(bufnr) or not is_hlo_buffer(bufnr) then
+    return nil
+  end
+  local root = M.root_dir(bufnr)
+  if root == nil then
+    return nil
+  end
+  local mode = M.mode or pick_mode()
+  local ok, res
+  if mode == 'config' then
+    local config = vim.deepcopy(vim.lsp.config[M.name] or M.client_config(root))
+    config.name = M.name
+    config.root_dir = root
+    ok, res = pcall(vim.lsp.start, config, { bufnr = bufnr })
+  elseif mode == 'start' then
+    local config = M.client_config(root)
+    ok, res = pcall(vim.api.nvim_buf_call, bufnr, function()
+      return vim.lsp.start(config, { bufnr = bufnr })
+    end)
+  else
+    local id = clients_by_root[root]
+    local client = id and vim.lsp.get_client_by_id(id)
+    if client == nil or compat.client_is_stopped(client) then
+      ok, id = pcall(vim.lsp.start_client, M.client_config(root))
+      if not ok or id == nil then
+        compat.notify('could not start ' .. table.concat(M.client_config(root).cmd, ' ') .. ': ' .. tostring(id), vim.log.levels.ERROR)
+        return nil
+      end
+      clients_by_root[root] = id
+    end
+    ok, res = pcall(vim.lsp.buf_attach_client, bufnr, id)
+    res = id
+  end
+  if not ok then
+    compat.notify('could not start the server: ' .. tostring(res), vim.log.levels.ERROR)
+    return nil
+  end
+  return res
+end
+
+-- ------------------------------------------------------------------ commands
+
+--- :HloToggleMetadata [hide|show|toggle]
+function M.toggle_metadata(action)
+  if action == 'hide' then
+    inline.set_hidden(true)
+  elseif action == 'show' then
+    inline.set_hidden(false)
+  else
+    inline.toggle()
+  end
+  return inline.is_hidden()
+end
+
+local function summarize(result)
+  if result == nil or result == vim.NIL then
+    return 'done'
+  end
+  if type(result) == 'table' then
+    if type(result.message) == 'string' then
+      return result.message
+    end
+    return vim.inspect(result, { newline = ' ', indent = '' })
+  end
+  return tostring(result)
+end
+
+--- :HloRecompile — workspace/executeCommand `hlo.recompile` with the buffer's uri.
+---@param bufnr integer|nil
+---@param callback fun(err, result)|nil called with the server's answer
+function M.recompile(bufnr, callback)
+  if bufnr == nil or bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  local client = M.get_client(bufnr)
+  if client == nil then
+    compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
+    return false
+  end
+  local params = { command = 'hlo.recompile', arguments = { vim.uri_from_bufnr(bufnr) } }
+  compat.client_call(client, 'request', 'workspace/executeCommand', params, function(err, result)
+    if callback then
+      callback(err, result)
+    end
+    if err then
+      compat.notify('hlo.recompile failed: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    compat.notify('hlo.recompile: ' .. summarize(result))
+    -- The dump may have been rewritten on disk.
+    if vim.api.nvim_buf_is_valid(bufnr) then
+      pcall(vim.cmd, 'checktime ' .. bufnr)
+    end
+  end, bufnr)
+  return true
+end
+
+--- :HloRestart — stop every hlo-lsp client, then start again for the open buffers.
+---@param callback fun()|nil called once the new clients were started
+function M.restart(callback)
+  local clients = compat.get_clients({ name = M.name })
+  for _, client in ipairs(clients) do
+    pcall(compat.client_call, client, 'stop')
+  end
+  local start = compat.uv.now()
+  local timer = compat.uv.new_timer()
+  local forced = false
+  timer:start(
+    50,
+    50,
+    vim.schedule_wrap(function()
+      local alive = false
+      for _, client in ipairs(clients) do
+        if not compat.client_is_stopped(client) then
+          alive = true
+        end
+      end
+      if alive and compat.uv.now() - start > 3000 and not forced then
+        forced = true
+        for _, client in ipairs(clients) do
+          pcall(compat.client_call, client, 'stop', true)
+        end
+      end
+      if alive and compat.uv.now() - start < 6000 then
+        return
+      end
+      timer:stop()
+      timer:close()
+      clients_by_root = {}
+      for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+        if is_hlo_buffer(bufnr) then
+          M.start_buffer(bufnr)
+        end
+      end
+      if callback then
+        callback()
+      end
+    end)
+  )
+end
+
+local function create_commands()
+  vim.api.nvim_create_user_command('HloToggleMetadata', function(args)
+    local hidden = M.toggle_metadata(args.args ~= '' and args.args or nil)
+    if args.args == '' then
+      compat.notify(hidden and 'metadata hidden' or 'metadata shown')
+    end
+  end, {
+    nargs = '?',
+    complete = function()
+      return { 'hide', 'show', 'toggle' }
+    end,
+    desc = 'hlo-lsp: hide or show metadata inline',
+  })
+  vim.api.nvim_create_user_command('HloRecompile', function()
+    M.recompile(0)
+  end, { desc = 'hlo-lsp: re-run the JAX program that produced this dump' })
+  vim.api.nvim_create_user_command('HloRestart', function()
+    M.restart()
+  end, { desc = 'hlo-lsp: restart the language server' })
+end
+
+-- ------------------------------------------------------------------ lspconfig
+
+local function register_lspconfig()
+  if compat.nvim_0_11 then
+    return false -- vim.lsp.config is the registry (and lsp/hlo_lsp.lua)
+  end
+  if not package.loaded['lspconfig'] and not package.loaded['lspconfig.configs'] then
+    -- Only look for it when it is installed; never require it to exist.
+    if #vim.api.nvim_get_runtime_file('lua/lspconfig/configs.lua', false) == 0 then
+      return false
+    end
+  end
+  local ok, configs = pcall(require, 'lspconfig.configs')
+  if not ok or type(configs) ~= 'table' then
+    return false
+  end
+  if configs[M.name] == nil then
+    configs[M.name] = {
+      default_config = {
+        cmd = M.client_config(nil).cmd,
+        filetypes = M.config.filetypes,
+        root_dir = function(fname)
+          return compat.find_root(fname, M.config.root_markers) or vim.fn.fnamemodify(fname, ':p:h')
+        end,
+        single_file_support = true,
+        settings = M.config.settings or {},
+        init_options = M.config.init_options,
+        on_attach = function(client, bufnr)
+          M.on_attach(client, bufnr)
+        end,
+      },
+      docs = {
+        description = 'hlo-lsp: language server for XLA HLO text (editors/nvim in the hlo-lsp repository).',
+      },
+    }
+  end
+  return true
+end
+
+-- ------------------------------------------------------------------ setup
+
+local setup_done = false
+
+---@param opts table|nil see M.defaults
+function M.setup(opts)
+  opts = opts or {}
+  local config = vim.deepcopy(M.defaults)
+  for k, v in pairs(opts) do
+    if k ~= '_mode' then
+      config[k] = v -- shallow: lists such as cmd are replaced, not merged
+    end
+  end
+  M.config = config
+  M.mode = pick_mode(opts._mode)
+
+  filetype.register()
+  inline.configure({
+    hidden = config.metadata_hidden,
+    kinds = config.metadata_kinds,
+    marker = config.marker or '',
+    concealcursor = config.concealcursor,
+    debounce_ms = config.debounce_ms,
+    client_name = M.name,
+  })
+  create_commands()
+
+  local group = vim.api.nvim_create_augroup('hlo_lsp', { clear = true })
+  if vim.fn.exists('##LspAttach') == 1 then
+    -- Safety net when another config replaced our on_attach.
+    vim.api.nvim_create_autocmd('LspAttach', {
+      group = group,
+      callback = function(args)
+        local client = args.data and vim.lsp.get_client_by_id(args.data.client_id)
+        if client and client.name == M.name then
+          inline.attach(args.buf, client)
+        end
+      end,
+    })
+  end
+
+  if config.lspconfig then
+    pcall(register_lspconfig)
+  end
+
+  if M.mode == 'config' then
+    local c = M.client_config(nil)
+    vim.lsp.config(M.name, {
+      cmd = c.cmd,
+      filetypes = config.filetypes,
+      root_markers = config.root_markers,
+      root_dir = function(bufnr, on_dir)
+        local root = M.root_dir(bufnr)
+        if root then
+          on_dir(root)
+        end
+      end,
+      capabilities = c.capabilities,
+      settings = c.settings,
+      init_options = c.init_options,
+      handlers = c.handlers,
+      flags = c.flags,
+      cmd_cwd = c.cmd_cwd,
+      cmd_env = c.cmd_env,
+      on_attach = c.on_attach,
+    })
+    if config.autostart then
+      vim.lsp.enable(M.name)
+      if vim.v.vim_did_enter ~= 1 then
+        -- vim.lsp.enable only visits open buffers after VimEnter.
+        for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+          if is_hlo_buffer(bufnr) then
+            M.start_buffer(bufnr)
+          end
+        end
+      end
+    end
+  elseif config.autostart then
+    vim.api.nvim_create_autocmd('FileType', {
+      group = group,
+      pattern = config.filetypes,
+      callback = function(args)
+        M.start_buffer(args.buf)
+      end,
+    })
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if is_hlo_buffer(bufnr) then
+        M.start_buffer(bufnr)
+      end
+    end
+  end
+  setup_done = true
+  return M
+end
+
+function M.is_setup()
+  return setup_done
+end
+
+return M

@@ -1,0 +1,238 @@
+import { execFile } from 'node:child_process';
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandRequest,
+  Executable,
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { shouldAdoptAsHlo } from './detect';
+import { InlineRegionController } from './inlineRegionDecorations';
+import {
+  DEFAULT_PYTHON,
+  ServerCommand,
+  describeCommandResult,
+  formatCommandLine,
+  recompileArguments,
+  resolveServerCommand,
+} from './serverCommand';
+
+const CLIENT_ID = 'hlo'; // makes `hlo.trace.server` the trace setting
+const CLIENT_NAME = 'HLO Language Server';
+const RECOMPILE = 'hlo.recompile';
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel;
+let controller: InlineRegionController;
+/** Our own `hlo.recompile` when the server does not advertise it (else vscode-languageclient registers it). */
+let recompileFallback: vscode.Disposable | undefined;
+let starting: Promise<void> | undefined;
+/** The server is started once an HLO document is open (activation on Plain Text must stay cheap). */
+let startRequested = false;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel(CLIENT_NAME);
+  controller = new InlineRegionController(context, () => client, (m) => output.appendLine(m));
+  context.subscriptions.push(
+    output,
+    controller,
+    vscode.commands.registerCommand('hlo.restartServer', () => restart()),
+    vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (!e.affectsConfiguration('hlo.server') || !startRequested) return;
+      const choice = await vscode.window.showInformationMessage(
+        'HLO: the language server settings changed. Restart the server to apply them?',
+        'Restart',
+      );
+      if (choice === 'Restart') await restart();
+    }),
+    { dispose: () => void stopClient() },
+    vscode.workspace.onDidOpenTextDocument((doc) => onOpen(doc)),
+  );
+  for (const doc of vscode.workspace.textDocuments) onOpen(doc);
+}
+
+function onOpen(doc: vscode.TextDocument): void {
+  if (doc.languageId === 'hlo') {
+    if (!startRequested) {
+      startRequested = true;
+      void startClient();
+    }
+    return;
+  }
+  const firstLine = doc.lineCount > 0 ? doc.lineAt(0).text : '';
+  if (shouldAdoptAsHlo(doc.uri.path, doc.languageId, firstLine)) {
+    // re-opens the document as `hlo`, which comes back here
+    void vscode.languages.setTextDocumentLanguage(doc, 'hlo');
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}
+
+function activeHloUri(): string | undefined {
+  const editor = vscode.window.activeTextEditor;
+  return editor && editor.document.languageId === 'hlo' ? editor.document.uri.toString() : undefined;
+}
+
+/** Runs `hlo.recompile` on the server; `send` is languageclient's `next` or a direct request. */
+async function runRecompile(args: unknown[], send: (args: unknown[]) => Promise<unknown>): Promise<unknown> {
+  const commandArgs = recompileArguments(args, activeHloUri());
+  if (!commandArgs) {
+    void vscode.window.showWarningMessage('HLO: open an HLO file to recompile.');
+    return undefined;
+  }
+  try {
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: 'HLO: recompiling' },
+      () => send(commandArgs),
+    );
+    const text = describeCommandResult(result);
+    if (text) void vscode.window.showInformationMessage(`HLO: ${text}`);
+    return result;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    output.appendLine(`hlo.recompile failed: ${message}`);
+    void vscode.window.showErrorMessage(`HLO: recompile failed: ${message}`);
+    return undefined;
+  }
+}
+
+function pythonPathIsExplicit(cfg: vscode.WorkspaceConfiguration): boolean {
+  const i = cfg.inspect<string>('server.pythonPath');
+  return i?.globalValue !== undefined || i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined;
+}
+
+function withTimeout<T>(p: Thenable<T>, ms: number): Promise<T | undefined> {
+  return Promise.race([Promise.resolve(p), new Promise<undefined>((r) => setTimeout(() => r(undefined), ms))]);
+}
+
+/** The interpreter selected in the Python extension, if it is installed (optional nicety). */
+async function pythonFromPythonExtension(): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension('ms-python.python');
+  if (!ext) return undefined;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const api: any = ext.isActive ? ext.exports : await withTimeout(ext.activate(), 5000);
+    const envs = api?.environments;
+    if (!envs?.getActiveEnvironmentPath) return undefined;
+    const resource = vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
+    const active = envs.getActiveEnvironmentPath(resource);
+    const resolved = await withTimeout(envs.resolveEnvironment(active), 5000);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const exe = (resolved as any)?.executable?.uri?.fsPath;
+    return typeof exe === 'string' && exe ? exe : undefined;
+  } catch (err) {
+    output.appendLine(`Python extension interpreter lookup failed: ${String(err)}`);
+    return undefined;
+  }
+}
+
+/** True when `python -c "import hlo_lsp"` succeeds within a few seconds. */
+function canImportServer(python: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(python, ['-c', 'import hlo_lsp'], { timeout: 10000 }, (err) => resolve(!err));
+  });
+}
+
+async function serverCommand(): Promise<ServerCommand> {
+  const cfg = vscode.workspace.getConfiguration('hlo');
+  const path = cfg.get<string>('server.path', '');
+  const extraArgs = cfg.get<unknown>('server.extraArgs', []);
+  let pythonPath = cfg.get<string>('server.pythonPath', DEFAULT_PYTHON);
+  if (!path.trim() && !pythonPathIsExplicit(cfg)) {
+    // Not set by the user: prefer the Python extension's interpreter when hlo_lsp imports there.
+    const candidates = [await pythonFromPythonExtension(), DEFAULT_PYTHON, process.platform === 'win32' ? 'python' : undefined];
+    for (const candidate of candidates) {
+      if (candidate && (await canImportServer(candidate))) {
+        pythonPath = candidate;
+        break;
+      }
+    }
+  }
+  return resolveServerCommand({ path, pythonPath, extraArgs });
+}
+
+async function startClient(): Promise<void> {
+  if (starting) return starting;
+  starting = doStart().finally(() => (starting = undefined));
+  return starting;
+}
+
+async function doStart(): Promise<void> {
+  const cmd = await serverCommand();
+  output.appendLine(`Starting: ${formatCommandLine(cmd)}`);
+  const run: Executable = {
+    command: cmd.command,
+    args: cmd.args,
+    transport: TransportKind.stdio,
+    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, env: process.env },
+  };
+  const serverOptions: ServerOptions = { run, debug: run };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: 'file', language: 'hlo' },
+      { scheme: 'untitled', language: 'hlo' },
+    ],
+    outputChannel: output,
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    middleware: {
+      // `hlo.recompile` from the palette or a menu: supply the document uri the server needs.
+      executeCommand: (command, args, next) =>
+        command === RECOMPILE ? runRecompile(args, (a) => Promise.resolve(next(command, a))) : next(command, args),
+    },
+  };
+  const c = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+  client = c;
+  c.onDidChangeState((e) => {
+    if (e.newState === State.Running) controller.invalidateAll();
+  });
+  try {
+    await c.start();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    output.appendLine(`The server did not start: ${message}`);
+    const choice = await vscode.window.showErrorMessage(
+      `HLO: could not start the language server (${formatCommandLine(cmd)}): ${message}. ` +
+        'Install it with `pip install hlo-lsp` (or from the repository), or set `hlo.server.path` / `hlo.server.pythonPath`.',
+      'Open Settings',
+      'Show Output',
+    );
+    if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'hlo.server');
+    if (choice === 'Show Output') output.show(true);
+    return;
+  }
+  const advertised = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+  if (!advertised.includes(RECOMPILE)) {
+    recompileFallback = vscode.commands.registerCommand(RECOMPILE, (...args: unknown[]) =>
+      runRecompile(args, (a) => Promise.resolve(c.sendRequest(ExecuteCommandRequest.type, { command: RECOMPILE, arguments: a }))),
+    );
+  }
+  controller.invalidateAll();
+}
+
+async function stopClient(): Promise<void> {
+  recompileFallback?.dispose();
+  recompileFallback = undefined;
+  const c = client;
+  client = undefined;
+  if (!c) return;
+  try {
+    await c.dispose(3000); // stops the server if it runs
+  } catch (err) {
+    output.appendLine(`Stopping the server failed: ${String(err)}`);
+  }
+}
+
+async function restart(): Promise<void> {
+  output.appendLine('Restarting the HLO language server');
+  if (starting) await starting;
+  await stopClient();
+  startRequested = true;
+  await startClient();
+}

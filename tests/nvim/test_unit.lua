@@ -1,0 +1,382 @@
+-- Plugin checks that need no server:
+--   HLO_TEST_SETUP=0 nvim --headless -u tests/nvim/minimal_init.lua -c 'luafile tests/nvim/test_unit.lua'
+-- filetype detection, syntax groups, the inline conceal logic fed with fake
+-- `hlo/inlineRegions` results, UTF-16 conversion, setup()/commands/lspconfig.
+local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')
+local api = vim.api
+
+local function ft_of(path)
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(path))
+  local ft = vim.bo.filetype
+  vim.cmd('silent bwipeout!')
+  return ft
+end
+
+local function test_filetype()
+  local dir = H.tmpdir()
+  local no_header = { '// no HloModule line here', 'ENTRY %main () -> f32[] {', '}' }
+  local with_header = { 'HloModule jit_f, entry_computation_layout={()->f32[]}', '' }
+  local positive = {
+    { 'model.hlo', no_header },
+    { 'module_0001.jit_f.before_optimizations.txt', no_header },
+    { 'module_0001.jit_f.cpu_after_optimizations.txt', no_header },
+    { 'module_0001.jit_f.sm_9.0_gpu_after_optimizations.txt', no_header },
+    { 'module_0001.jit_f.gfx942_gpu_after_optimizations.txt', no_header },
+    { '1700000000000.module_0002.jit_g.sm_9.0_gpu_after_optimizations.txt', no_header },
+    { 'module_0001.jit_f.0004.simplification.after_dce.before_x.txt', no_header },
+    { 'jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt', no_header },
+    { 'anything.txt', with_header },
+  }
+  for _, case in ipairs(positive) do
+    local path = H.write(dir .. '/' .. case[1], case[2])
+    H.eq(ft_of(path), 'hlo', 'filetype hlo: ' .. case[1])
+  end
+  -- New (not yet existing) files.
+  H.eq(ft_of(dir .. '/new_file.hlo'), 'hlo', 'filetype hlo: new *.hlo buffer')
+
+  local negative = {
+    -- Excluded by name even when the first line looks like HLO.
+    { 'module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt', with_header },
+    { 'module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt', { 'BufferAssignment:', 'allocation 0: size 4' } },
+    { 'module_0001.jit_f.sm_9.0_gpu_after_optimizations-memory-usage-report.txt', with_header },
+    { 'module_0001.jit_f.sm_9.0_gpu_after_optimizations-buffer-assignment-values.txt', with_header },
+    { 'module_0001.jit_f.cpu_after_optimizations-live-range.txt', with_header },
+    { 'notes.txt', { 'hello', 'HloModule on the second line does not count' } },
+    { 'module_0001.jit_f.debug_options', { 'xla_dump_to: "/tmp"' } },
+    { 'module_0001.jit_f.sm_9.0_gpu_after_optimizations.dot', { 'digraph G {', '}' } },
+  }
+  for i, case in ipairs(negative) do
+    local sub = dir .. '/neg' .. i
+    vim.fn.mkdir(sub, 'p')
+    local path = H.write(sub .. '/' .. case[1], case[2])
+    local ft = ft_of(path)
+    H.check(ft ~= 'hlo', 'filetype not hlo: ' .. case[1] .. ' (' .. case[2][1] .. ')', 'got ' .. ft)
+  end
+  H.eq(ft_of(dir .. '/neg6/notes.txt'), 'text', 'plain *.txt stays text')
+
+  local filetype = require('hlo_lsp.filetype')
+  H.eq(filetype.match_name('/x/y/module_1.jit_f.before_optimizations.txt'), true, 'match_name before_optimizations')
+  H.eq(filetype.match_name('/x/a-live-range.txt'), false, 'match_name live-range')
+  H.eq(filetype.match_name('/x/a.txt'), nil, 'match_name plain txt defers to contents')
+end
+
+local function syn_at(row0, col0)
+  return vim.fn.synIDattr(vim.fn.synID(row0 + 1, col0 + 1, 1), 'name')
+end
+
+local function test_syntax(dump)
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(dump))
+  local b = api.nvim_get_current_buf()
+  H.eq(vim.b.current_syntax, 'hlo', 'syntax/hlo.vim loaded')
+  local function expect(needle, offset, group, start_row)
+    local row, col = H.find(b, needle, start_row)
+    if not H.check(row ~= nil, 'syntax: found ' .. needle) then
+      return
+    end
+    H.eq(syn_at(row, col + (offset or 0)), group, 'syntax ' .. group .. ' at ' .. needle)
+  end
+  expect('HloModule', 0, 'hloModuleKeyword')
+  expect('jit_matmul_fn,', 0, 'hloModuleName')
+  expect('is_scheduled', 0, 'hloAttrName')
+  expect('ENTRY', 0, 'hloKeyword')
+  expect('ROOT', 0, 'hloKeyword')
+  expect('%main.4', 1, 'hloComputationDef')
+  expect('%wrapped_transpose_computation (', 1, 'hloComputationDef')
+  expect('calls=%wrapped_transpose_computation', 7, 'hloComputationRef')
+  expect('calls=', 0, 'hloCallAttr')
+  expect('%cublas-gemm.1.0 =', 1, 'hloInstrDef')
+  expect('ROOT %get-tuple-element.1', 6, 'hloInstrDef')
+  expect('%Arg_0.1.0, f8e5m2', 1, 'hloInstrRef')
+  expect('(param_0: ', 1, 'hloParamName')
+  expect('custom-call(', 0, 'hloOpcode')
+  expect('get-tuple-element(', 0, 'hloOpcode')
+  expect('f8e4m3fn[128,128]{1,0} parameter(0)', 0, 'hloType')
+  expect('f8e4m3fn[128,128]{1,0} parameter(0)', 8, 'hloDims')
+  expect('f8e4m3fn[128,128]{1,0} parameter(0)', 18, 'hloLayout')
+  expect('parameter(0)', 10, 'hloNumber')
+  expect('/*index=5*/', 2, 'hloComment')
+  expect('custom_call_target=', 0, 'hloAttrName')
+  expect('"__cublas$lt$matmul$f8"', 1, 'hloString')
+  expect('metadata={op_name="a"}', 0, 'hloMetadata')
+  expect('metadata={op_name="a"}', 19, 'hloMetadataString')
+  expect('backend_config=', 0, 'hloBackendConfigAttr')
+  expect('"gemm_backend_config"', 1, 'hloJsonKey')
+  expect('"DEFAULT"', 1, 'hloString')
+  expect('kind=kInput', 5, 'hloConstant')
+  H.eq(vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.hlID('hloMetadata')), 'name'), 'Comment', 'metadata links to Comment')
+  vim.cmd('silent bwipeout!')
+end
+
+--- Fake `hlo/inlineRegions` results computed from the text: every
+--- `, metadata={...}` and `, backend_config={...}` range (ASCII lines).
+local function fake_regions(bufnr)
+  local regions = {}
+  local function balanced_end(s, open_at)
+    local depth, i, in_str = 0, open_at, false
+    while i <= #s do
+      local ch = s:sub(i, i)
+      if in_str then
+        if ch == '\\' then
+          i = i + 1
+        elseif ch == '"' then
+          in_str = false
+        end
+      elseif ch == '"' then
+        in_str = true
+      elseif ch == '{' then
+        depth = depth + 1
+      elseif ch == '}' then
+        depth = depth - 1
+        if depth == 0 then
+          return i
+        end
+      end
+      i = i + 1
+    end
+    return #s
+  end
+  for row, line in ipairs(api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    for _, kind in ipairs({ 'metadata', 'backend_config' }) do
+      local s = line:find(', ' .. kind .. '={', 1, true)
+      if s then
+        local e = balanced_end(line, s + #kind + 3)
+        table.insert(regions, {
+          kind = kind,
+          range = {
+            start = { line = row - 1, character = s - 1 },
+            ['end'] = { line = row - 1, character = e },
+          },
+        })
+      end
+    end
+  end
+  table.sort(regions, function(a, b)
+    if a.range.start.line ~= b.range.start.line then
+      return a.range.start.line < b.range.start.line
+    end
+    return a.range.start.character < b.range.start.character
+  end)
+  return regions
+end
+
+local function marks(bufnr, ns, row)
+  local start = row and { row, 0 } or 0
+  local stop = row and { row, -1 } or -1
+  return api.nvim_buf_get_extmarks(bufnr, ns, start, stop, { details = true })
+end
+
+local function test_inline(dump)
+  local inline = require('hlo_lsp.inline')
+  inline.configure({ hidden = true, kinds = { 'metadata' }, marker = '' })
+  local dir = H.tmpdir()
+  local copy = dir .. '/' .. vim.fn.fnamemodify(dump, ':t')
+  vim.fn.writefile(vim.fn.readfile(dump, 'b'), copy, 'b')
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(copy))
+  local b = api.nvim_get_current_buf()
+  local win = api.nvim_get_current_win()
+  vim.wo.conceallevel = 1 -- the user's own value, to be restored
+  vim.o.wrap = false
+  vim.o.columns = 1200 -- the whole custom-call line fits on one screen row
+  api.nvim_win_set_cursor(win, { 1, 0 })
+  local before = api.nvim_buf_get_lines(b, 0, -1, false)
+
+  local regions = fake_regions(b)
+  local n_meta = 0
+  for _, r in ipairs(regions) do
+    if r.kind == 'metadata' then
+      n_meta = n_meta + 1
+    end
+  end
+  H.check(n_meta >= 5, 'fake regions computed', n_meta)
+
+  inline.attach(b, nil)
+  inline.apply(b, regions, 'utf-16')
+  local gemm_row = H.find(b, '%cublas-gemm.1.0 =')
+  local on_gemm = marks(b, inline.ns, gemm_row)
+  H.eq(#on_gemm, 1, 'one conceal extmark on the custom-call line (metadata only)')
+  -- Neovim 0.7 does not report `conceal` in the details; the screen check below covers it.
+  local details = on_gemm[1] and on_gemm[1][4] or {}
+  H.check(details.conceal == '' or (details.conceal == nil and vim.fn.has('nvim-0.8') == 0), 'extmark conceals with an empty string', vim.inspect(details))
+  local line = before[gemm_row + 1]
+  local hidden_text = on_gemm[1] and line:sub(on_gemm[1][3] + 1, on_gemm[1][4].end_col) or ''
+  H.check(hidden_text:sub(1, 12) == ', metadata={' and hidden_text:sub(-1) == '}', 'the hidden text is the metadata attribute', hidden_text)
+  H.eq(#marks(b, inline.ns), n_meta, 'one extmark per metadata region')
+  H.eq(vim.wo.conceallevel, 2, 'conceallevel 2 while hiding')
+  local screen = H.screen_line(gemm_row + 1)
+  H.check(not screen:find('metadata', 1, true), 'metadata not drawn on screen', screen)
+  H.contains(screen, 'custom-call(', 'the rest of the line is drawn')
+
+  -- Text must never change.
+  H.eq(api.nvim_buf_get_lines(b, 0, -1, false), before, 'lines unchanged while hidden')
+  H.eq(vim.bo[b].modified, false, 'buffer not modified while hidden')
+
+  -- A window switching to another buffer and back.
+  vim.cmd('silent enew')
+  H.eq(vim.wo.conceallevel, 1, 'other buffer in the same window keeps the user conceallevel')
+  vim.cmd('silent buffer ' .. b)
+  H.eq(vim.wo.conceallevel, 2, 'back on the HLO buffer: conceallevel 2')
+
+  -- Show.
+  vim.cmd('HloToggleMetadata')
+  H.eq(#marks(b, inline.ns), 0, 'shown: no extmarks')
+  H.eq(vim.wo.conceallevel, 1, 'shown: user conceallevel restored')
+  screen = H.screen_line(gemm_row + 1)
+  H.contains(screen, ', metadata={op_name=', 'metadata drawn again')
+  -- Hide again.
+  vim.cmd('HloToggleMetadata')
+  H.eq(#marks(b, inline.ns), n_meta, 'hidden again: extmarks back')
+  H.eq(vim.wo.conceallevel, 2, 'hidden again: conceallevel 2')
+  -- Two windows on the buffer, the second with its own user value.
+  vim.cmd('split')
+  local win2 = api.nvim_get_current_win()
+  H.eq(vim.wo[win2].conceallevel, 2, 'split window on the hidden buffer: conceallevel 2')
+  vim.cmd('HloToggleMetadata show')
+  H.check(vim.wo[win].conceallevel == 1 and vim.wo[win2].conceallevel == 1, 'show restores both windows', vim.wo[win].conceallevel .. ' ' .. vim.wo[win2].conceallevel)
+  vim.cmd('HloToggleMetadata hide')
+  H.check(vim.wo[win].conceallevel == 2 and vim.wo[win2].conceallevel == 2, 'hide sets both windows')
+  vim.cmd('close')
+  api.nvim_set_current_win(win)
+  vim.cmd('HloToggleMetadata show')
+  vim.cmd('HloToggleMetadata show')
+  H.eq(vim.wo.conceallevel, 1, 'show twice: still the user value')
+  vim.cmd('HloToggleMetadata hide')
+
+  -- More kinds, and a marker character.
+  inline.configure({ kinds = { 'metadata', 'backend_config' }, marker = '⋯' })
+  inline.render(b)
+  on_gemm = marks(b, inline.ns, gemm_row)
+  H.eq(#on_gemm, 2, 'metadata and backend_config hidden on the custom-call line')
+  screen = H.screen_line(gemm_row + 1)
+  H.check(not screen:find('backend_config', 1, true), 'backend_config not drawn', screen)
+  H.contains(screen, '⋯', 'marker drawn in place of the hidden ranges')
+  inline.configure({ kinds = { 'metadata' }, marker = '' })
+  inline.render(b)
+
+  -- Edits move the extmarks with the text; the buffer writes back byte-identical.
+  H.eq(api.nvim_buf_get_lines(b, 0, -1, false), before, 'lines unchanged after toggling')
+  H.eq(vim.bo[b].modified, false, 'buffer not modified after toggling')
+  local out = dir .. '/written.txt'
+  vim.cmd('silent write! ' .. vim.fn.fnameescape(out))
+  H.check(H.read_bytes(out) == H.read_bytes(dump), 'written copy is byte-identical to the original')
+
+  -- Stale / out-of-range positions are clamped, never an error.
+  local ok = pcall(inline.apply, b, {
+    { kind = 'metadata', range = { start = { line = 0, character = 5 }, ['end'] = { line = 0, character = 100000 } } },
+    { kind = 'metadata', range = { start = { line = 100000, character = 0 }, ['end'] = { line = 100001, character = 1 } } },
+  }, 'utf-16')
+  H.check(ok, 'out-of-range regions do not raise')
+  H.eq(#marks(b, inline.ns), 1, 'in-range part of a clamped region kept, the other dropped')
+
+  -- Multi-line region.
+  inline.apply(b, {
+    { kind = 'metadata', range = { start = { line = 2, character = 10 }, ['end'] = { line = 3, character = 4 } } },
+  }, 'utf-16')
+  local m = marks(b, inline.ns)
+  H.check(#m == 1 and m[1][2] == 2 and m[1][3] == 10 and m[1][4].end_row == 3 and m[1][4].end_col == 4, 'multi-line region', vim.inspect(m))
+
+  inline.detach(b)
+  H.eq(#marks(b, inline.ns), 0, 'detach clears the extmarks')
+  H.eq(vim.wo.conceallevel, 1, 'detach restores conceallevel')
+  vim.cmd('silent bwipeout!')
+end
+
+local function test_utf16()
+  local compat = require('hlo_lsp.compat')
+  local inline = require('hlo_lsp.inline')
+  inline.configure({ hidden = true, kinds = { 'metadata' }, marker = '' })
+  -- é: 2 bytes / 1 UTF-16 unit; 😀: 4 bytes / 2 UTF-16 units / 1 UTF-32 unit.
+  local prefix = '  %x = f32[] constant(1), frontend_attributes={n="é😀"}'
+  local attr = ', metadata={op_name="é😀" source_file="ü.py"}'
+  local line = prefix .. attr .. ', x=1'
+  -- Length of `s` in `enc` code units (LuaJIT has no utf8 library).
+  local function units(s, enc)
+    if enc == 'utf-8' then
+      return #s
+    end
+    local n, i = 0, 1
+    while i <= #s do
+      local c = s:byte(i)
+      local len = c < 0x80 and 1 or c < 0xE0 and 2 or c < 0xF0 and 3 or 4
+      n = n + ((enc == 'utf-16' and len == 4) and 2 or 1)
+      i = i + len
+    end
+    return n
+  end
+  local b = api.nvim_create_buf(true, false)
+  api.nvim_buf_set_lines(b, 0, -1, false, { 'HloModule m', '', line })
+  api.nvim_set_current_buf(b)
+  inline.attach(b, nil)
+  for _, enc in ipairs({ 'utf-16', 'utf-32', 'utf-8' }) do
+    local s = units(prefix, enc)
+    local e = units(prefix .. attr, enc)
+    inline.apply(b, { { kind = 'metadata', range = { start = { line = 2, character = s }, ['end'] = { line = 2, character = e } } } }, enc)
+    local m = marks(b, inline.ns)
+    H.check(#m == 1 and m[1][3] == #prefix and m[1][4].end_col == #prefix + #attr, 'position encoding ' .. enc .. ' -> byte columns', vim.inspect(m[1]))
+  end
+  H.eq(compat.byte_col('a😀b', 3, 'utf-16'), 5, 'byte_col utf-16 after a surrogate pair')
+  H.eq(compat.byte_col('a😀b', 99, 'utf-16'), 6, 'byte_col clamps to the line end')
+  inline.detach(b)
+  api.nvim_buf_delete(b, { force = true })
+end
+
+local function test_setup()
+  local hlo = require('hlo_lsp')
+  local is_011 = vim.fn.has('nvim-0.11') == 1
+  local fake_configs = {}
+  if not is_011 then
+    package.loaded['lspconfig.configs'] = fake_configs
+  end
+  hlo.setup({ autostart = false, cmd = { 'hlo-lsp-test-cmd' }, metadata_kinds = { 'metadata' } })
+  H.eq(hlo.config.cmd, { 'hlo-lsp-test-cmd' }, 'setup: cmd replaced, not merged')
+  H.eq(hlo.config.filetypes, { 'hlo' }, 'setup: default filetypes')
+  H.eq(hlo.config.metadata_hidden, true, 'setup: metadata hidden by default')
+  for _, name in ipairs({ 'HloToggleMetadata', 'HloRecompile', 'HloRestart' }) do
+    H.eq(vim.fn.exists(':' .. name), 2, 'command :' .. name)
+  end
+  local expected_mode = is_011 and 'config' or (vim.lsp.start and 'start' or 'start_client')
+  H.eq(hlo.mode, expected_mode, 'client start mode for this Neovim')
+  if is_011 then
+    local c = vim.lsp.config.hlo_lsp
+    H.eq(c and c.cmd, { 'hlo-lsp-test-cmd' }, 'vim.lsp.config.hlo_lsp.cmd')
+    H.eq(c and c.filetypes, { 'hlo' }, 'vim.lsp.config.hlo_lsp.filetypes')
+    H.check(c and type(c.root_dir) == 'function', 'vim.lsp.config.hlo_lsp.root_dir is a function')
+  else
+    local def = fake_configs.hlo_lsp
+    H.check(def ~= nil, 'registered in lspconfig.configs when lspconfig is present')
+    H.eq(def and def.default_config.cmd, { 'hlo-lsp-test-cmd' }, 'lspconfig default_config.cmd')
+    H.eq(def and def.default_config.filetypes, { 'hlo' }, 'lspconfig default_config.filetypes')
+    package.loaded['lspconfig.configs'] = nil
+  end
+  -- Root: nearest marker, else the file's directory.
+  local dump = H.example_dump()
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(dump))
+  local expected_root = vim.fn.isdirectory(vim.g.hlo_test_repo .. '/.git') == 1 and vim.g.hlo_test_repo
+    or vim.fn.fnamemodify(dump, ':p:h')
+  if dump:find(vim.g.hlo_test_repo, 1, true) == 1 then
+    H.eq(hlo.root_dir(0), expected_root, 'root_dir of the example dump')
+  end
+  vim.cmd('silent bwipeout!')
+  local dir = H.tmpdir()
+  local p = H.write(dir .. '/x.hlo', { 'HloModule m' })
+  vim.cmd('silent edit ' .. p)
+  H.eq(hlo.root_dir(0), vim.fn.fnamemodify(p, ':p:h'), "root_dir without markers: the file's directory")
+  H.eq(hlo.get_client(0), nil, 'autostart=false: no client')
+  H.eq(hlo.recompile(0), false, ':HloRecompile without a client only warns')
+  vim.cmd('silent bwipeout!')
+  -- :checkhealth hlo_lsp
+  local ok, err = pcall(vim.cmd, 'checkhealth hlo_lsp')
+  local text = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  H.check(ok and text:find('hlo-lsp: server command', 1, true) ~= nil, ':checkhealth hlo_lsp', ok and text or err)
+  H.contains(text, 'hlo-lsp-test-cmd is not executable', 'checkhealth reports a missing server command')
+  vim.cmd('silent bwipeout!')
+end
+
+H.run(function()
+  H.log('Neovim ' .. tostring(vim.version and vim.version() and string.format('%d.%d.%d', vim.version().major, vim.version().minor, vim.version().patch)))
+  local dump = H.example_dump()
+  test_filetype()
+  test_syntax(dump)
+  test_setup()
+  test_inline(dump)
+  test_utf16()
+end, 50000)

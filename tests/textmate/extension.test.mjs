@@ -1,0 +1,349 @@
+// The VS Code extension without VS Code: its pure modules (compiled from TypeScript with
+// esbuild), the file patterns in package.json (matched with VS Code's glob semantics),
+// the language configuration and the contributed settings and commands.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { REPO } from './tm.mjs';
+import { EXAMPLES, GPU_FILES, gpuFile, readLines } from './corpus.mjs';
+
+const EXT = path.join(REPO, 'editors', 'vscode');
+const pkg = JSON.parse(fs.readFileSync(path.join(EXT, 'package.json'), 'utf8'));
+const langConfig = JSON.parse(fs.readFileSync(path.join(EXT, 'language-configuration.json'), 'utf8'));
+
+/** Compiles editors/vscode/src/<name>.ts to an ES module in a temp dir and imports it. */
+async function importTs(name) {
+  const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-ext-'));
+  const outfile = path.join(outdir, `${name}.mjs`);
+  await esbuild.build({
+    entryPoints: [path.join(EXT, 'src', `${name}.ts`)],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    outfile,
+    external: ['vscode'],
+    logLevel: 'silent',
+  });
+  return import(pathToFileURL(outfile).href);
+}
+
+const ir = await importTs('inlineRegions');
+const sc = await importTs('serverCommand');
+const det = await importTs('detect');
+
+const pos = (line, character) => ({ line, character });
+const region = (l1, c1, l2, c2, kind = 'metadata') => ({ range: { start: pos(l1, c1), end: pos(l2, c2) }, kind });
+
+// ---------------------------------------------------------------- inline regions
+
+test('inlineRegions: parseInlineRegions validates the server result', () => {
+  assert.deepEqual(ir.parseInlineRegions(null), []);
+  assert.deepEqual(ir.parseInlineRegions({}), []);
+  assert.deepEqual(ir.parseInlineRegions('x'), []);
+  const parsed = ir.parseInlineRegions([
+    region(3, 10, 3, 40, 'backend_config'),
+    region(1, 5, 1, 9),
+    { range: { start: pos(2, 0), end: pos(2, 4) }, kind: 'comment' }, // unknown kind
+    { range: { start: pos(2, 9), end: pos(2, 4) }, kind: 'metadata' }, // inverted
+    { range: { start: { line: -1, character: 0 }, end: pos(2, 4) }, kind: 'metadata' },
+    { range: { start: pos(2, 1.5), end: pos(2, 4) }, kind: 'metadata' },
+    { kind: 'metadata' },
+    42,
+  ]);
+  assert.deepEqual(parsed, [region(1, 5, 1, 9), region(3, 10, 3, 40, 'backend_config')]);
+});
+
+test('inlineRegions: normalizeKinds reads hlo.metadata.kinds', () => {
+  assert.deepEqual([...ir.normalizeKinds(undefined)], ['metadata']);
+  assert.deepEqual([...ir.normalizeKinds('metadata')], ['metadata']);
+  assert.deepEqual([...ir.normalizeKinds([])], []);
+  assert.deepEqual([...ir.normalizeKinds(['backend_config', 'nonsense', 'frontend_attributes', 'backend_config'])], [
+    'backend_config',
+    'frontend_attributes',
+  ]);
+  assert.deepEqual(ir.INLINE_REGION_KINDS, ['metadata', 'backend_config', 'frontend_attributes']);
+  assert.equal(ir.INLINE_REGIONS_METHOD, 'hlo/inlineRegions');
+});
+
+test('inlineRegions: selectHiddenRanges filters kinds, reveals cursor lines, clamps, merges', () => {
+  const regions = [
+    region(0, 10, 0, 20, 'metadata'),
+    region(0, 20, 0, 50, 'backend_config'), // touches the previous one
+    region(2, 5, 2, 30, 'frontend_attributes'),
+    region(4, 3, 6, 1, 'metadata'), // spans lines
+    region(9, 0, 9, 4, 'metadata'), // past the end with lineCount 8
+    region(5, 7, 5, 7, 'metadata'), // empty
+  ];
+  const all = new Set(ir.INLINE_REGION_KINDS);
+  assert.deepEqual(ir.selectHiddenRanges(regions, { kinds: new Set(['metadata']) }), [
+    { range: { start: pos(0, 10), end: pos(0, 20) }, kinds: ['metadata'] },
+    { range: { start: pos(4, 3), end: pos(6, 1) }, kinds: ['metadata'] },
+    { range: { start: pos(9, 0), end: pos(9, 4) }, kinds: ['metadata'] },
+  ]);
+  assert.deepEqual(ir.selectHiddenRanges(regions, { kinds: all, lineCount: 8, revealLines: [2, 5] }), [
+    { range: { start: pos(0, 10), end: pos(0, 50) }, kinds: ['metadata', 'backend_config'] },
+  ]);
+  assert.deepEqual(ir.selectHiddenRanges(regions, { kinds: new Set() }), []);
+  // an end past the document is clamped to the last line
+  const clamped = ir.selectHiddenRanges([region(6, 2, 12, 0)], { kinds: all, lineCount: 8 });
+  assert.equal(clamped.length, 1);
+  assert.equal(clamped[0].range.end.line, 7);
+  // overlapping regions merge into their union
+  assert.deepEqual(ir.selectHiddenRanges([region(1, 0, 1, 30), region(1, 10, 1, 20, 'backend_config')], { kinds: all }), [
+    { range: { start: pos(1, 0), end: pos(1, 30) }, kinds: ['metadata', 'backend_config'] },
+  ]);
+});
+
+test('inlineRegions: hint text', () => {
+  assert.equal(ir.hintText(['metadata']), ' ⋯ metadata');
+  assert.equal(ir.hintText(['metadata', 'backend_config']), ' ⋯ metadata, backend_config');
+});
+
+test('inlineRegions: hiding the protocol ranges on real lines leaves well-formed lines', () => {
+  // Ranges as docs/protocol.md defines them: the ", " before the attribute and the attribute.
+  const lines = readLines(gpuFile(GPU_FILES[0]));
+  const regions = [];
+  lines.forEach((text, line) => {
+    for (const [kind, re] of [
+      ['metadata', /, metadata=\{(?:[^}"]|"(?:[^"\\]|\\.)*")*\}/g],
+      ['backend_config', /, backend_config=\{.*\}$/g],
+    ]) {
+      for (const m of text.matchAll(re)) regions.push({ range: { start: pos(line, m.index), end: pos(line, m.index + m[0].length) }, kind });
+    }
+  });
+  const parsed = ir.parseInlineRegions(JSON.parse(JSON.stringify(regions)));
+  const hidden = ir.selectHiddenRanges(parsed, { kinds: ir.normalizeKinds(['metadata', 'backend_config']), lineCount: lines.length, revealLines: [] });
+  const shown = lines.map((l) => l);
+  for (const h of [...hidden].reverse()) {
+    const l = h.range.start.line;
+    shown[l] = shown[l].slice(0, h.range.start.character) + ir.hintText(h.kinds) + shown[l].slice(h.range.end.character);
+  }
+  const gemm = shown.find((l) => l.includes('%cublas-gemm.1.0 = '));
+  assert.match(gemm, /custom_call_target="__cublas\$lt\$matmul\$f8" ⋯ metadata, backend_config$/);
+  const root = shown.find((l) => l.includes('ROOT %get-tuple-element.1'));
+  assert.match(root, /\), index=0 ⋯ metadata$/);
+  assert.ok(shown.every((l) => !l.includes('metadata={')));
+});
+
+// ---------------------------------------------------------------- server command
+
+test('serverCommand: hlo.server.path or python -m hlo_lsp', () => {
+  assert.deepEqual(sc.resolveServerCommand({}), { command: 'python3', args: ['-m', 'hlo_lsp'] });
+  assert.deepEqual(sc.resolveServerCommand({ path: '', pythonPath: '/venv/bin/python', extraArgs: ['--log', 'x'] }), {
+    command: '/venv/bin/python',
+    args: ['-m', 'hlo_lsp', '--log', 'x'],
+  });
+  assert.deepEqual(sc.resolveServerCommand({ path: '  ', pythonPath: ' ' }), { command: 'python3', args: ['-m', 'hlo_lsp'] });
+  assert.deepEqual(sc.resolveServerCommand({ path: '/usr/local/bin/hlo-lsp', pythonPath: 'python3', extraArgs: ['-v', 3, null] }), {
+    command: '/usr/local/bin/hlo-lsp',
+    args: ['-v'],
+  });
+  assert.deepEqual(sc.resolveServerCommand({ extraArgs: 'not-a-list' }).args, ['-m', 'hlo_lsp']);
+  assert.equal(sc.formatCommandLine({ command: '/a b/python', args: ['-m', 'hlo_lsp'] }), '"/a b/python" -m hlo_lsp');
+});
+
+test('serverCommand: hlo.recompile arguments are [uri]', () => {
+  const uri = 'file:///work/dump/module_0001.jit_f.cpu_after_optimizations.txt';
+  assert.deepEqual(sc.recompileArguments([uri]), [uri]);
+  assert.deepEqual(sc.recompileArguments([], uri), [uri]);
+  assert.equal(sc.recompileArguments([]), undefined);
+  const fakeUri = { scheme: 'file', toString: () => uri }; // what a menu passes: a vscode.Uri
+  assert.deepEqual(sc.recompileArguments([fakeUri], 'file:///other'), [uri]);
+  assert.deepEqual(sc.recompileArguments([{}], uri), [uri]);
+  assert.equal(sc.describeCommandResult('  recompiled \n'), 'recompiled');
+  assert.equal(sc.describeCommandResult({ message: 'ok' }), 'ok');
+  assert.equal(sc.describeCommandResult(null), undefined);
+  assert.equal(sc.describeCommandResult({}), undefined);
+});
+
+// ---------------------------------------------------------------- file patterns
+
+/** VS Code's glob (src/vs/base/common/glob.ts) for the features filenamePatterns use. */
+function globToRegExp(pattern) {
+  let re = '';
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i];
+    if (c === '*') {
+      let n = 0;
+      while (pattern[i] === '*') {
+        n++;
+        i++;
+      }
+      re += n === 1 ? '[^/\\\\]*?' : '.*?';
+    } else if (c === '?') {
+      re += '[^/\\\\]';
+      i++;
+    } else if (c === '[') {
+      const j = pattern.indexOf(']', i + 1);
+      let body = pattern.slice(i + 1, j);
+      if (body.startsWith('!')) body = '^' + body.slice(1);
+      re += `[${body}]`;
+      i = j + 1;
+    } else if (c === '{') {
+      const j = pattern.indexOf('}', i);
+      re += '(?:' + pattern.slice(i + 1, j).split(',').map((a) => globToRegExp(a).source.slice(1, -1)).join('|') + ')';
+      i = j + 1;
+    } else {
+      re += c.replace(/[.+^$()|\\\/]/g, '\\$&');
+      i++;
+    }
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** How VS Code picks a language by path: lower-cased, basename unless the pattern has a `/`. */
+function isHloByName(filePath) {
+  const lang = pkg.contributes.languages.find((l) => l.id === 'hlo');
+  const lower = filePath.toLowerCase();
+  const base = path.posix.basename(lower);
+  if (lang.extensions.some((e) => base.endsWith(e.toLowerCase()))) return true;
+  return lang.filenamePatterns.some((p) => globToRegExp(p.toLowerCase()).test(p.includes('/') ? lower : base));
+}
+
+test('filenamePatterns: XLA dump names open as hlo', () => {
+  const names = [
+    'model.hlo',
+    'module_0001.jit_f.before_optimizations.txt',
+    'module_0001.jit_f.cpu_after_optimizations.txt',
+    'module_0001.jit_f.sm_9.0_gpu_after_optimizations.txt',
+    'module_0042.jit_train_step.gfx942_gpu_after_optimizations.txt',
+    '1700000000000000.module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt',
+    'module_0002.after_optimizations.txt',
+    'module_0001.jit_f.0004.simplification.after_dce.before_x.txt',
+    'module_0002.add_one_shard_parallel.7.0005.spmd-partitioner.after_auto_sharding.before_slice_auto_sharded_stages.txt',
+    'module_0096.func_shard_parallel__2.68.0031.fusion.after_fusion_merger.before_multi_output_fusion.txt',
+    'MODULE_0001.JIT_F.CPU_AFTER_OPTIMIZATIONS.TXT',
+    ...GPU_FILES,
+  ];
+  const dump = path.join(EXAMPLES, 'cpu_dump');
+  if (fs.existsSync(dump)) names.push(...fs.readdirSync(dump).filter((f) => /optimizations\.txt$/.test(f)));
+  for (const n of names) assert.ok(isHloByName(`/home/u/dump/${n}`), n);
+});
+
+test('filenamePatterns: XLA side files never open as hlo', () => {
+  const prefixes = [
+    'module_0001.jit_f.cpu_after_optimizations',
+    'module_0001.jit_f.sm_9.0_gpu_after_optimizations',
+    '1700000000000000.module_0001.jit_f.gfx942_gpu_after_optimizations',
+    'module_0002.add_one_shard_parallel.7.sm_7.0_gpu_after_optimizations',
+    'module_0003.jit_before_optimizations.cpu_after_optimizations',
+    'module_0004.a.0001.b.after_c.before_d.cpu_after_optimizations', // a module named like a pass dump
+  ];
+  const names = [];
+  for (const p of prefixes) {
+    for (const s of ['-buffer-assignment.txt', '-memory-usage-report.txt', '-buffer-assignment-values.txt', '-live-range.txt']) names.push(p + s);
+  }
+  names.push('module_0001.jit_f.debug_options', 'module_0001.jit_f.cpu_after_optimizations.dot', 'module_0001.jit_f.cpu_after_optimizations.html');
+  names.push('module_0001.jit_f.ir-no-opt.ll', 'module_0001.jit_f.thunk_sequence.txt', 'notes.txt', 'hlo.txt');
+  const dump = path.join(EXAMPLES, 'cpu_dump');
+  if (fs.existsSync(dump)) names.push(...fs.readdirSync(dump).filter((f) => !/optimizations\.txt$/.test(f)));
+  const wrong = names.filter((n) => isHloByName(`/home/u/dump/${n}`));
+  // The only names a glob cannot exclude: a module that is itself *named* like a per-pass dump
+  // (`a.0001.b.after_c.before_d`); XLA/JAX module names (jit_f, jit_f.7, ...) never are.
+  assert.deepEqual(wrong.filter((n) => !n.startsWith('module_0004.a.0001.b.after_c.before_d.')), []);
+});
+
+test('firstLine: HLO text yes, XLA side files no', () => {
+  const lang = pkg.contributes.languages.find((l) => l.id === 'hlo');
+  const re = new RegExp(lang.firstLine);
+  for (const f of GPU_FILES) assert.match(readLines(gpuFile(f))[0], re, f);
+  const dump = path.join(EXAMPLES, 'cpu_dump');
+  if (fs.existsSync(dump)) {
+    for (const f of fs.readdirSync(dump)) {
+      const first = readLines(path.join(dump, f))[0];
+      if (/optimizations\.txt$/.test(f)) assert.match(first, re, f);
+      else assert.doesNotMatch(first, re, f);
+    }
+  }
+  assert.doesNotMatch('HloModuleX foo', re);
+});
+
+test('detect: a Plain Text .txt starting with HloModule is HLO, side files never', () => {
+  const first = readLines(gpuFile(GPU_FILES[0]))[0];
+  assert.ok(det.shouldAdoptAsHlo('/d/my_module.txt', 'plaintext', first));
+  assert.ok(det.shouldAdoptAsHlo('/d/MY.TXT', 'plaintext', '\uFEFFHloModule m'));
+  assert.ok(!det.shouldAdoptAsHlo('/d/my_module.txt', 'markdown', first), 'only Plain Text documents');
+  assert.ok(!det.shouldAdoptAsHlo('/d/my_module.log', 'plaintext', first), 'only .txt');
+  assert.ok(!det.shouldAdoptAsHlo('/d/notes.txt', 'plaintext', 'HloModuleX'));
+  assert.ok(!det.shouldAdoptAsHlo('/d/notes.txt', 'plaintext', '  HloModule m'));
+  for (const suffix of det.NOT_HLO_SUFFIXES) assert.ok(!det.shouldAdoptAsHlo(`/d/module_0001.jit_f.cpu_after_optimizations${suffix}`, 'plaintext', first), suffix);
+  const dump = path.join(EXAMPLES, 'cpu_dump');
+  if (fs.existsSync(dump)) {
+    for (const f of fs.readdirSync(dump)) {
+      const expected = /optimizations\.txt$/.test(f);
+      assert.equal(det.shouldAdoptAsHlo(path.join(dump, f), 'plaintext', readLines(path.join(dump, f))[0]), expected, f);
+    }
+  }
+});
+
+// ---------------------------------------------------------------- language configuration, contributions
+
+test('language configuration: comments, brackets, words with . and -', () => {
+  assert.equal(langConfig.comments.lineComment, '//');
+  assert.deepEqual(langConfig.comments.blockComment, ['/*', '*/']);
+  assert.deepEqual(langConfig.brackets, [['{', '}'], ['[', ']'], ['(', ')']]);
+  for (const open of ['{', '[', '(', '"']) assert.ok(langConfig.autoClosingPairs.some((p) => p.open === open), open);
+  const word = new RegExp(langConfig.wordPattern, 'g');
+  const line = readLines(gpuFile(GPU_FILES[0])).find((l) => l.includes('ROOT %get-tuple-element.1'));
+  const words = line.match(word);
+  assert.ok(words.includes('%get-tuple-element.1'), words.join(' '));
+  assert.ok(words.includes('%cublas-gemm.1.0'));
+  assert.ok(words.includes('get-tuple-element'));
+  assert.ok(words.includes('f8e5m2'));
+  assert.ok(!words.some((w) => w.includes('[') || w.includes('{') || w.includes(',') || w.includes('=')));
+  assert.ok(!new RegExp(langConfig.wordPattern).test(''), 'wordPattern must not match the empty string');
+  const gemm = readLines(gpuFile(GPU_FILES[0])).find((l) => l.includes('custom_call_target='));
+  assert.ok(gemm.match(word).includes('__cublas$lt$matmul$f8'));
+});
+
+test('package.json: language, grammar, commands, settings', () => {
+  const c = pkg.contributes;
+  assert.equal(pkg.publisher, 'hlo-lsp');
+  assert.equal(pkg.license, 'Apache-2.0');
+  assert.ok(pkg.repository);
+  assert.ok(pkg.engines.vscode);
+  assert.equal(pkg.main, './out/extension.js');
+  assert.ok(fs.existsSync(path.join(EXT, 'LICENSE')));
+  const grammar = c.grammars.find((g) => g.language === 'hlo');
+  assert.equal(grammar.scopeName, 'source.hlo');
+  assert.equal(grammar.path, './syntaxes/hlo.tmLanguage.json');
+  const commands = c.commands.map((x) => x.command).sort();
+  assert.deepEqual(commands, ['hlo.recompile', 'hlo.restartServer', 'hlo.toggleMetadata']);
+  const p = c.configuration.properties;
+  assert.equal(p['hlo.server.path'].default, '');
+  assert.equal(p['hlo.server.pythonPath'].default, 'python3');
+  assert.deepEqual(p['hlo.server.extraArgs'].default, []);
+  assert.equal(p['hlo.server.extraArgs'].items.type, 'string');
+  assert.deepEqual(p['hlo.trace.server'].enum, ['off', 'messages', 'verbose']);
+  assert.equal(p['hlo.metadata.hidden'].default, true);
+  assert.deepEqual(p['hlo.metadata.kinds'].default, ['metadata']);
+  assert.deepEqual(p['hlo.metadata.kinds'].items.enum, ['metadata', 'backend_config', 'frontend_attributes']);
+  // Plain Text too: a .txt starting with HloModule is switched to hlo (see detect.ts)
+  assert.deepEqual(pkg.activationEvents, ['onLanguage:hlo', 'onLanguage:plaintext']);
+  // hidden text still takes room when lines wrap: HLO files do not wrap by default
+  assert.equal(c.configurationDefaults['[hlo]']['editor.wordWrap'], 'off');
+});
+
+test('package.json: semantic token types map onto the grammar scopes', async () => {
+  const grammar = JSON.parse(fs.readFileSync(path.join(REPO, 'grammar', 'hlo.tmLanguage.json'), 'utf8'));
+  const names = new Set();
+  (function walk(o) {
+    if (Array.isArray(o)) o.forEach(walk);
+    else if (o && typeof o === 'object') {
+      for (const [k, v] of Object.entries(o)) {
+        if ((k === 'name' || k === 'contentName') && typeof v === 'string') v.split(' ').forEach((n) => names.add(n));
+        else walk(v);
+      }
+    }
+  })(grammar);
+  const mapping = pkg.contributes.semanticTokenScopes.find((m) => m.language === 'hlo').scopes;
+  for (const [token, scopes] of Object.entries(mapping)) {
+    for (const scope of scopes) assert.ok(names.has(scope), `${token} -> ${scope}: not a scope of the grammar`);
+  }
+  assert.deepEqual(mapping['keyword.customCall'], ['support.function.opcode.hlo']);
+  assert.deepEqual(mapping['variable.declaration'], ['variable.other.definition.hlo']);
+});
