@@ -181,6 +181,21 @@ def _walk(node, path: str, notes: list[tuple[str, str]]) -> None:
             _walk(val, sub, notes)
 
 
+def target_library(target: str) -> str:
+    """The library behind a ``custom_call_target``: "cuBLASLt FP8", "cuDNN",
+    "Triton", ... (CUSTOM_CALL_TARGETS), a prefix guess for unlisted
+    ``__cublas$``/``__cudnn$`` targets, else "custom"."""
+    if target in CUSTOM_CALL_TARGETS:
+        return CUSTOM_CALL_TARGETS[target][0]
+    if target.startswith("__cublas$lt$"):
+        return "cuBLASLt"
+    if target.startswith("__cublas$"):
+        return "cuBLAS"
+    if target.startswith("__cudnn$"):
+        return "cuDNN"
+    return "custom"
+
+
 def explain_target(target: str) -> str:
     """One line explaining a ``custom_call_target`` value."""
     if target in CUSTOM_CALL_TARGETS:
@@ -188,10 +203,9 @@ def explain_target(target: str) -> str:
         return f"{lib}: {what}"
     if target.startswith("__cudnn$fmha"):
         return "cuDNN: fused multi-head attention"
-    if target.startswith("__cudnn$"):
-        return "cuDNN call"
-    if target.startswith("__cublas$"):
-        return "cuBLAS call"
+    lib = target_library(target)
+    if lib != "custom":
+        return f"{lib} call"
     return "a custom call registered by the backend or the program"
 
 

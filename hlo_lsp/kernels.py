@@ -19,7 +19,7 @@ Shared by inlay hints, the readable view and the kernel summary. Facts:
 
 from __future__ import annotations
 
-from .backend_config import CUSTOM_CALL_TARGETS, cublaslt_result_names, decode_backend_config
+from .backend_config import cublaslt_result_names, decode_backend_config
 from .model import Instruction, unescape
 
 #: Backend fusion kind -> short label used in summaries and code lenses.
@@ -48,21 +48,6 @@ def custom_call_target(ins: Instruction) -> str | None:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         value = unescape(value[1:-1])
     return value
-
-
-def target_library(target: str) -> str:
-    """The library behind a ``custom_call_target``: "cuBLASLt FP8", "cuDNN",
-    "Triton", ... (CUSTOM_CALL_TARGETS), a prefix guess for unlisted
-    ``__cublas$``/``__cudnn$`` targets, else "custom"."""
-    if target in CUSTOM_CALL_TARGETS:
-        return CUSTOM_CALL_TARGETS[target][0]
-    if target.startswith("__cublas$lt$"):
-        return "cuBLASLt"
-    if target.startswith("__cublas$"):
-        return "cuBLAS"
-    if target.startswith("__cudnn$"):
-        return "cuDNN"
-    return "custom"
 
 
 def backend_config_data(ins: Instruction) -> dict | None:

@@ -280,7 +280,8 @@ class FileLocation:
 
 @dataclass(slots=True)
 class SourceFrame:
-    """A resolved Python stack frame: file, function, 1-based line and column."""
+    """A resolved Python stack frame: file, function, 1-based line and column
+    (0 when unknown); ``end_column`` is exclusive."""
 
     file: str
     function: str
@@ -320,10 +321,11 @@ class StackFrameTables:
             seen.add(fid)
             loc_id, parent_printed = self.frames[fid]
             loc = self.file_locations.get(loc_id)
-            if loc is not None:
+            if loc is not None:  # the tables count columns from 0; SourceFrame from 1
                 out.append(SourceFrame(self.file_names.get(loc.file_name_id, "?"),
                                        self.function_names.get(loc.function_name_id, "?"),
-                                       loc.line, loc.column, loc.end_line, loc.end_column))
+                                       loc.line, loc.column + 1, loc.end_line,
+                                       loc.end_column + 1))
             fid = parent_printed - 1
         return out
 

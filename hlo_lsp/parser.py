@@ -33,7 +33,7 @@ _TOKEN_TYPES: tuple[type, ...] = (Token,) if lark_cython is None else (
 
 from .model import (Attribute, Computation, ComputationRef, FileLocation, HloModule,
                     Instruction, Operand, Parameter, Problem, Ref, ShapeToken,
-                    StackFrameTables, strip_sigil, unescape)
+                    strip_sigil, unescape)
 
 GRAMMAR_FILE = "hlo.lark"
 _ROW_ITEM = re.compile(r"([A-Za-z_]+)=(-?\d+)")
@@ -242,24 +242,29 @@ class _Builder(Transformer):
                          value_start, value_end)
 
     def computation_attribute(self, items):
-        attr_tok, refs = items
+        attr_tok, (refs, braces) = items
         attr = attr_tok.value
         crefs = [ComputationRef(attr, r) for r in refs]
-        start = refs[0].start if refs else attr_tok.end_pos + self.base + 1
-        end = refs[-1].end if refs else start
+        start, end = braces if braces is not None else (refs[0].start, refs[0].end)
         text = ", ".join("%" + r.name for r in refs)
+        if braces is not None:
+            text = "{" + text + "}"
         return ("called", crefs, self._attribute(attr_tok, start, end, text))
 
     def computation_refs(self, items):
-        return [self._ref(t) for t in items if t.type == "NAME"]
+        """(refs, (offset of "{", offset just past "}") of a braced list or None)."""
+        braces = [t for t in items if t.type in ("LBRACE", "RBRACE")]
+        span = (braces[0].start_pos + self.base, braces[-1].end_pos + self.base) \
+            if len(braces) == 2 else None
+        return [self._ref(t) for t in items if t.type == "NAME"], span
 
     def control_predecessors(self, items):
         attr_tok = items[0]
         refs = [self._ref(t) for t in items[1:] if t.type == "NAME"]
-        start = refs[0].start if refs else attr_tok.end_pos + self.base + 1
-        end = refs[-1].end if refs else start
-        return ("control", refs, self._attribute(attr_tok, start, end,
-                                                ", ".join("%" + r.name for r in refs)))
+        braces = [t for t in items if t.type in ("LBRACE", "RBRACE")]
+        start, end = braces[0].start_pos + self.base, braces[-1].end_pos + self.base
+        return ("control", refs, self._attribute(
+            attr_tok, start, end, "{" + ", ".join("%" + r.name for r in refs) + "}"))
 
     def foldable_attribute(self, items):
         name, value = items

@@ -17,6 +17,7 @@ import logging
 import pkgutil
 import os
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -30,7 +31,8 @@ from .features import FileTarget, Span
 from .features.definition import definition
 from .features.diagnostics import diagnostics, merge_xla, xla_problem
 from .features.folding import folding_ranges
-from .features.hover import hover
+from .buffer_assignment import buffer_hover
+from .features.hover import HoverResult, hover
 from .features.inline_regions import KINDS, inline_regions
 from .features.references import references
 from .features.symbols import Symbol, document_symbols
@@ -39,6 +41,7 @@ from .model import HloModule, Problem, Severity
 from .index import Kind, find_at
 from .lazy import Skeleton, parse_chunked, partial_module, quick_definition
 from .parser import parse
+from .sources import search_dirs
 from .text import LineIndex
 from .xla_oracle import XlaOracle, available as xla_available
 
@@ -174,7 +177,7 @@ class HloLanguageServer(LanguageServer):
             await asyncio.sleep(delay)
         loop = asyncio.get_running_loop()
         previous = state.latest.module if state.latest is not None else None
-        progress = await self._begin_progress(f"Indexing {os.path.basename(uri)}") \
+        progress = await self.begin_progress(f"Indexing {os.path.basename(uri)}") \
             if len(text) >= PROGRESS_CHARS else None
         try:
             result = await loop.run_in_executor(self._parse_pool, analyze, uri, version, text,
@@ -200,18 +203,23 @@ class HloLanguageServer(LanguageServer):
             if result.version == state.version and not state.closed and result.xla_problems:
                 self.publish(result)
 
-    async def _begin_progress(self, title: str) -> str | None:
-        """Start a window/workDoneProgress report if the client supports it."""
-        caps = self.client_capabilities.window
-        if caps is None or not caps.work_done_progress:
+    async def begin_progress(self, title: str, message: str | None = None,
+                             cancellable: bool = False, percentage: int | None = None,
+                             kind: str = "parse") -> str | None:
+        """Create and begin a window/workDoneProgress report; returns its token
+        (``hlo-<kind>-<uuid>``), or None when the client does not support progress
+        (it is never an error)."""
+        caps = self.client_capabilities
+        if caps is None or caps.window is None or not caps.window.work_done_progress:
             return None
-        token = f"hlo-lsp-{id(title)}-{time.monotonic_ns()}"
+        token = f"hlo-{kind}-{uuid.uuid4()}"
         try:
             await self.work_done_progress.create_async(token)
             self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                title=title, cancellable=False))
+                title=title, cancellable=cancellable, message=message,
+                percentage=percentage))
         except Exception:  # noqa: BLE001 - progress is a courtesy, never a failure
-            log.debug("progress not available", exc_info=True)
+            log.info("window/workDoneProgress is not available", exc_info=True)
             return None
         return token
 
@@ -229,6 +237,8 @@ class HloLanguageServer(LanguageServer):
             uri=analysis.uri, version=analysis.version, diagnostics=diags))
 
     async def analysis(self, uri: str) -> Analysis | None:
+        if not _is_handled(uri):
+            return None
         state = self.docs.get(uri)
         if state is None:
             # Not opened by the client: read from disk (e.g. a definition into
@@ -394,7 +404,13 @@ async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Ho
         return None
     offset = a.lines.offset(params.position.line, params.position.character)
     result = hover(a.module, offset)
-    return _hover(a.lines, result) if result is not None else None
+    if result is None:
+        return None
+    extra = await asyncio.to_thread(buffer_hover, to_fs_path(a.uri) or "", a.module, offset)
+    if extra:  # the buffer assignment XLA wrote beside this dump
+        result = HoverResult(result.markdown + "\n\n---\n\n" + "\n".join(extra),
+                             result.start, result.end)
+    return _hover(a.lines, result)
 
 
 def _hover(lines: LineIndex, result) -> types.Hover:
@@ -403,23 +419,14 @@ def _hover(lines: LineIndex, result) -> types.Hover:
                        range=to_range(lines, result.start, result.end))
 
 
-def _base_dir(ls: HloLanguageServer, uri: str) -> str | None:
-    root = ls.options.get("sourceRoot")
-    if isinstance(root, str) and root:
-        return root
-    folders = ls.workspace.folders
-    if folders:
-        first = next(iter(folders.values()))
-        return to_fs_path(first.uri)
-    path = to_fs_path(uri)
-    return os.path.dirname(path) if path else None
-
-
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
 @guarded(default=[])
 async def on_definition(ls: HloLanguageServer,
                         params: types.DefinitionParams) -> list[types.Location]:
     uri = params.text_document.uri
+    reported = await report_definition(ls, params)  # buffer-assignment reports
+    if reported is not None:
+        return reported
     snap = _pending_snapshot(ls, uri)
     if snap is not None:
         # Indexing is still running: answer from the two lines that matter.
@@ -433,7 +440,9 @@ async def on_definition(ls: HloLanguageServer,
     if a is None:
         return []
     offset = a.lines.offset(params.position.line, params.position.character)
-    targets = definition(a.module, offset, _base_dir(ls, a.uri))
+    folders = [p for f in ls.workspace.folders.values() if (p := to_fs_path(f.uri))]
+    dirs = search_dirs(to_fs_path(a.uri), folders, ls.options.get("sourceRoot"))
+    targets = definition(a.module, offset, dirs)
     return [loc for t in targets if (loc := to_location(a, t)) is not None]
 
 
@@ -499,6 +508,13 @@ async def on_inline_regions(ls: HloLanguageServer, params: Any) -> list[dict]:
                               "end": {"line": rng.end.line, "character": rng.end.character}},
                     "kind": r.kind})
     return out
+
+
+async def report_definition(ls: HloLanguageServer, params: types.DefinitionParams):
+    """Definition inside an XLA buffer-assignment or memory report (not HLO text),
+    answered by :mod:`hlo_lsp.handlers.workspace`; None for HLO documents."""
+    from .handlers.workspace import report_definition as answer
+    return await answer(ls, params)
 
 
 def register_handlers(ls: HloLanguageServer) -> list[str]:

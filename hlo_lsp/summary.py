@@ -11,7 +11,7 @@ all-reduce, custom-call ``called_computations``). Each instruction found is a
   (GPU ``fusion_backend_config.kind`` such as ``__triton_gemm`` or
   ``__cudnn$fusion``, CPU ``fusion_config.kind`` such as ``__ynn_fusion``;
   :func:`hlo_lsp.kernels.fusion_backend_kind`);
-- ``custom-call``: target and library (:func:`hlo_lsp.kernels.target_library`);
+- ``custom-call``: target and library (:func:`hlo_lsp.backend_config.target_library`);
 - ``collective``: all-reduce, all-gather, reduce-scatter, all-to-all,
   collective-permute, collective-broadcast, send/recv (``-start`` forms counted,
   ``-done`` not);
@@ -31,9 +31,9 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .backend_config import HLO_FUSION_KINDS, explain_target
+from .backend_config import HLO_FUSION_KINDS, explain_target, target_library
 from .kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
-                      fusion_backend_kind, hlo_fusion_kind, target_library)
+                      fusion_backend_kind, hlo_fusion_kind)
 from .model import Computation, HloModule, Instruction, SourceFrame
 from .opcodes import COMPUTE
 from .sources import python_stack

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from hlo_lsp.features.diagnostics import diagnostics, merge_xla, xla_problem

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import (FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read)
-from hlo_lsp.features import FileTarget, Span
+from hlo_lsp.features import FileTarget
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover

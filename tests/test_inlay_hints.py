@@ -39,8 +39,8 @@ def test_python_source_at_the_end_of_the_instruction_line():
         ("make_dump.py:112", None, "source", True)
     # The tooltip: the innermost frame of stack_frame_id=26 and its caller.
     assert h.tooltip.split("\n") == [
-        "/work/main/examples/make_dump.py:112:17 (run_program.<locals>.train_step)",
-        "called from /work/main/examples/make_dump.py:130:29 (run_program) "
+        "/work/main/examples/make_dump.py:112:18 (run_program.<locals>.train_step)",
+        "called from /work/main/examples/make_dump.py:130:30 (run_program) "
         "and 2 more frames",
     ]
     # One per instruction with a stack_frame_id (215 in this dump, see examples/README.md).

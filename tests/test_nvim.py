@@ -16,6 +16,8 @@ REPO = Path(__file__).resolve().parent.parent
 NVIM_TESTS = REPO / "tests" / "nvim"
 NVIM = os.environ.get("NVIM") or shutil.which("nvim")
 
+if NVIM is None and os.environ.get("HLO_LSP_REQUIRE_EDITORS"):
+    raise RuntimeError("HLO_LSP_REQUIRE_EDITORS is set but nvim is not installed")
 pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed")
 
 

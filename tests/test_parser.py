@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import (CPU_DUMP, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read)
+from conftest import CPU_DUMP, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
 from hlo_lsp.analysis import check
 from hlo_lsp.parser import parse
 from hlo_lsp.shapes import parse_array_shape

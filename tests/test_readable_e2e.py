@@ -67,7 +67,7 @@ async def test_inlay_hints_shapes_sources_and_cublas_results(client: LanguageCli
     eol = _pos(text, "\n", 0, line)
     h = by_pos[(eol.line, eol.character)]
     assert h.label == "make_dump.py:112" and h.kind is None
-    assert "make_dump.py:112:17 (run_program.<locals>.train_step)" in h.tooltip
+    assert "make_dump.py:112:18 (run_program.<locals>.train_step)" in h.tooltip
     # A range request only returns hints inside the range.
     first = _pos(text, "%copy.31 = ")
     part = await client.text_document_inlay_hint_async(types.InlayHintParams(

@@ -33,7 +33,6 @@ import asyncio
 import logging
 import os
 import time
-import uuid
 from typing import Any
 
 from lsprotocol import types
@@ -197,17 +196,10 @@ def _watch_request_cancel(ls, cancel: asyncio.Event) -> None:
 
 async def _start_progress(ls, title: str, message: str,
                           cancel: asyncio.Event) -> str | None:
-    caps = ls.client_capabilities
-    if caps.window is None or not caps.window.work_done_progress:
+    """Begin a cancellable progress report whose cancel button sets ``cancel``."""
+    token = await ls.begin_progress(title, message, cancellable=True, kind="recompile")
+    if token is None:
         return None
-    token = f"hlo-recompile-{uuid.uuid4()}"
-    try:
-        await ls.work_done_progress.create_async(token)
-    except Exception:  # noqa: BLE001
-        log.info("window/workDoneProgress/create failed", exc_info=True)
-        return None
-    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-        title=title, cancellable=True, message=message))
     loop = asyncio.get_running_loop()
     future = ls.work_done_progress.tokens.get(token)
     if future is not None:
@@ -395,7 +387,12 @@ def register(server) -> None:
                     types.DocumentLinkOptions(resolve_provider=False))
     @guarded(default=[])
     async def document_links(ls, params: types.DocumentLinkParams):
-        """Metadata source locations as links to ``file.py#L<line>``."""
+        """Metadata source locations as links to ``file.py#L<line>``; in buffer
+        assignment reports, instruction names as links to the HLO dump."""
+        from .workspace import report_document_links
+        reported = await report_document_links(ls, params)
+        if reported is not None:
+            return reported
         uri = params.text_document.uri
         a = await ls.analysis(uri)
         if a is None:

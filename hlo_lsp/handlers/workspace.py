@@ -153,18 +153,8 @@ def _folders(ls) -> list[str]:
 
 
 async def _start_progress(ls, title: str) -> str | None:
-    caps = ls.client_capabilities
-    if caps is None or caps.window is None or not caps.window.work_done_progress:
-        return None
-    token = f"hlo-index-{uuid.uuid4()}"
-    try:
-        await ls.work_done_progress.create_async(token)
-    except Exception:  # noqa: BLE001
-        log.info("window/workDoneProgress/create failed", exc_info=True)
-        return None
-    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-        title=title, cancellable=False, message="looking for HLO files", percentage=0))
-    return token
+    return await ls.begin_progress(title, "looking for HLO files", percentage=0,
+                                   kind="index")
 
 
 async def index_folders(ls, st: WorkspaceState, folders: list[str]) -> None:
