@@ -32,16 +32,30 @@ from .text import LineIndex
 
 #: A computation header line: a name at column 0, the line ending with "{".
 _HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[^\n]*\{[ \t]*$", re.M)
+_HEAD_NAME = re.compile(r"(?:ENTRY[ \t]+)?%?([A-Za-z_][\w.\-]*)")
 
 
 class Skeleton:
     """Computation chunk boundaries of a document (character offsets)."""
 
-    __slots__ = ("text", "heads")
+    __slots__ = ("text", "heads", "_names")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.heads: list[int] = [m.start() for m in _HEAD.finditer(text)]
+        self._names: dict[str, int] | None = None
+
+    def head_named(self, name: str) -> int | None:
+        """Offset of the header line that names computation ``name`` (a candidate:
+        callers confirm it with the grammar), or None."""
+        if self._names is None:
+            names: dict[str, int] = {}
+            for head in self.heads:
+                m = _HEAD_NAME.match(self.text, head)
+                if m:
+                    names.setdefault(m.group(1), head)
+            self._names = names
+        return self._names.get(name)
 
     def bounds(self, i: int) -> tuple[int, int]:
         """``[start, end)`` of the i-th computation chunk."""
@@ -129,13 +143,20 @@ def find_instruction(text: str, name: str, start: int, end: int) -> Instruction 
     return None
 
 
-def find_computation_head(text: str, name: str) -> tuple[int, int] | None:
+def find_computation_head(text: str, name: str,
+                          skeleton: Skeleton | None = None) -> tuple[int, int] | None:
     """Span of the name of computation ``name`` in its header line, confirmed by
-    parsing the header with the grammar's ``computation_head`` rule."""
-    pattern = re.compile(r"^(?:ENTRY[ \t]+)?" + _name_pattern(name) + r"[ \t]*(?:\(|->|\{)",
-                         re.M)
-    for m in pattern.finditer(text):
-        line_start, line_end = _line_bounds(text, m.start())
+    parsing the header with the grammar's ``computation_head`` rule. With a
+    ``skeleton`` the candidate comes from its table of header names (no search)."""
+    if skeleton is not None:
+        head = skeleton.head_named(name)
+        starts = [] if head is None else [head]
+    else:
+        pattern = re.compile(r"^(?:ENTRY[ \t]+)?" + _name_pattern(name)
+                             + r"[ \t]*(?:\(|->|\{)", re.M)
+        starts = [m.start() for m in pattern.finditer(text)]
+    for start in starts:
+        line_start, line_end = _line_bounds(text, start)
         try:
             head = parse_fragment(text[line_start:line_end], "computation_head", line_start)
         except UnexpectedInput:
@@ -163,35 +184,44 @@ def quick_definition(text: str, skeleton: Skeleton, offset: int) -> list[Span] |
             return [Span(target.name.start, target.name.end)] if target else None
     for cref in ins.called:
         if cref.ref.start <= offset <= cref.ref.end:
-            head = find_computation_head(text, cref.ref.name)
+            head = find_computation_head(text, cref.ref.name, skeleton)
             return [Span(*head)] if head else None
     if ins.name.start <= offset <= ins.name.end and ins.parameter_number is None:
         return [Span(ins.name.start, ins.name.end)]
     return None
 
 
-def partial_module(text: str, skeleton: Skeleton, offset: int) -> HloModule | None:
+def partial_module(text: str, skeleton: Skeleton, offset: int,
+                   cache: dict[int, list] | None = None) -> HloModule | None:
     """A module holding only what a hover at ``offset`` needs: the header and
     stack-frame tables, the computation containing ``offset`` and the
-    computations it calls. None when those pieces do not parse on their own."""
+    computations it calls. None when those pieces do not parse on their own.
+    ``cache`` (chunk index -> parsed items, -1 for the header) keeps the pieces
+    for the next call on the same text."""
+    cache = {} if cache is None else cache
+
+    def chunk(j: int) -> list:
+        if j not in cache:
+            if j < 0:
+                prefix = text[:skeleton.prefix_end]
+                cache[j] = parse_fragment(prefix, "start", 0) if prefix.strip() else []
+            else:
+                s, e = skeleton.bounds(j)
+                cache[j] = parse_fragment(text[s:e], "start", s)
+        return cache[j]
+
     i = skeleton.chunk_index(offset)
     if i < 0:
         return None
     items: list = []
     try:
-        prefix = text[:skeleton.prefix_end]
-        if prefix.strip():
-            items.extend(parse_fragment(prefix, "start", 0))
-        start, end = skeleton.bounds(i)
-        [comp] = parse_fragment(text[start:end], "start", start)
+        items.extend(chunk(-1))
+        [comp] = chunk(i)
         callees = {c.ref.name for ins in comp.instructions for c in ins.called}
         for name in sorted(callees):
-            head = find_computation_head(text, name)
-            if head is None:
-                continue
-            j = skeleton.chunk_index(head[0])
-            s, e = skeleton.bounds(j)
-            items.extend(parse_fragment(text[s:e], "start", s))
+            head = find_computation_head(text, name, skeleton)
+            if head is not None:
+                items.extend(chunk(skeleton.chunk_index(head[0])))
         items.append(comp)
     except (UnexpectedInput, ValueError):
         return None

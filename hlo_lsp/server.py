@@ -48,11 +48,13 @@ from .xla_oracle import XlaOracle, available as xla_available
 log = logging.getLogger("hlo_lsp")
 
 INLINE_REGIONS = "hlo/inlineRegions"
-EDIT_DEBOUNCE_S = 0.15
+EDIT_DEBOUNCE_S = 0.05            # coalesce keystrokes before reparsing
+OPEN_YIELD_S = 0.1                # big documents: let the first requests run first
 MAX_OUTLINE_INSTRUCTIONS = 20_000
 CHUNKED_PARSE_CHARS = 256 * 1024   # parse bigger documents computation by computation
 PROGRESS_CHARS = 1024 * 1024       # report indexing progress for bigger documents
 MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
+MAX_FULL_PARSE_CHARS = int(os.environ.get("HLO_LSP_MAX_FULL_PARSE_MB", "48")) * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -65,10 +67,21 @@ class Analysis:
     lines: LineIndex
     seconds: float
     xla_problems: list[Problem] | None = None
+    lazy_only: bool = False   # no full model: answers come from the snapshot
 
 
 def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             previous: HloModule | None = None) -> Analysis:
+    if len(text) > MAX_FULL_PARSE_CHARS:
+        # Too big for a full model in bounded memory: hover and definition work
+        # computation by computation from the snapshot (see _pending_snapshot).
+        module = HloModule(text)
+        module.problems.append(Problem(0, 0, (
+            f"this file ({len(text) / 2**20:.0f} MiB) is larger than the full-index limit "
+            f"({MAX_FULL_PARSE_CHARS / 2**20:.0f} MiB): hover and go-to-definition work per "
+            "computation; references, outline and diagnostics are off"),
+            Severity.INFORMATION))
+        return Analysis(uri, version, module, LineIndex(text, encoding), 0.0, lazy_only=True)
     """Parse ``text`` (runs in a worker thread). Big documents are parsed chunk by
     chunk, reusing the computations of ``previous`` that an edit did not touch.
     Never raises: an internal error becomes a diagnostic on the first character."""
@@ -103,6 +116,11 @@ class Snapshot:
     @functools.cached_property
     def skeleton(self) -> Skeleton:
         return Skeleton(self.text)
+
+    @functools.cached_property
+    def chunks(self) -> dict[int, list]:
+        """Computations parsed on demand by quick answers (see lazy.partial_module)."""
+        return {}
 
 
 class _DocState:
@@ -194,7 +212,7 @@ class HloLanguageServer(LanguageServer):
         log.info("analyzed %s v%s (%d chars) in %.3f s", uri, version, len(text),
                  result.seconds)
         oracle = self.oracle()
-        if oracle is not None and len(text) <= MAX_XLA_CHECK_CHARS:
+        if oracle is not None and len(text) <= MAX_XLA_CHECK_CHARS and not result.lazy_only:
             verdict = await loop.run_in_executor(self._oracle_pool, oracle.check, text)
             if verdict is not None and not verdict.ok:
                 result.xla_problems = [xla_problem(verdict, result.lines)]
@@ -350,7 +368,9 @@ def on_initialize(ls: HloLanguageServer, params: types.InitializeParams) -> None
 async def did_open(ls: HloLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     doc = params.text_document
     if _is_handled(doc.uri):
-        ls.schedule(doc.uri, doc.version, doc.text, 0)
+        # The requests an editor sends with didOpen (definition, hover) are answered from the snapshot before the full parse takes the CPU.
+        delay = OPEN_YIELD_S if len(doc.text) >= CHUNKED_PARSE_CHARS else 0
+        ls.schedule(doc.uri, doc.version, doc.text, delay)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -371,9 +391,13 @@ _LOCAL_KINDS = {Kind.INSTRUCTION_DEF, Kind.INSTRUCTION_USE, Kind.OPCODE, Kind.SH
 
 
 def _pending_snapshot(ls: HloLanguageServer, uri: str) -> Snapshot | None:
-    """The current snapshot of ``uri`` while its full analysis is still running."""
+    """The current snapshot of ``uri`` while its full analysis is still running,
+    or always for documents too big for a full model."""
     state = ls.docs.get(uri)
-    if state is None or state.snapshot is None or state.ready() is not None:
+    if state is None or state.snapshot is None:
+        return None
+    ready = state.ready()
+    if ready is not None and not ready.lazy_only:
         return None
     if state.snapshot.version != state.version:
         return None
@@ -390,7 +414,7 @@ async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Ho
         def quick():
             lines = snap.lines
             offset = lines.offset(params.position.line, params.position.character)
-            module = partial_module(snap.text, snap.skeleton, offset)
+            module = partial_module(snap.text, snap.skeleton, offset, snap.chunks)
             # Callers of a computation need the whole module: only instructions here.
             occ = find_at(module, offset) if module is not None else None
             if occ is None or occ.kind not in _LOCAL_KINDS:

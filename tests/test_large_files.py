@@ -1,0 +1,56 @@
+"""Documents too big for a full model: the server keeps memory bounded and still
+answers hover and go-to-definition, computation by computation.
+
+The limit is lowered to 0 MiB with HLO_LSP_MAX_FULL_PARSE_MB so that the real
+FP8 dump exercises the same path a 100 MB dump takes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from conftest import FP8_DUMP, read
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(
+    server_command=[sys.executable, "-m", "hlo_lsp"],
+    server_env=dict(os.environ, HLO_LSP_MAX_FULL_PARSE_MB="0")))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _pos(text: str, needle: str, delta: int = 0) -> types.Position:
+    off = text.index(needle) + delta
+    return types.Position(line=text.count("\n", 0, off),
+                          character=off - (text.rfind("\n", 0, off) + 1))
+
+
+async def test_over_the_limit_hover_and_definition_still_work(client: LanguageClient):
+    text = read(FP8_DUMP)
+    uri = FP8_DUMP.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1,
+                                             text=text)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    [info] = client.diagnostics[uri]
+    assert info.severity == types.DiagnosticSeverity.Information
+    assert "larger than the full-index limit" in info.message
+    doc = types.TextDocumentIdentifier(uri=uri)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=doc, position=_pos(text, "%cublas-gemm.1.0 =", 3)))
+    assert hover is not None and "`__cublas$lt$matmul$f8`" in hover.contents.value
+    assert '"gemm_backend_config": {' in hover.contents.value
+    [loc] = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=doc, position=_pos(text, "calls=%wrapped_transpose_computation", 9)))
+    assert loc.range.start == _pos(text, "%wrapped_transpose_computation (")
+    [loc] = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=doc, position=_pos(text, "%constant_1, f32[]", 3)))
+    assert loc.range.start == _pos(text, "%constant_1 = f32[]")
