@@ -23,7 +23,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_parse import DEFAULT_DUMP, _drain, _rss_bytes  # noqa: E402
+from benchmarks.bench_parse import DEFAULT_DUMP, _rss_bytes, start_server  # noqa: E402
 
 _HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[^\n]*\{[ \t]*$", re.M)
 
@@ -51,16 +51,8 @@ def build(text: str, target_bytes: int) -> str:
 
 async def session(path: pathlib.Path, text: str) -> dict:
     from lsprotocol import types
-    from pygls.lsp.client import LanguageClient
 
-    client = LanguageClient("bench-huge", "0")
-    await client.start_io(sys.executable, "-m", "hlo_lsp")
-    stderr = bytearray()
-    drain = asyncio.create_task(_drain(client._server.stderr, stderr))
-    await client.initialize_async(types.InitializeParams(
-        capabilities=types.ClientCapabilities(),
-        initialization_options={"xlaDiagnostics": False}))
-    client.initialized(types.InitializedParams())
+    client, drain, _stderr = await start_server("bench-huge")
     pid = client._server.pid
     rss_before = _rss_bytes(pid)
     probe = text.rindex("(%", 0, len(text) - 1000) + 2

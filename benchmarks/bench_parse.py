@@ -77,20 +77,18 @@ async def _drain(stream, sink: bytearray) -> None:
         sink.extend(chunk)
 
 
-async def _server_session(path: pathlib.Path, text: str, hovers: int) -> dict:
-    """One fresh server: didOpen -> first definition, -> diagnostics (full index),
-    hover latencies after indexing, a one-line edit -> fresh diagnostics, RSS."""
-    import random
-
+async def start_server(name: str, on_diagnostics=None):
+    """A real server over stdio, initialized (XLA diagnostics off, so only hlo-lsp
+    is measured). Returns (client, stderr drain task, stderr buffer)."""
     from lsprotocol import types
     from pygls.lsp.client import LanguageClient
 
-    client = LanguageClient("bench", "0")
-    published: asyncio.Queue = asyncio.Queue()
-
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def _diags(ls, params):
-        published.put_nowait((time.perf_counter(), params))
+    client = LanguageClient(name, "0")
+    if on_diagnostics is not None:
+        # pygls passes the client as the first argument only when it is named "ls".
+        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _diagnostics(ls, params):
+            on_diagnostics(params)
 
     await client.start_io(sys.executable, "-m", "hlo_lsp")
     stderr = bytearray()
@@ -99,6 +97,22 @@ async def _server_session(path: pathlib.Path, text: str, hovers: int) -> dict:
         capabilities=types.ClientCapabilities(),
         initialization_options={"xlaDiagnostics": False}))
     client.initialized(types.InitializedParams())
+    return client, drain, stderr
+
+
+async def _server_session(path: pathlib.Path, text: str, hovers: int) -> dict:
+    """One fresh server: didOpen -> first definition, -> diagnostics (full index),
+    hover latencies after indexing, a one-line edit -> fresh diagnostics, RSS."""
+    import random
+
+    from lsprotocol import types
+
+    published: asyncio.Queue = asyncio.Queue()
+
+    def on_diagnostics(params) -> None:
+        published.put_nowait((time.perf_counter(), params))
+
+    client, drain, stderr = await start_server("bench", on_diagnostics)
     pid = client._server.pid
     rss_before = _rss_bytes(pid)
     offset = _probe_offset(text)

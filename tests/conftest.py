@@ -32,6 +32,16 @@ def offset_of(text: str, needle: str, delta: int = 0, occurrence: int = 0) -> in
     return pos + delta
 
 
+def position_of(text: str, needle: str, delta: int = 0, start: int = 0):
+    """The LSP position (0-based line, UTF-16 column; the test texts are ASCII) of
+    the first ``needle`` at or after ``start``, plus ``delta`` characters."""
+    from lsprotocol import types
+
+    off = text.index(needle, start) + delta
+    return types.Position(line=text.count("\n", 0, off),
+                          character=off - (text.rfind("\n", 0, off) + 1))
+
+
 @pytest.fixture(scope="session")
 def corpus_dir() -> pathlib.Path:
     if not CORPUS.is_dir():

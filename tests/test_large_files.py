@@ -14,7 +14,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import FP8_DUMP, read
+from conftest import position_of as _pos, FP8_DUMP, read
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(
@@ -26,11 +26,6 @@ async def client(lsp_client: LanguageClient):
     yield
     await lsp_client.shutdown_session()
 
-
-def _pos(text: str, needle: str, delta: int = 0) -> types.Position:
-    off = text.index(needle) + delta
-    return types.Position(line=text.count("\n", 0, off),
-                          character=off - (text.rfind("\n", 0, off) + 1))
 
 
 async def test_over_the_limit_hover_and_definition_still_work(client: LanguageClient):

@@ -29,7 +29,7 @@ from hlo_lsp.recipe import (RECIPE_FILE, PlatformError, Recipe, choose_platform,
                             python_interpreter, set_dump_flags)
 from hlo_lsp.recompile import (hlo_files, map_files, run_program, swap_dump)
 
-from conftest import CPU_DUMP, ROOT
+from conftest import position_of as _pos, CPU_DUMP, ROOT
 
 jax = pytest.importorskip("jax")
 
@@ -373,11 +373,6 @@ def _open(client: LanguageClient, path: pathlib.Path) -> tuple[str, str]:
                                              version=1, text=text)))
     return path.as_uri(), text
 
-
-def _pos(text: str, needle: str, delta: int = 0) -> types.Position:
-    off = text.index(needle) + delta
-    return types.Position(line=text.count("\n", 0, off),
-                          character=off - (text.rfind("\n", 0, off) + 1))
 
 
 def _ours(token) -> bool:

@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
+from conftest import position_of as _pos, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 
@@ -26,11 +26,6 @@ async def client(request, lsp_client: LanguageClient):
     yield
     await lsp_client.shutdown_session()
 
-
-def _pos(text: str, needle: str, delta: int = 0, start: int = 0) -> types.Position:
-    off = text.index(needle, start) + delta
-    line = text.count("\n", 0, off)
-    return types.Position(line=line, character=off - (text.rfind("\n", 0, off) + 1))
 
 
 async def _open(client: LanguageClient, path, text: str | None = None,

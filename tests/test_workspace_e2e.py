@@ -15,7 +15,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
+from conftest import position_of as _pos, CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 GPU_NAME = "module_0040.jit_matmul_fn.sm_9.0_gpu_after_optimizations.txt"
@@ -54,11 +54,6 @@ async def wait_indexed(client: LanguageClient, files: int, timeout: float = 120)
         assert time.monotonic() < deadline, f"indexing did not finish: {st}"
         await asyncio.sleep(0.1)
 
-
-def _pos(text: str, needle: str, delta: int = 0) -> types.Position:
-    off = text.index(needle) + delta
-    return types.Position(line=text.count("\n", 0, off),
-                          character=off - (text.rfind("\n", 0, off) + 1))
 
 
 async def _open(client: LanguageClient, path: pathlib.Path) -> tuple[str, str]:

@@ -1,12 +1,14 @@
 -- The plugin with the real server, inside Neovim:
 --   HLO_LSP_CMD='python -m hlo_lsp' nvim --headless -u tests/nvim/minimal_init.lua -c 'luafile tests/nvim/test_lsp.lua'
 -- Opens a real GPU dump (examples/gpu) and checks filetype, attach, hover,
--- go-to-definition, the metadata toggle (buffer untouched), :HloRestart, and
--- that a *-buffer-assignment.txt file gets neither the filetype nor a client.
+-- go-to-definition, the metadata toggle (buffer untouched), :HloRestart, the views
+-- (:HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart), and that a
+-- *-buffer-assignment.txt file gets neither the filetype nor a client.
 local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')
 local api = vim.api
 local hlo = require('hlo_lsp')
 local inline = require('hlo_lsp.inline')
+local views = require('hlo_lsp.views')
 
 local TIMEOUT = 15000
 
@@ -89,6 +91,133 @@ local function check_definition(bufnr, name, from_row, from_col, want_row)
   local locs = locations(result)
   local ok = #locs >= 1 and locs[1].uri == vim.uri_from_bufnr(bufnr) and locs[1].line == want_row
   H.check(ok, 'definition of ' .. name .. ' -> line ' .. (want_row + 1), err or vim.inspect(result))
+end
+
+local function buffer_text(bufnr)
+  return table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
+end
+
+--- Waits for a scratch buffer whose name starts with `prefix` to be current; returns it.
+local function wait_current(prefix)
+  local buf
+  vim.wait(TIMEOUT, function()
+    local cur = api.nvim_get_current_buf()
+    if api.nvim_buf_get_name(cur):sub(1, #prefix) == prefix and api.nvim_buf_line_count(cur) > 1 then
+      buf = cur
+    end
+    return buf ~= nil
+  end, 20)
+  return buf
+end
+
+local function wait_attached(bufnr)
+  return vim.wait(20000, function()
+    local c = hlo.get_client(bufnr)
+    return c ~= nil and c.server_capabilities ~= nil
+  end, 50)
+end
+
+--- :HloReadable[!], :HloSummary (and the code lens command), :HloCompare, :HloCounterpart.
+local function test_views(b, win, gemm_row)
+  api.nvim_set_current_win(win)
+  api.nvim_win_set_buf(win, b)
+  api.nvim_win_set_cursor(win, { gemm_row + 1, 4 })
+
+  -- Readable view: a read-only hlo scratch buffer, cursor on the same instruction.
+  vim.cmd('HloReadable')
+  local vb = wait_current('hlo-readable://')
+  if not H.check(vb ~= nil and views.readable_info(vb) ~= nil, ':HloReadable opens a readable view buffer', api.nvim_buf_get_name(0)) then
+    return
+  end
+  H.eq({ vim.bo[vb].buftype, vim.bo[vb].filetype, vim.bo[vb].modifiable }, { 'nofile', 'hlo', false },
+    'readable view: buftype=nofile, filetype=hlo, not modifiable')
+  vim.wait(200)
+  H.eq(hlo.get_client(vb), nil, 'no hlo_lsp client on the readable view buffer')
+  local text = buffer_text(vb)
+  H.contains(text, '"gemm_backend_config": {', 'readable view expands backend_config')
+  H.check(not text:find('metadata={', 1, true), 'readable view reduces metadata')
+  H.contains(api.nvim_get_current_line(), '%cublas-gemm.1.0 = ', 'readable view cursor starts on the instruction under the cursor')
+  local view_win = api.nvim_get_current_win()
+
+  -- gd on the custom-call line -> its line in the original file
+  local vrow = H.find(vb, '%cublas-gemm.1.0 = ')
+  api.nvim_win_set_cursor(view_win, { 1, 0 })
+  api.nvim_win_set_cursor(view_win, { vrow + 1, 0 })
+  vim.cmd('normal gd')
+  H.eq({ api.nvim_get_current_buf(), api.nvim_win_get_cursor(0)[1] }, { b, gemm_row + 1 },
+    'gd in the readable view jumps to the original line of %cublas-gemm.1.0')
+  H.contains(api.nvim_get_current_line(), '%cublas-gemm.1.0 = ', 'landed on the %cublas-gemm.1.0 line')
+  -- <CR> on a line of the expanded backend_config -> the same original line
+  api.nvim_set_current_win(view_win)
+  local crow = H.find(vb, '"gemm_backend_config": {')
+  api.nvim_win_set_cursor(view_win, { crow + 1, 0 })
+  vim.cmd([[execute "normal \<CR>"]])
+  H.eq({ api.nvim_get_current_buf(), api.nvim_win_get_cursor(0)[1] }, { b, gemm_row + 1 },
+    '<CR> on the expanded backend_config jumps to the custom-call line')
+
+  -- :HloReadable! inlines the fused computations under their fusion
+  api.nvim_set_current_win(win)
+  vim.cmd('HloReadable!')
+  local ib = wait_current('hlo-readable://')
+  vim.wait(TIMEOUT, function()
+    ib = api.nvim_get_current_buf()
+    return ib ~= vb and views.readable_info(ib) ~= nil
+  end, 20)
+  H.check(ib ~= vb and api.nvim_buf_get_name(ib):find('fusions inlined', 1, true) ~= nil, ':HloReadable! opens another view', api.nvim_buf_get_name(ib))
+  H.check(buffer_text(ib):find('\n      %wrapped_transpose_computation (', 1, true) ~= nil, ':HloReadable! indents the fused computation under its fusion')
+  vim.cmd('silent only')
+
+  -- :HloSummary
+  api.nvim_win_set_buf(0, b)
+  vim.cmd('HloSummary')
+  local sb = wait_current('hlo-summary://')
+  H.check(sb ~= nil and buffer_text(sb):find('cuBLASLt FP8', 1, true) ~= nil, ':HloSummary shows the kernel summary with cuBLASLt FP8',
+    sb and buffer_text(sb))
+  H.eq(sb and vim.bo[sb].modifiable, false, 'summary buffer is not modifiable')
+  -- the code lens command, as vim.lsp.codelens.run() would execute it
+  vim.cmd('silent only')
+  api.nvim_win_set_buf(0, b)
+  vim.cmd('bwipeout ' .. sb)
+  vim.lsp.commands['hlo.showSummary']({ title = 'x', command = 'hlo.showSummary', arguments = { vim.uri_from_bufnr(b) } }, { bufnr = b })
+  sb = wait_current('hlo-summary://')
+  H.check(sb ~= nil and buffer_text(sb):find('cuBLASLt FP8', 1, true) ~= nil, 'the code lens command hlo.showSummary shows the summary')
+  vim.cmd('silent only')
+
+  -- :HloCompare {file}: the cuBLASLt call of the fused dump disappeared in the gemm-fusion one
+  local gpu_dir = vim.fn.fnamemodify(H.example_dump(), ':h')
+  local old = gpu_dir .. '/jit_matmul_fn_with_scale.fp8_cublaslt_fused.gpu_after_optimizations.txt'
+  local new = gpu_dir .. '/jit_matmul_fn_with_scale.fp8_gemm_fusion.gpu_after_optimizations.txt'
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(old))
+  local ob = api.nvim_get_current_buf()
+  H.check(wait_attached(ob), 'client attached to the fused dump')
+  vim.cmd('HloCompare ' .. vim.fn.fnameescape(new))
+  local db = wait_current('hlo-compare://')
+  local diff = db and buffer_text(db) or ''
+  H.contains(diff, 'disappeared', ':HloCompare reports what disappeared')
+  H.contains(diff, '`__cublas$lt$matmul$f8` disappeared (1 -> 0)', ':HloCompare: the cuBLASLt FP8 call disappeared')
+  vim.cmd('silent only')
+
+  -- :HloCounterpart: after optimizations -> before optimizations of the same module
+  local after = vim.g.hlo_test_repo .. '/examples/cpu_dump/module_0028.jit_train_step.cpu_after_optimizations.txt'
+  if vim.fn.filereadable(after) == 1 then
+    vim.cmd('silent edit ' .. vim.fn.fnameescape(after))
+    local ab = api.nvim_get_current_buf()
+    H.check(wait_attached(ab), 'client attached to the CPU dump')
+    local prow = H.find(ab, '%params__b1__.1 = ')
+    api.nvim_win_set_cursor(0, { prow + 1, 4 })
+    vim.cmd('HloCounterpart')
+    local before_name = 'module_0028.jit_train_step.before_optimizations.txt'
+    local moved = vim.wait(TIMEOUT, function()
+      return api.nvim_buf_get_name(0):sub(-#before_name) == before_name
+    end, 20)
+    H.check(moved, ':HloCounterpart opens the before_optimizations file', api.nvim_buf_get_name(0))
+    H.contains(api.nvim_get_current_line(), '%params__b1__.1 = ', ':HloCounterpart lands on the same instruction')
+  else
+    H.log('skip - :HloCounterpart (examples/cpu_dump not generated)')
+  end
+
+  vim.cmd('silent only')
+  api.nvim_win_set_buf(0, b)
 end
 
 local function conceal_marks(bufnr, row)
@@ -205,6 +334,8 @@ H.run(function()
   result, err = request(b, 'textDocument/hover', pos_params(b, gemm_row, gemm_col + 1))
   H.contains(hover_text(result), 'custom-call', 'hover works after restart')
 
+  test_views(b, win, gemm_row)
+
   -- Non-ASCII text before the end of a range: the server's columns and the
   -- position encoding it announced must agree (protocol: UTF-16 offsets).
   local uni = dir .. '/unicode.hlo'
@@ -241,4 +372,4 @@ H.run(function()
   vim.wait(300)
   H.eq(hlo.get_client(nb), nil, 'no hlo_lsp client on the buffer-assignment file')
   H.check(H.read_bytes(dump) == original_bytes, 'the example dump on disk is untouched')
-end, 58000)
+end, 100000)

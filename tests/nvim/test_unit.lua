@@ -319,6 +319,22 @@ local function test_utf16()
   api.nvim_buf_delete(b, { force = true })
 end
 
+--- The pure parts of views.lua: the readable view's line map.
+local function test_views_pure()
+  local views = require('hlo_lsp.views')
+  H.eq(views.text_lines('a\nb\n'), { 'a', 'b' }, 'views: text without the empty line after the final newline')
+  H.eq(views.text_lines(''), { '' }, 'views: empty text is one empty line')
+  local NIL = vim.NIL
+  local map = views.source_map({ 0, NIL, 5, 6, 7, 7, 7, 9, NIL, -1, 2.5 })
+  H.eq(map, { [1] = 0, [3] = 5, [4] = 6, [5] = 7, [6] = 7, [7] = 7, [8] = 9 }, 'views: sourceLines -> 1-based row map, null dropped')
+  H.eq(views.view_row_for(map, 7, 11), 5, 'views: first view row of a source line')
+  H.eq(views.view_row_for(map, 8, 11), 5, 'views: a source line without a row: the row of the nearest earlier one')
+  H.eq(views.view_row_for({}, 3, 2), nil, 'views: nothing mapped')
+  H.eq(views.parse_readable(NIL), nil, 'views: a null result is no view')
+  local v = views.parse_readable({ text = 'HloModule m\n\nENTRY %e {\n}\n', lineMap = { 0, NIL, 13, 30, NIL }, sourceLines = { 0, NIL, 2, 4, NIL } })
+  H.eq(v, { lines = { 'HloModule m', '', 'ENTRY %e {', '}' }, map = { [1] = 0, [3] = 2, [4] = 4 } }, 'views: parse_readable')
+end
+
 local function test_setup()
   local hlo = require('hlo_lsp')
   local is_011 = vim.fn.has('nvim-0.11') == 1
@@ -330,9 +346,10 @@ local function test_setup()
   H.eq(hlo.config.cmd, { 'hlo-lsp-test-cmd' }, 'setup: cmd replaced, not merged')
   H.eq(hlo.config.filetypes, { 'hlo' }, 'setup: default filetypes')
   H.eq(hlo.config.metadata_hidden, true, 'setup: metadata hidden by default')
-  for _, name in ipairs({ 'HloToggleMetadata', 'HloRecompile', 'HloRestart' }) do
+  for _, name in ipairs({ 'HloToggleMetadata', 'HloRecompile', 'HloRestart', 'HloReadable', 'HloSummary', 'HloCompare', 'HloCounterpart' }) do
     H.eq(vim.fn.exists(':' .. name), 2, 'command :' .. name)
   end
+  H.eq(type(vim.lsp.commands['hlo.showSummary']), 'function', 'client-side handler of the code lens command hlo.showSummary')
   local expected_mode = is_011 and 'config' or (vim.lsp.start and 'start' or 'start_client')
   H.eq(hlo.mode, expected_mode, 'client start mode for this Neovim')
   if is_011 then
@@ -362,6 +379,8 @@ local function test_setup()
   H.eq(hlo.root_dir(0), vim.fn.fnamemodify(p, ':p:h'), "root_dir without markers: the file's directory")
   H.eq(hlo.get_client(0), nil, 'autostart=false: no client')
   H.eq(hlo.recompile(0), false, ':HloRecompile without a client only warns')
+  H.eq({ hlo.readable(0), hlo.summary(0), hlo.compare(0, { p }), hlo.counterpart(0) }, { false, false, false, false },
+    ':HloReadable, :HloSummary, :HloCompare, :HloCounterpart without a client only warn')
   vim.cmd('silent bwipeout!')
   -- :checkhealth hlo_lsp
   local ok, err = pcall(vim.cmd, 'checkhealth hlo_lsp')
@@ -377,6 +396,7 @@ H.run(function()
   test_filetype()
   test_syntax(dump)
   test_setup()
+  test_views_pure()
   test_inline(dump)
   test_utf16()
 end, 50000)

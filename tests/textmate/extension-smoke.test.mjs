@@ -14,7 +14,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import * as esbuild from 'esbuild';
 import { HERE, REPO } from './tm.mjs';
-import { GPU_FILES, gpuFile } from './corpus.mjs';
+import { GPU_FILES, cpuDumpFile, gpuFile } from './corpus.mjs';
 
 const require = createRequire(import.meta.url);
 const EXT_SRC = path.join(REPO, 'editors', 'vscode', 'src', 'extension.ts');
@@ -228,6 +228,123 @@ test('extension smoke test: the real server (python -m hlo_lsp) hides exactly th
       assert.deepEqual(hidden.map((h) => ({ line: h.range.start.line, text: textOf(lines, h.range) })), expected);
     }
     assert.equal(record.messages.filter((m) => m.level === 'error').length, 0, JSON.stringify(record.messages));
+    for (const d of context.subscriptions) await d.dispose?.();
+    await ext.deactivate();
+  } finally {
+    if (previous === undefined) delete process.env.PYTHONPATH;
+    else process.env.PYTHONPATH = previous;
+  }
+});
+
+test('extension smoke test: the real server behind the readable view, summary, compare and counterpart commands', async (t) => {
+  const python = realServerPython();
+  if (!python) return t.skip('no Python with hlo_lsp and pygls (set HLO_LSP_PYTHON)');
+  const previous = process.env.PYTHONPATH;
+  process.env.PYTHONPATH = previous ? `${REPO}${path.delimiter}${previous}` : REPO;
+  try {
+    const ext = require(await bundleExtension());
+    const mock = globalThis.__hloVscodeMock;
+    const { record, settings } = mock;
+    settings['hlo.server.path'] = '';
+    settings['hlo.server.pythonPath'] = python;
+    const context = { subscriptions: [], workspaceState: memento(), globalState: memento() };
+    await ext.activate(context);
+    for (const id of ['hlo.openReadableView', 'hlo.openReadableViewInlineFusions', 'hlo.showSummaryView', 'hlo.compareWith']) {
+      assert.ok(record.commands.has(id), `${id} registered at activation`);
+    }
+    const seed = gpuFile(GPU_FILES[0]);
+    const { doc, editor } = mock.openHlo(seed);
+    const uri = doc.uri.toString();
+    const lines = fs.readFileSync(seed, 'utf8').split('\n');
+    const gemmLine = lines.findIndex((l) => l.includes('%cublas-gemm.1.0 = '));
+    // languageclient registers the server's commands once it is initialized
+    await waitFor('server commands registered', () => ['hlo.showSummary', 'hlo.gotoCounterpart'].every((id) => record.commands.has(id)), 60000);
+    const provider = (kind) => record.providers.find((p) => p.kind === kind && p.selector?.scheme === 'hlo-readable')?.provider;
+
+    // Readable view: a read-only hlo document from hlo.readableView, the cursor on the
+    // view line of the original cursor line, lines linking back to the original file.
+    mock.moveCursor(editor, gemmLine);
+    await mock.commands.executeCommand('hlo.openReadableView');
+    const shownView = record.shown.at(-1);
+    assert.ok(shownView?.uri.startsWith('hlo-readable:'), JSON.stringify(shownView));
+    assert.equal(shownView.languageId, 'hlo');
+    const view = mock.documents.find((d) => d.uri.toString() === shownView.uri);
+    const viewText = view.getText();
+    assert.ok(viewText.includes('"gemm_backend_config": {'), 'backend_config expanded');
+    assert.ok(!viewText.includes('metadata={'), 'metadata reduced');
+    const viewLines = viewText.split('\n');
+    assert.match(viewLines[shownView.options.selection.start.line], /%cublas-gemm\.1\.0 = /, 'cursor placed on the same instruction');
+    const links = await provider('DocumentLink').provideDocumentLinks(view);
+    const gemmLink = links.find((l) => viewLines[l.range.start.line].includes('%cublas-gemm.1.0 = '));
+    assert.ok(gemmLink, 'a link on the custom-call line');
+    assert.equal(viewLines[gemmLink.range.start.line].slice(gemmLink.range.start.character, gemmLink.range.end.character), '%cublas-gemm.1.0');
+    assert.equal(gemmLink.target.toString(), `${uri}#L${gemmLine + 1}`);
+    assert.ok(links.length >= 8, `${links.length} links`);
+    for (const l of links) assert.ok(l.target.toString().startsWith(`${uri}#L`), l.target.toString());
+    // go to definition from a line of the expanded backend_config
+    const configLine = viewLines.findIndex((l) => l.includes('"gemm_backend_config": {'));
+    const def = await provider('Definition').provideDefinition(view, new (require(MOCK).Position)(configLine, 8));
+    assert.equal(def.uri.toString(), uri);
+    assert.equal(def.range.start.line, gemmLine);
+    // with fusions inlined: another document, the fused computation indented under its fusion
+    await mock.commands.executeCommand('hlo.openReadableViewInlineFusions');
+    const inlined = record.shown.at(-1);
+    assert.notEqual(inlined.uri, shownView.uri);
+    const inlinedText = mock.documents.find((d) => d.uri.toString() === inlined.uri).getText();
+    assert.match(inlinedText, /\n {6}%wrapped_transpose_computation \(/);
+
+    // Kernel summary: the palette command (no Markdown preview here: shown as a document) ...
+    await mock.commands.executeCommand('hlo.showSummaryView');
+    const shownSummary = record.shown.at(-1);
+    assert.ok(shownSummary.uri.startsWith('hlo-report:'), shownSummary.uri);
+    assert.equal(shownSummary.languageId, 'markdown');
+    const summaryDoc = mock.documents.find((d) => d.uri.toString() === shownSummary.uri);
+    assert.ok(summaryDoc.getText().includes('cuBLASLt FP8'), summaryDoc.getText());
+    // ... and the code lens command hlo.showSummary [uri], whose result is shown too (Markdown preview)
+    const previewed = [];
+    record.commands.set('markdown.showPreviewToSide', (u) => previewed.push(u.toString()));
+    const lensResult = await mock.commands.executeCommand('hlo.showSummary', uri);
+    assert.equal(typeof lensResult, 'string');
+    assert.ok(lensResult.includes('cuBLASLt FP8'));
+    assert.equal(previewed.length, 1);
+    assert.ok(mock.documents.find((d) => d.uri.toString() === previewed[0]).getText().includes('cuBLASLt FP8'));
+
+    // Compare With...: two files given (explorer / programmatic) ...
+    const [oldFile, newFile] = [gpuFile(GPU_FILES[1]), gpuFile(GPU_FILES[2])];
+    await mock.commands.executeCommand('hlo.compareWith', `file://${oldFile}`, `file://${newFile}`);
+    const shownDiff = record.shown.at(-1);
+    const diffText = mock.documents.find((d) => d.uri.toString() === shownDiff.uri).getText();
+    assert.match(diffText, /`__cublas\$lt\$matmul\$f8` disappeared \(1 -> 0\)/);
+    assert.match(diffText, /Triton GEMM fusion appeared/);
+    // ... or one: the other is picked (cancelled here)
+    const shownBefore = record.shown.length;
+    await mock.commands.executeCommand('hlo.compareWith');
+    assert.ok(record.quickPicks.at(-1)?.some((i) => /Browse/.test(i.label)), 'a quick pick was offered');
+    assert.equal(record.shown.length, shownBefore, 'cancelled: nothing shown');
+
+    // Go to counterpart: after optimizations -> before optimizations (examples/cpu_dump)
+    const after = cpuDumpFile('module_0028.jit_train_step.cpu_after_optimizations.txt');
+    if (after) {
+      const gone = [];
+      record.commands.set('editor.action.goToLocations', (...args) => gone.push(args));
+      const { doc: afterDoc, editor: afterEditor } = mock.openHlo(after);
+      const afterLines = afterDoc.getText().split('\n');
+      const paramLine = afterLines.findIndex((l) => l.includes('%params__b1__.1 = '));
+      afterEditor.selections = [new (require(MOCK).Selection)(paramLine, 4, paramLine, 4)];
+      const locs = await mock.commands.executeCommand('hlo.gotoCounterpart');
+      assert.equal(locs.length, 1, JSON.stringify(locs));
+      assert.match(locs[0].uri, /module_0028\.jit_train_step\.before_optimizations\.txt$/);
+      const beforeLines = fs.readFileSync(after.replace('cpu_after_optimizations', 'before_optimizations'), 'utf8').split('\n');
+      assert.equal(locs[0].range.start.line, beforeLines.findIndex((l) => l.includes('%params__b1__.1 = ')));
+      assert.equal(gone.length, 1);
+      assert.equal(gone[0][0].toString(), afterDoc.uri.toString());
+      assert.equal(gone[0][2].length, 1);
+      assert.equal(gone[0][3], 'goto');
+    } else {
+      t.diagnostic('examples/cpu_dump not generated: counterpart not checked');
+    }
+
+    assert.equal(record.messages.filter((m) => m.level === 'error' || m.level === 'warning').length, 0, JSON.stringify(record.messages));
     for (const d of context.subscriptions) await d.dispose?.();
     await ext.deactivate();
   } finally {

@@ -34,6 +34,7 @@ async function importTs(name) {
 const ir = await importTs('inlineRegions');
 const sc = await importTs('serverCommand');
 const det = await importTs('detect');
+const vw = await importTs('views');
 
 const pos = (line, character) => ({ line, character });
 const region = (l1, c1, l2, c2, kind = 'metadata') => ({ range: { start: pos(l1, c1), end: pos(l2, c2) }, kind });
@@ -312,7 +313,30 @@ test('package.json: language, grammar, commands, settings', () => {
   assert.equal(grammar.scopeName, 'source.hlo');
   assert.equal(grammar.path, './syntaxes/hlo.tmLanguage.json');
   const commands = c.commands.map((x) => x.command).sort();
-  assert.deepEqual(commands, ['hlo.recompile', 'hlo.restartServer', 'hlo.toggleMetadata']);
+  assert.deepEqual(commands, [
+    'hlo.compareWith',
+    'hlo.gotoCounterpart',
+    'hlo.openReadableView',
+    'hlo.openReadableViewInlineFusions',
+    'hlo.recompile',
+    'hlo.restartServer',
+    'hlo.showSummaryView',
+    'hlo.toggleMetadata',
+  ]);
+  for (const x of c.commands) assert.equal(x.category, 'HLO', x.command);
+  // every contributed command is hidden from the palette outside HLO editors (restart excepted)
+  const palette = new Map(c.menus.commandPalette.map((m) => [m.command, m.when]));
+  for (const id of commands.filter((id) => id !== 'hlo.restartServer')) assert.match(palette.get(id) ?? '', /editorLangId == hlo/, id);
+  // the menus only name contributed commands, and only for HLO documents
+  for (const [menu, entries] of Object.entries(c.menus)) {
+    for (const m of entries) {
+      assert.ok(commands.includes(m.command), `${menu}: ${m.command}`);
+      assert.match(m.when, /(editorLangId|resourceLangId) == hlo/, `${menu}: ${m.command}`);
+    }
+  }
+  assert.ok(c.menus['editor/title'].some((m) => m.command === 'hlo.openReadableView' && m.group === 'navigation'));
+  assert.ok(c.menus['editor/context'].some((m) => m.command === 'hlo.gotoCounterpart'));
+  assert.ok(c.menus['explorer/context'].some((m) => m.command === 'hlo.compareWith'));
   const p = c.configuration.properties;
   assert.equal(p['hlo.server.path'].default, '');
   assert.equal(p['hlo.server.pythonPath'].default, 'python3');
@@ -346,4 +370,105 @@ test('package.json: semantic token types map onto the grammar scopes', async () 
   }
   assert.deepEqual(mapping['keyword.customCall'], ['support.function.opcode.hlo']);
   assert.deepEqual(mapping['variable.declaration'], ['variable.other.definition.hlo']);
+});
+
+// ---------------------------------------------------------------- views (readable view, summary, compare, counterpart)
+
+// A readable view as `hlo.readableView` returns it (docs/protocol.md): the text, and per
+// line the 0-based source line it shows (null for blank lines; the text ends with \n).
+const VIEW_TEXT = [
+  'HloModule jit_f, entry_computation_layout={()->f32[]}',
+  '',
+  'ENTRY %main.4 () -> f32[] {',
+  '  %c = f32[] constant(1)',
+  '  %cublas-gemm.1.0 = (f32[], s8[4]{0}) custom-call(f32[] %c), custom_call_target="__cublas$gemm"',
+  '    // __cublas$gemm: cuBLAS GEMM',
+  '    // backend_config:',
+  '    //   {"gemm_backend_config": {',
+  '  ROOT %get-tuple-element.1 = f32[] get-tuple-element((f32[], s8[4]{0}) %cublas-gemm.1.0), index=0  // output',
+  '}',
+  '',
+].join('\n');
+const VIEW_LINES = [0, null, 5, 6, 7, 7, 7, 7, 9, 10, null];
+
+test('views: parseReadableView validates the server result', () => {
+  assert.equal(vw.parseReadableView(null), undefined);
+  assert.equal(vw.parseReadableView({ sourceLines: [] }), undefined);
+  const v = vw.parseReadableView({ text: VIEW_TEXT, lineMap: [], sourceLines: VIEW_LINES });
+  assert.deepEqual(v, { text: VIEW_TEXT, sourceLines: VIEW_LINES });
+  // malformed and missing entries become null: one entry per line of the text
+  const w = vw.parseReadableView({ text: 'a\nb\nc', sourceLines: [3, -1] });
+  assert.deepEqual(w.sourceLines, [3, null, null]);
+  assert.deepEqual(vw.parseReadableView({ text: 'a\n', sourceLines: ['1', 2.5, 0] }).sourceLines, [null, null]);
+});
+
+test('views: readable view lines link back to their source lines', () => {
+  const v = vw.parseReadableView({ text: VIEW_TEXT, sourceLines: VIEW_LINES });
+  const lines = VIEW_TEXT.split('\n');
+  const links = vw.readableLinks(v);
+  const shown = links.map((l) => ({ line: l.line, text: lines[l.line].slice(l.start, l.end), target: l.targetLine }));
+  assert.deepEqual(shown, [
+    { line: 0, text: 'jit_f', target: 0 },
+    { line: 2, text: '%main.4', target: 5 },
+    { line: 3, text: '%c', target: 6 },
+    // the comment lines under the custom-call show the same source line: no links of their own
+    { line: 4, text: '%cublas-gemm.1.0', target: 7 },
+    { line: 8, text: '%get-tuple-element.1', target: 9 },
+    { line: 9, text: '}', target: 10 },
+  ]);
+  // go to definition works from any mapped line, comments included
+  assert.equal(vw.sourceLineAt(v, 6), 7);
+  assert.equal(vw.sourceLineAt(v, 1), undefined);
+  assert.equal(vw.sourceLineAt(v, 99), undefined);
+  // the cursor of the original file, placed in the view
+  assert.equal(vw.viewLineFor(v, 7), 4);
+  assert.equal(vw.viewLineFor(v, 8), 4, 'a source line without a view line: the last one before');
+  assert.equal(vw.viewLineFor(v, 0), 0);
+  assert.equal(vw.viewLineFor({ text: '\n', sourceLines: [null, null] }, 3), undefined);
+  assert.equal(vw.lineTarget('file:///d/x.txt', 7), 'file:///d/x.txt#L8');
+  assert.equal(vw.lineTarget('file:///d/x.txt#L2', 0), 'file:///d/x.txt#L1');
+});
+
+test('views: command arguments and view URIs', () => {
+  const uri = 'file:///d/module_0001.jit_f.cpu_after_optimizations.txt';
+  assert.deepEqual(vw.readableViewArguments(uri, true), [uri, { inlineFusions: true }]);
+  assert.deepEqual(vw.summaryArguments(uri), [uri, { format: 'markdown' }]);
+  assert.deepEqual(vw.compareArguments('file:///a.txt', uri), ['file:///a.txt', uri, { format: 'text' }]);
+  const req = { command: vw.READABLE_VIEW, arguments: vw.readableViewArguments(uri, false) };
+  assert.deepEqual(vw.decodeViewRequest(vw.encodeViewRequest(req)), req);
+  assert.equal(vw.decodeViewRequest('not json'), undefined);
+  assert.equal(vw.decodeViewRequest('{"command": 1, "arguments": []}'), undefined);
+  assert.equal(vw.viewPath('/d/x.txt', 'readable.hlo'), '/d/x.txt.readable.hlo');
+  assert.equal(vw.baseName('file:///d/a%20b.txt?q#L1'), 'a b.txt');
+  assert.equal(vw.textResult('## summary'), '## summary');
+  assert.equal(vw.textResult(null), undefined);
+  assert.equal(vw.textResult('  '), undefined);
+  assert.equal(vw.READABLE_SCHEME, 'hlo-readable');
+  assert.equal(vw.COUNTERPART_METHOD, 'hlo/counterpart');
+});
+
+test('views: Compare With... takes its two files from the arguments, the active file or a pick', () => {
+  const a = 'file:///d/a.txt';
+  const b = 'file:///d/b.txt';
+  const uri = (s) => ({ scheme: 'file', toString: () => s });
+  assert.deepEqual(vw.compareTargets([a, b]), { oldUri: a, newUri: b });
+  assert.deepEqual(vw.compareTargets([uri(a), [uri(a), uri(b)]]), { oldUri: a, newUri: b }, 'explorer, two selected');
+  assert.deepEqual(vw.compareTargets([uri(b), [uri(b)]], a), { oldUri: b }, 'explorer, one selected: pick the other');
+  assert.deepEqual(vw.compareTargets([], a), { oldUri: a });
+  assert.deepEqual(vw.compareTargets([]), { oldUri: undefined });
+});
+
+test('views: hlo/counterpart params and locations', () => {
+  const uri = 'file:///d/module_0028.jit_train_step.cpu_after_optimizations.txt';
+  const pos = { line: 4, character: 2 };
+  const active = { uri, position: { line: 9, character: 1 } };
+  assert.deepEqual(vw.counterpartParams([uri, pos]), { textDocument: { uri }, position: pos });
+  assert.deepEqual(vw.counterpartParams([{ textDocument: { uri }, position: pos }]), { textDocument: { uri }, position: pos });
+  assert.deepEqual(vw.counterpartParams([], active), { textDocument: { uri }, position: active.position });
+  assert.deepEqual(vw.counterpartParams([{ scheme: 'file', toString: () => uri }], active), { textDocument: { uri }, position: active.position });
+  assert.equal(vw.counterpartParams(['file:///other.txt'], active), undefined, 'a menu on another file: no cursor there');
+  assert.equal(vw.counterpartParams([]), undefined);
+  const loc = { uri, range: { start: pos, end: { line: 4, character: 9 } } };
+  assert.deepEqual(vw.parseLocations([loc, { uri }, { range: loc.range }, null]), [loc]);
+  assert.deepEqual(vw.parseLocations(null), []);
 });

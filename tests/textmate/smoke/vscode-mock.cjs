@@ -16,6 +16,10 @@ const record = {
   contexts: {},
   requestsLog: [],
   languageChanges: [], // {uri, languageId} from languages.setTextDocumentLanguage
+  contentProviders: new Map(), // scheme -> TextDocumentContentProvider
+  providers: [], // {kind: 'DocumentLink' | 'Definition' | ..., selector, provider}
+  shown: [], // {uri, languageId, options} from window.showTextDocument
+  quickPicks: [], // items offered by window.showQuickPick
 };
 const settings = {}; // 'hlo.server.path' -> value
 
@@ -40,12 +44,13 @@ class CancellationTokenSource {
 }
 class Uri {
   constructor(scheme, authority, path, query, fragment) { Object.assign(this, { scheme, authority: authority || '', path: path || '', query: query || '', fragment: fragment || '' }); }
-  static parse(s) { const m = /^([a-z][\w+.-]*):(?:\/\/([^/]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/i.exec(s); return m ? new Uri(m[1], m[2], decodeURIComponent(m[3]), m[4], m[5]) : new Uri('file', '', s); }
+  static parse(s) { const m = /^([a-z][\w+.-]*):(?:\/\/([^/]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/i.exec(s); return m ? new Uri(m[1], m[2], decodeURIComponent(m[3]), m[4] && decodeURIComponent(m[4]), m[5]) : new Uri('file', '', s); }
   static file(p) { return new Uri('file', '', p); }
+  static from(c) { return new Uri(c.scheme, c.authority, c.path, c.query, c.fragment); }
   static joinPath(u, ...ps) { return new Uri(u.scheme, u.authority, nodePath.posix.join(u.path, ...ps)); }
   get fsPath() { return this.path; }
   with(c) { return new Uri(c.scheme ?? this.scheme, c.authority ?? this.authority, c.path ?? this.path, c.query ?? this.query, c.fragment ?? this.fragment); }
-  toString() { return `${this.scheme}://${this.authority}${encodeURI(this.path)}${this.query ? '?' + this.query : ''}${this.fragment ? '#' + this.fragment : ''}`; }
+  toString() { return `${this.scheme}://${this.authority}${encodeURI(this.path)}${this.query ? '?' + encodeURIComponent(this.query) : ''}${this.fragment ? '#' + this.fragment : ''}`; }
   toJSON() { return { scheme: this.scheme, path: this.path }; }
 }
 class Position {
@@ -59,6 +64,8 @@ class Range {
   get isSingleLine() { return this.start.line === this.end.line; }
 }
 class Selection extends Range { constructor(a, b, c, d) { super(a, b, c, d); this.anchor = this.start; this.active = this.end; } }
+class Location { constructor(uri, rangeOrPosition) { this.uri = uri; this.range = rangeOrPosition instanceof Range ? rangeOrPosition : new Range(rangeOrPosition, rangeOrPosition); } }
+class DocumentLink { constructor(range, target) { this.range = range; this.target = target; } }
 class ThemeColor { constructor(id) { this.id = id; } }
 class MarkdownString { constructor(v = '') { this.value = v; } appendText(t) { this.value += t; return this; } appendMarkdown(t) { this.value += t; return this; } appendCodeblock(t) { this.value += t; return this; } }
 
@@ -117,7 +124,7 @@ const languages = {
     return 0;
   },
   createDiagnosticCollection(name) { const m = new Map(); return { name, set(u, d) { if (u) m.set(String(u), d); }, delete(u) { m.delete(String(u)); }, clear() { m.clear(); }, forEach(f) { m.forEach((v, k) => f(Uri.parse(k), v)); }, get(u) { return m.get(String(u)); }, has(u) { return m.has(String(u)); }, dispose() {} }; },
-  getLanguages() { return Promise.resolve(['hlo', 'plaintext']); },
+  getLanguages() { return Promise.resolve(['hlo', 'plaintext', 'markdown']); },
   setTextDocumentLanguage(d, languageId) {
     // like VS Code: the document is closed and opened again with the new language
     record.languageChanges.push({ uri: d.uri.toString(), languageId });
@@ -130,7 +137,12 @@ const languages = {
     return Promise.resolve(doc);
   },
 };
-const languagesProxy = new Proxy(languages, { get(t, p) { if (p in t) return t[p]; if (typeof p === 'string' && p.startsWith('register')) return () => new Disposable(); if (typeof p === 'string' && p.startsWith('on')) return event('languages.' + p); return undefined; } });
+const languagesProxy = new Proxy(languages, { get(t, p) { if (p in t) return t[p];
+  if (typeof p === 'string' && p.startsWith('register')) {
+    const kind = p.replace(/^register/, '').replace(/Provider$/, '');
+    return (selector, provider) => { const entry = { kind, selector, provider }; record.providers.push(entry);
+      return new Disposable(() => { const i = record.providers.indexOf(entry); if (i >= 0) record.providers.splice(i, 1); }); };
+  } if (typeof p === 'string' && p.startsWith('on')) return event('languages.' + p); return undefined; } });
 
 const workspace = {
   getConfiguration: configuration,
@@ -139,13 +151,33 @@ const workspace = {
   name: undefined,
   rootPath: undefined,
   notebookDocuments: [],
-  openTextDocument(u) { const uri = typeof u === 'string' ? Uri.file(u) : u; const text = fs.readFileSync(uri.fsPath, 'utf8'); const doc = new TextDocument(uri, 'hlo', text); return Promise.resolve(doc); },
+  async openTextDocument(u) {
+    const uri = typeof u === 'string' ? Uri.file(u) : u;
+    const provider = record.contentProviders.get(uri.scheme);
+    if (!provider) return new TextDocument(uri, 'hlo', fs.readFileSync(uri.fsPath, 'utf8'));
+    // a virtual document: one per uri, language from the extension of its path, like VS Code
+    const key = uri.toString();
+    const open = documents.find((d) => d.uri.toString() === key);
+    if (open) return open;
+    const text = await provider.provideTextDocumentContent(uri, new CancellationTokenSource().token);
+    const ext = nodePath.posix.extname(uri.path);
+    const doc = new TextDocument(uri, ext === '.hlo' ? 'hlo' : ext === '.md' ? 'markdown' : 'plaintext', text ?? '');
+    documents.push(doc);
+    fire('workspace.onDidOpenTextDocument', doc);
+    if (provider.onDidChange) {
+      provider.onDidChange(async (changed) => {
+        if (changed.toString() === key) doc._text = (await provider.provideTextDocumentContent(changed, new CancellationTokenSource().token)) ?? '';
+      });
+    }
+    return doc;
+  },
   createFileSystemWatcher() { return { onDidCreate: event('fsw.c'), onDidChange: event('fsw.ch'), onDidDelete: event('fsw.d'), dispose() {} }; },
   applyEdit() { return Promise.resolve(true); },
   fs: { stat: () => Promise.reject(new Error('no fs')) },
   getWorkspaceFolder() { return undefined; },
   asRelativePath(p) { return String(p); },
-  registerTextDocumentContentProvider() { return new Disposable(); },
+  registerTextDocumentContentProvider(scheme, provider) { record.contentProviders.set(scheme, provider); return new Disposable(() => record.contentProviders.delete(scheme)); },
+  findFiles() { return Promise.resolve([]); },
 };
 const workspaceProxy = new Proxy(workspace, { get(t, p) { if (p in t) return t[p]; if (typeof p === 'string' && p.startsWith('on')) return event('workspace.' + p); return undefined; } });
 
@@ -162,7 +194,9 @@ const window = {
   showInformationMessage(text) { record.messages.push({ level: 'info', text }); return Promise.resolve(undefined); },
   setStatusBarMessage(text) { record.messages.push({ level: 'status', text }); return new Disposable(); },
   withProgress(_opts, task) { return Promise.resolve(task({ report() {} }, new CancellationTokenSource().token)); },
-  showTextDocument(doc) { return Promise.resolve(makeEditor(doc)); },
+  showTextDocument(doc, options) { record.shown.push({ uri: doc.uri.toString(), languageId: doc.languageId, options }); return Promise.resolve(makeEditor(doc)); },
+  showQuickPick(items) { return Promise.resolve(items).then((i) => { record.quickPicks.push(i); return undefined; }); },
+  showOpenDialog() { return Promise.resolve(undefined); },
 };
 const windowProxy = new Proxy(window, { get(t, p) { if (p in t) return t[p]; if (typeof p === 'string' && p.startsWith('on')) return event('window.' + p); return undefined; } });
 
@@ -217,7 +251,7 @@ const enums = {
   ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
   DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
   TextDocumentSaveReason: { Manual: 1, AfterDelay: 2, FocusOut: 3 },
-  ViewColumn: { Active: -1, One: 1 },
+  ViewColumn: { Active: -1, Beside: -2, One: 1, Two: 2 },
   ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
   EndOfLine: { LF: 1, CRLF: 2 },
   FileType: { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 },
@@ -228,7 +262,7 @@ const enums = {
 
 const api = {
   version: '1.82.0',
-  Disposable, EventEmitter, CancellationError, CancellationTokenSource, Uri, Position, Range, Selection, ThemeColor, MarkdownString, CodeActionKind,
+  Disposable, EventEmitter, CancellationError, CancellationTokenSource, Uri, Position, Range, Selection, ThemeColor, MarkdownString, CodeActionKind, Location, DocumentLink,
   ...enums,
   languages: languagesProxy, workspace: workspaceProxy, window: windowProxy, commands, l10n,
   env: { language: 'en', appName: 'mock', appRoot: '/', machineId: 'm', sessionId: 's', uriScheme: 'vscode', uiKind: 1, openExternal: () => Promise.resolve(true), clipboard: { readText: () => Promise.resolve(''), writeText: () => Promise.resolve() } },
