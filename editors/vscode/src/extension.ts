@@ -20,6 +20,8 @@ import {
   recompileArguments,
   resolveServerCommand,
 } from './serverCommand';
+import { HloViews } from './viewCommands';
+import { GOTO_COUNTERPART, SHOW_SUMMARY } from './views';
 
 const CLIENT_ID = 'hlo'; // makes `hlo.trace.server` the trace setting
 const CLIENT_NAME = 'HLO Language Server';
@@ -28,8 +30,12 @@ const RECOMPILE = 'hlo.recompile';
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
 let controller: InlineRegionController;
-/** Our own `hlo.recompile` when the server does not advertise it (else vscode-languageclient registers it). */
-let recompileFallback: vscode.Disposable | undefined;
+let views: HloViews;
+/**
+ * Our own `hlo.recompile` / `hlo.gotoCounterpart` when the server does not advertise
+ * them (else vscode-languageclient registers them and the middleware below wraps them).
+ */
+let commandFallbacks: vscode.Disposable[] = [];
 let starting: Promise<void> | undefined;
 /** The server is started once an HLO document is open (activation on Plain Text must stay cheap). */
 let startRequested = false;
@@ -37,9 +43,11 @@ let startRequested = false;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel(CLIENT_NAME);
   controller = new InlineRegionController(context, () => client, (m) => output.appendLine(m));
+  views = new HloViews(() => client, (m) => output.appendLine(m));
   context.subscriptions.push(
     output,
     controller,
+    views,
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
@@ -182,9 +190,17 @@ async function doStart(): Promise<void> {
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     middleware: {
-      // `hlo.recompile` from the palette or a menu: supply the document uri the server needs.
-      executeCommand: (command, args, next) =>
-        command === RECOMPILE ? runRecompile(args, (a) => Promise.resolve(next(command, a))) : next(command, args),
+      // Server commands that need the editor: `hlo.recompile` from the palette or a menu
+      // (supply the document uri), `hlo.showSummary` from the code lens (show the answer,
+      // which languageclient would drop), `hlo.gotoCounterpart` (ask `hlo/counterpart`
+      // for the cursor and go there).
+      executeCommand: (command, args, next) => {
+        const send = (a: unknown[]) => Promise.resolve(next(command, a));
+        if (command === RECOMPILE) return runRecompile(args, send);
+        if (command === SHOW_SUMMARY) return views.runShowSummary(args, send);
+        if (command === GOTO_COUNTERPART) return views.gotoCounterpart(args);
+        return next(command, args);
+      },
     },
   };
   const c = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
@@ -209,16 +225,22 @@ async function doStart(): Promise<void> {
   }
   const advertised = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
   if (!advertised.includes(RECOMPILE)) {
-    recompileFallback = vscode.commands.registerCommand(RECOMPILE, (...args: unknown[]) =>
-      runRecompile(args, (a) => Promise.resolve(c.sendRequest(ExecuteCommandRequest.type, { command: RECOMPILE, arguments: a }))),
+    commandFallbacks.push(
+      vscode.commands.registerCommand(RECOMPILE, (...args: unknown[]) =>
+        runRecompile(args, (a) => Promise.resolve(c.sendRequest(ExecuteCommandRequest.type, { command: RECOMPILE, arguments: a }))),
+      ),
     );
+  }
+  if (!advertised.includes(GOTO_COUNTERPART)) {
+    // the request `hlo/counterpart` is what the command uses anyway
+    commandFallbacks.push(vscode.commands.registerCommand(GOTO_COUNTERPART, (...args: unknown[]) => views.gotoCounterpart(args)));
   }
   controller.invalidateAll();
 }
 
 async function stopClient(): Promise<void> {
-  recompileFallback?.dispose();
-  recompileFallback = undefined;
+  for (const d of commandFallbacks) d.dispose();
+  commandFallbacks = [];
   const c = client;
   client = undefined;
   if (!c) return;

@@ -1,5 +1,6 @@
 -- hlo-lsp for Neovim: starts the HLO language server for `hlo` buffers, hides
--- metadata inline, and defines :HloToggleMetadata, :HloRecompile, :HloRestart.
+-- metadata inline, and defines :HloToggleMetadata, :HloRecompile, :HloRestart and
+-- the views :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart (views.lua).
 --
 --   require('hlo_lsp').setup({})   -- every option is optional, see M.defaults
 --
@@ -9,6 +10,7 @@
 local compat = require('hlo_lsp.compat')
 local inline = require('hlo_lsp.inline')
 local filetype = require('hlo_lsp.filetype')
+local views = require('hlo_lsp.views')
 
 local M = {}
 
@@ -293,7 +295,15 @@ local function create_commands()
   vim.api.nvim_create_user_command('HloRestart', function()
     M.restart()
   end, { desc = 'hlo-lsp: restart the language server' })
+  views.create_commands()
+  views.register_lsp_commands()
 end
+
+-- The views (views.lua): readable view, kernel summary, comparison, counterpart.
+M.readable = views.readable
+M.summary = views.summary
+M.compare = views.compare
+M.counterpart = views.counterpart
 
 -- ------------------------------------------------------------------ lspconfig
 

@@ -1,0 +1,260 @@
+// Pure helpers for the views built from server commands (docs/protocol.md, "Readable HLO"
+// and "Workspace"): the readable view and its links back to the original file, the
+// arguments of `hlo.readableView` / `hlo.showSummary` / `hlo.compareDumps`, and the
+// `hlo/counterpart` request. No `vscode` import: unit-tested from tests/textmate/.
+
+export const READABLE_VIEW = 'hlo.readableView';
+export const SHOW_SUMMARY = 'hlo.showSummary';
+export const COMPARE_DUMPS = 'hlo.compareDumps';
+export const GOTO_COUNTERPART = 'hlo.gotoCounterpart';
+export const COUNTERPART_METHOD = 'hlo/counterpart';
+
+/** Scheme of the read-only readable views (language `hlo`). */
+export const READABLE_SCHEME = 'hlo-readable';
+/** Scheme of the summary and comparison reports. */
+export const REPORT_SCHEME = 'hlo-report';
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface Location {
+  uri: string;
+  range: Range;
+}
+
+/** The result of `hlo.readableView`. */
+export interface ReadableView {
+  text: string;
+  /** 0-based source line shown by each line of `text` (split at `\n`); null: none. */
+  sourceLines: (number | null)[];
+}
+
+/** A link from a line of the readable view to a line of the original file. */
+export interface LineLink {
+  line: number;
+  /** Character range on the view line (UTF-16 units). */
+  start: number;
+  end: number;
+  /** 0-based line in the original file. */
+  targetLine: number;
+}
+
+/** The workspace/executeCommand request a view is made from; kept in the view's URI query. */
+export interface ViewRequest {
+  command: string;
+  arguments: unknown[];
+}
+
+function isLine(v: unknown): v is number {
+  return Number.isInteger(v) && (v as number) >= 0;
+}
+
+/**
+ * Validates the result of `hlo.readableView`: `{text, sourceLines}` (lineMap is not
+ * needed by the editor). Missing or malformed line entries become null, so there is one
+ * entry per line of `text`. Anything else (null: the server could not render) -> undefined.
+ */
+export function parseReadableView(result: unknown): ReadableView | undefined {
+  if (typeof result !== 'object' || result === null) return undefined;
+  const { text, sourceLines } = result as { text?: unknown; sourceLines?: unknown };
+  if (typeof text !== 'string') return undefined;
+  const count = text.split('\n').length;
+  const raw = Array.isArray(sourceLines) ? sourceLines : [];
+  const lines: (number | null)[] = [];
+  for (let i = 0; i < count; i++) lines.push(isLine(raw[i]) ? (raw[i] as number) : null);
+  return { text, sourceLines: lines };
+}
+
+/** The source line shown by `viewLine`, if any. */
+export function sourceLineAt(view: ReadableView, viewLine: number): number | undefined {
+  const v = view.sourceLines[viewLine];
+  return isLine(v) ? v : undefined;
+}
+
+/**
+ * The first view line showing `sourceLine`; else the last view line showing an earlier
+ * source line (the cursor of the original file, placed in the view); else undefined.
+ */
+export function viewLineFor(view: ReadableView, sourceLine: number): number | undefined {
+  let below: number | undefined;
+  let belowSource = -1;
+  for (let i = 0; i < view.sourceLines.length; i++) {
+    const s = view.sourceLines[i];
+    if (s === null) continue;
+    if (s === sourceLine) return i;
+    if (s < sourceLine && s > belowSource) {
+      below = i;
+      belowSource = s;
+    }
+  }
+  return below;
+}
+
+const NAME = /^(\s*)(?:(?:ROOT|ENTRY|HloModule)\s+)?(%?[A-Za-z_][\w.$-]*)/;
+
+/**
+ * Document links of a readable view: one per run of lines showing the same source line,
+ * on the first line of the run, covering the instruction or computation name
+ * (`%cublas-gemm.1.0`, `%main.4`); a line without a name gets its trimmed text.
+ * Blank and unmapped lines get none.
+ */
+export function readableLinks(view: ReadableView): LineLink[] {
+  const lines = view.text.split('\n');
+  const out: LineLink[] = [];
+  let previous: number | null = null;
+  lines.forEach((text, line) => {
+    const target = view.sourceLines[line] ?? null;
+    const first = target !== null && target !== previous;
+    previous = target;
+    if (!first || text.trim() === '') return;
+    const m = NAME.exec(text);
+    if (m) {
+      const start = m[0].length - m[2].length;
+      out.push({ line, start, end: m[0].length, targetLine: target });
+    } else {
+      const start = text.length - text.trimStart().length;
+      out.push({ line, start, end: text.trimEnd().length, targetLine: target });
+    }
+  });
+  return out;
+}
+
+/** A URI of the original file with the line fragment VS Code's opener understands. */
+export function lineTarget(sourceUri: string, line: number): string {
+  return `${sourceUri.replace(/#.*$/, '')}#L${line + 1}`;
+}
+
+/** The path of a view of `sourcePath`, e.g. `/d/x.txt` -> `/d/x.txt.readable.hlo`. */
+export function viewPath(sourcePath: string, suffix: string): string {
+  return `${sourcePath}.${suffix}`;
+}
+
+/** Last path segment of a URI or path, decoded. */
+export function baseName(uriOrPath: string): string {
+  const s = uriOrPath.replace(/[?#].*$/, '').replace(/\/+$/, '');
+  const last = s.slice(s.lastIndexOf('/') + 1);
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+export function encodeViewRequest(request: ViewRequest): string {
+  return JSON.stringify(request);
+}
+
+export function decodeViewRequest(query: string): ViewRequest | undefined {
+  try {
+    const v = JSON.parse(query) as unknown;
+    if (typeof v !== 'object' || v === null) return undefined;
+    const { command, arguments: args } = v as { command?: unknown; arguments?: unknown };
+    if (typeof command !== 'string' || !Array.isArray(args)) return undefined;
+    return { command, arguments: args };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Arguments of `hlo.readableView`. */
+export function readableViewArguments(uri: string, inlineFusions: boolean): [string, { inlineFusions: boolean }] {
+  return [uri, { inlineFusions }];
+}
+
+/** Arguments of `hlo.showSummary`. */
+export function summaryArguments(uri: string, format: 'markdown' | 'text' = 'markdown'): [string, { format: string }] {
+  return [uri, { format }];
+}
+
+/** Arguments of `hlo.compareDumps`. */
+export function compareArguments(oldUri: string, newUri: string, format: 'markdown' | 'text' = 'text'): [string, string, { format: string }] {
+  return [oldUri, newUri, { format }];
+}
+
+/** A string result of a server command, or undefined (null: failure / unknown document). */
+export function textResult(result: unknown): string | undefined {
+  return typeof result === 'string' && result.trim() !== '' ? result : undefined;
+}
+
+function toPosition(v: unknown): Position | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { line, character } = v as { line?: unknown; character?: unknown };
+  return isLine(line) && isLine(character) ? { line, character } : undefined;
+}
+
+/** Validates a `Location[]` (result of `hlo/counterpart` / `hlo.gotoCounterpart`). */
+export function parseLocations(result: unknown): Location[] {
+  if (!Array.isArray(result)) return [];
+  const out: Location[] = [];
+  for (const item of result) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { uri, range } = item as { uri?: unknown; range?: { start?: unknown; end?: unknown } };
+    if (typeof uri !== 'string' || typeof range !== 'object' || range === null) continue;
+    const start = toPosition(range.start);
+    const end = toPosition(range.end);
+    if (start && end) out.push({ uri, range: { start, end } });
+  }
+  return out;
+}
+
+/** A URI string from a command argument: a string, a vscode.Uri (duck-typed) or `{uri}`. */
+export function uriArg(v: unknown): string | undefined {
+  if (typeof v === 'string') return v || undefined;
+  if (typeof v === 'object' && v !== null) {
+    if (typeof (v as { scheme?: unknown }).scheme === 'string') {
+      const s = String(v);
+      return s && s !== '[object Object]' ? s : undefined;
+    }
+    const u = (v as { uri?: unknown }).uri;
+    return typeof u === 'string' && u ? u : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * `{textDocument, position}` for `hlo/counterpart` from the arguments of
+ * `hlo.gotoCounterpart` (`[uri, position]` or `[{textDocument, position}]`, as the server
+ * command takes them), else from the active editor; undefined without a document.
+ */
+export function counterpartParams(
+  args: readonly unknown[],
+  active?: { uri: string; position: Position },
+): { textDocument: { uri: string }; position: Position } | undefined {
+  if (args.length >= 2) {
+    const uri = uriArg(args[0]);
+    const position = toPosition(args[1]);
+    if (uri && position) return { textDocument: { uri }, position };
+  } else if (args.length === 1 && typeof args[0] === 'object' && args[0] !== null && 'position' in (args[0] as object)) {
+    const { textDocument, position } = args[0] as { textDocument?: unknown; position?: unknown };
+    const uri = uriArg(textDocument);
+    const pos = toPosition(position);
+    if (uri && pos) return { textDocument: { uri }, position: pos };
+  }
+  if (!active) return undefined;
+  // `[uri]` alone (an editor menu) only makes sense for the active document
+  const only = args.length === 1 ? uriArg(args[0]) : undefined;
+  if (only && only !== active.uri) return undefined;
+  return { textDocument: { uri: active.uri }, position: active.position };
+}
+
+/**
+ * Which two files `HLO: Compare With...` compares. Arguments as VS Code passes them:
+ * `[oldUri, newUri]` (programmatic), `[clickedUri, selectedUris]` (explorer, two files
+ * selected: old = the first selected), `[uri]` (editor menus), `[]` (palette: the active
+ * HLO file). `newUri` undefined: ask the user for it.
+ */
+export function compareTargets(args: readonly unknown[], activeUri?: string): { oldUri?: string; newUri?: string } {
+  const selected = Array.isArray(args[1]) ? args[1].map(uriArg).filter((u): u is string => !!u) : [];
+  if (selected.length === 2) return { oldUri: selected[0], newUri: selected[1] };
+  const first = uriArg(args[0]);
+  const second = Array.isArray(args[1]) ? undefined : uriArg(args[1]);
+  if (first && second) return { oldUri: first, newUri: second };
+  return { oldUri: first ?? activeUri };
+}
