@@ -1,9 +1,13 @@
 """The language server: pygls wiring around the pure features.
 
 Documents are parsed once per version, off the event loop (a worker thread),
-after a short debounce on edits; request handlers await the analysis of the
-latest version and only read it. Every handler is guarded: an internal error
-is logged and answered with an empty result, never a crash.
+after a short debounce on edits; big documents computation by computation,
+reusing what an edit did not touch (:mod:`hlo_lsp.lazy`). Request handlers
+await the analysis of the latest version and only read it; while a big
+document is still being indexed, definition and hover are answered from its
+snapshot instead. Every handler is guarded: an internal error is logged and
+answered with an empty result, never a crash. Handler groups for the other
+features live in :mod:`hlo_lsp.handlers`.
 
 Custom protocol (docs/protocol.md): request ``hlo/inlineRegions``.
 """
@@ -14,8 +18,8 @@ import asyncio
 import functools
 import importlib
 import logging
-import pkgutil
 import os
+import pkgutil
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -27,11 +31,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from . import __version__
+from .buffer_assignment import buffer_hover
 from .features import FileTarget, Span
 from .features.definition import definition
 from .features.diagnostics import diagnostics, merge_xla, xla_problem
 from .features.folding import folding_ranges
-from .buffer_assignment import buffer_hover
 from .features.hover import HoverResult, hover
 from .features.inline_regions import KINDS, inline_regions
 from .features.references import references
@@ -72,6 +76,10 @@ class Analysis:
 
 def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             previous: HloModule | None = None) -> Analysis:
+    """Parse ``text`` (runs in a worker thread). Big documents are parsed chunk by
+    chunk, reusing the computations of ``previous`` that an edit did not touch;
+    documents over MAX_FULL_PARSE_CHARS get no full model (bounded memory).
+    Never raises: an internal error becomes a diagnostic on the first character."""
     if len(text) > MAX_FULL_PARSE_CHARS:
         # Too big for a full model in bounded memory: hover and definition work
         # computation by computation from the snapshot (see _pending_snapshot).
@@ -82,9 +90,6 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             "computation; references, outline and diagnostics are off"),
             Severity.INFORMATION))
         return Analysis(uri, version, module, LineIndex(text, encoding), 0.0, lazy_only=True)
-    """Parse ``text`` (runs in a worker thread). Big documents are parsed chunk by
-    chunk, reusing the computations of ``previous`` that an edit did not touch.
-    Never raises: an internal error becomes a diagnostic on the first character."""
     t0 = time.perf_counter()
     try:
         module = None
