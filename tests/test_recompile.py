@@ -323,7 +323,7 @@ async def test_program_that_dumps_nothing_leaves_old_dump(tmp_path):
     assert "unchanged" in result.summary
 
 
-def test_infer_recipe_from_stack_frames_of_the_example_dump():
+def test_infer_recipe_from_stack_frames_of_the_example_dump(tmp_path):
     from hlo_lsp.parser import parse
 
     text = (CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt").read_text()
@@ -338,7 +338,11 @@ def test_infer_recipe_from_stack_frames_of_the_example_dump():
     assert proposal.cwd == str(ROOT)
     assert "outermost Python file" in proposal.note
     # No module given: the dump directory's files are read.
-    assert infer_recipe(CPU_DUMP, None, workspace=str(ROOT), python="python3").command == \
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "module_0028.jit_train_step.cpu_after_optimizations.txt").write_text(
+        text.replace(made_at, str(ROOT) + "/"))
+    assert infer_recipe(dump, None, workspace=str(ROOT), python="python3").command == \
         proposal.command
 
 
