@@ -155,7 +155,9 @@ async def _demo(path: pathlib.Path) -> int:
     header("diagnostics")
     diags = diagnostics.get(uri, [])
     if not diags:
-        print("  none: the file parses, and XLA's parser agrees")
+        from .xla_oracle import available
+        print("  none: the file parses" + (", and XLA's own parser agrees" if available()
+                                           else " (install hlo-lsp[jax] for XLA's verdict)"))
     for d in diags:
         print(f"  {d.range.start.line + 1}:{d.range.start.character + 1} "
               f"[{d.source}] {d.message}")
