@@ -384,14 +384,10 @@ async def report_document_links(ls, params: types.DocumentLinkParams
     offset links to the first value at that offset in the buffer-assignment
     report; the tooltip lists the instructions placed there. At most
     :data:`MAX_REPORT_LINKS` links."""
-    uri = params.text_document.uri
-    if not is_report_uri(uri):
-        return None
-    path = to_fs_path(uri)
-    text = _report_text(ls, uri)
-    if not path or text is None:
-        return []
-    lines = LineIndex(text, ls.position_encoding())
+    report = _open_report(ls, params.text_document.uri)
+    if not isinstance(report, tuple):
+        return report
+    path, text, lines = report
     hlo_uri, locate = await _hlo_locator(ls, path)
     links = await asyncio.to_thread(report_links, path, text)
     out = []
@@ -414,6 +410,18 @@ async def report_document_links(ls, params: types.DocumentLinkParams
     return out
 
 
+def _open_report(ls, uri: str):
+    """(path, text, LineIndex) of a report document; None when ``uri`` is not a
+    report (the caller goes on), [] when it cannot be read (the answer is empty)."""
+    if not is_report_uri(uri):
+        return None
+    path = to_fs_path(uri)
+    text = _report_text(ls, uri)
+    if not path or text is None:
+        return []
+    return path, text, LineIndex(text, ls.position_encoding())
+
+
 async def report_definition(ls, params: types.DefinitionParams
                             ) -> list[types.Location] | None:
     """definition for report files, None for other URIs (the caller goes on).
@@ -422,14 +430,10 @@ async def report_definition(ls, params: types.DefinitionParams
     header (or a memory-usage table header): every instruction with a value in
     the allocation; on a memory-usage row: the instructions whose values share
     that offset."""
-    uri = params.text_document.uri
-    if not is_report_uri(uri):
-        return None
-    path = to_fs_path(uri)
-    text = _report_text(ls, uri)
-    if not path or text is None:
-        return []
-    lines = LineIndex(text, ls.position_encoding())
+    report = _open_report(ls, params.text_document.uri)
+    if not isinstance(report, tuple):
+        return report
+    path, text, lines = report
     offset = lines.offset(params.position.line, params.position.character)
     line = lines.line_of(offset)
     names = await asyncio.to_thread(report_names_at, path, text, line,
