@@ -44,7 +44,7 @@ from .files import is_non_hlo_dump_file
 from .model import HloModule, Problem, Severity
 from .index import Kind, find_at
 from .lazy import Skeleton, parse_chunked, partial_module, quick_definition
-from .parser import parse
+from .parser import parse, warm_up as parser_threads_ready
 from .sources import search_dirs
 from .text import LineIndex
 from .xla_oracle import XlaOracle, available as xla_available
@@ -174,6 +174,13 @@ class HloLanguageServer(LanguageServer):
         if self._oracle is None:
             self._oracle = XlaOracle()
         return self._oracle
+
+    def warm_up(self) -> None:
+        """Build the grammar's parsers for this thread now (quick definitions run
+        here), so the first answer does not pay for it. Worker threads build their
+        own on first use (see parser._parser); warming them here would compete
+        with the first requests for the interpreter."""
+        parser_threads_ready()
 
     def position_encoding(self) -> str:
         """The position encoding negotiated at initialize ("utf-16" by default)."""
@@ -367,6 +374,7 @@ def on_initialize(ls: HloLanguageServer, params: types.InitializeParams) -> None
     opts = params.initialization_options
     if isinstance(opts, dict):
         ls.options.update(opts)
+    ls.warm_up()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -459,6 +467,8 @@ async def on_definition(ls: HloLanguageServer,
     snap = _pending_snapshot(ls, uri)
     if snap is not None:
         # Indexing is still running: answer from the two lines that matter.
+        # A few milliseconds of work: done right here, before the full parse
+        # (started OPEN_YIELD_S after didOpen) competes for the interpreter.
         lines = snap.lines
         offset = lines.offset(params.position.line, params.position.character)
         spans = quick_definition(snap.text, snap.skeleton, offset)
