@@ -99,4 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is None:
         args.run = _serve
-    return args.run(args)
+    from .loading import LoadError
+    try:
+        return args.run(args)
+    except LoadError as exc:  # a subcommand could not read its FILE: say so, no traceback
+        print(f"hlo-lsp {args.command}: error: {exc}", file=sys.stderr)
+        return 2

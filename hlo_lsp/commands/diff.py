@@ -12,15 +12,11 @@ import sys
 
 def _run(args: argparse.Namespace) -> int:
     from ..compare import compare, format_text
-    from ..loading import LoadError, load
+    from ..loading import load
     from ..summary import kernel_summary
 
-    try:
-        old = load(args.old, args.module)
-        new = load(args.new, args.module)
-    except LoadError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    old = load(args.old, args.module)
+    new = load(args.new, args.module)
     diff = compare(kernel_summary(old.module), kernel_summary(new.module))
     if args.json:
         data = diff.to_dict()

@@ -8,14 +8,10 @@ import sys
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..loading import LoadError, load
+    from ..loading import load
     from ..readable import render
 
-    try:
-        loaded = load(args.file, args.module)
-    except LoadError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    loaded = load(args.file, args.module)
     view = render(loaded.module, inline_fusions=args.inline_fusions,
                   keep_metadata=args.keep_metadata)
     sys.stdout.write(view.text)

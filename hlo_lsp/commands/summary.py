@@ -10,14 +10,10 @@ import sys
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..loading import LoadError, load
+    from ..loading import load
     from ..summary import format_text, kernel_summary
 
-    try:
-        loaded = load(args.file, args.module)
-    except LoadError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    loaded = load(args.file, args.module)
     summary = kernel_summary(loaded.module)
     if args.json:
         data = summary.to_dict()
