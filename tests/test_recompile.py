@@ -114,11 +114,14 @@ def _snapshot(directory: pathlib.Path) -> dict[str, bytes]:
 
 
 def _alive(pid: int) -> bool:
-    """A process that exists and is not a zombie."""
+    """A process that exists and is not a zombie.
+
+    The process may exit between opening its stat file and reading it; Linux
+    then fails the read with ESRCH (ProcessLookupError), which means gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         return False
 
 
