@@ -12,14 +12,21 @@ not check at parse time (``backend_config`` that is not valid JSON) are warnings
 from __future__ import annotations
 
 import json
+import weakref
 
-from .model import HloModule, Problem, Severity
+from .model import Computation, ComputationRef, HloModule, Problem, Severity
 from .opcodes import OPCODES
 
 
 def check(module: HloModule) -> list[Problem]:
     """Semantic problems of ``module`` (its syntax problems are already in
-    ``module.problems``). Pure: the module is not changed."""
+    ``module.problems``). Pure: the module is not changed.
+
+    The checks inside one computation depend only on its text (and the size of
+    the StackFrames table), so they are cached per Computation object: after an
+    edit reused every other computation (:func:`hlo_lsp.lazy.parse_chunked`),
+    only the edited one is checked again.
+    """
     out: list[Problem] = []
     defined_comps: dict[str, int] = {}
     entries = 0
@@ -34,43 +41,74 @@ def check(module: HloModule) -> list[Problem]:
             if entries > 1:
                 out.append(Problem(comp.name.start, comp.name.end,
                                    "a module has at most one ENTRY computation"))
-        seen: dict[str, int] = {}
-        roots = 0
-        for ins in comp.instructions:
-            for ref in ins.uses():
-                if ref.name.isdigit():
-                    continue  # numeric operand of the old text format
-                if ref.name not in seen:
-                    later = ref.name in comp.by_name
-                    out.append(Problem(ref.start, ref.end, (
-                        f"instruction {ref.name} is used before it is defined"
-                        if later else f"instruction does not exist: {ref.name}")))
-            for cref in ins.called:
-                target = cref.ref.name
-                if target not in defined_comps and target != name:
-                    later = target in module.by_name
-                    out.append(Problem(cref.ref.start, cref.ref.end, (
-                        f"computation {target} is used before it is defined "
-                        "(XLA requires callees first)" if later
-                        else f"computation does not exist: {target}")))
-                elif target == name:
-                    out.append(Problem(cref.ref.start, cref.ref.end,
-                                       f"computation {target} calls itself"))
-            iname = ins.name.name
-            if iname in seen:
-                out.append(Problem(ins.name.start, ins.name.end,
-                                   f"instruction already exists: {iname}"))
-            seen.setdefault(iname, ins.name.start)
-            if ins.is_root:
-                roots += 1
-                if roots > 1:
-                    out.append(Problem(ins.name.start, ins.name.end,
-                                       "a computation has at most one ROOT instruction"))
-            if ins.opcode and ins.opcode not in OPCODES:
-                out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
-                                   f"unknown opcode: {ins.opcode}"))
-            out.extend(_check_attributes(ins, frame_count))
+        local, called = _local_problems(comp, frame_count)
+        for cref in called:
+            target = cref.ref.name
+            if target not in defined_comps and target != name:
+                later = target in module.by_name
+                out.append(Problem(cref.ref.start, cref.ref.end, (
+                    f"computation {target} is used before it is defined "
+                    "(XLA requires callees first)" if later
+                    else f"computation does not exist: {target}")))
+            elif target == name:
+                out.append(Problem(cref.ref.start, cref.ref.end,
+                                   f"computation {target} calls itself"))
+        out.extend(local)
         defined_comps.setdefault(name, comp.name.start)
+    return out
+
+
+#: Computation -> (StackFrames size, comp.start then, problems then, its
+#: computation references). Weak keys: an entry lives as long as some parse
+#: still holds its computation.
+_LOCAL_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _local_problems(comp: Computation,
+                    frame_count: int) -> tuple[list[Problem], list[ComputationRef]]:
+    """The problems found inside ``comp`` alone, at its current offsets, and the
+    computation references of its instructions (moved along with ``comp``)."""
+    cached = _LOCAL_CACHE.get(comp)
+    if cached is not None and cached[0] == frame_count:
+        delta = comp.start - cached[1]
+        if not delta:
+            return cached[2], cached[3]
+        return [Problem(p.start + delta, p.end + delta, p.message, p.severity, p.source)
+                for p in cached[2]], cached[3]
+    problems = _check_computation(comp, frame_count)
+    called = [cref for ins in comp.instructions for cref in ins.called]
+    _LOCAL_CACHE[comp] = (frame_count, comp.start, problems, called)
+    return problems, called
+
+
+def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
+    """Uses before definitions, duplicate names, ROOTs, opcodes, attributes."""
+    out: list[Problem] = []
+    seen: dict[str, int] = {}
+    roots = 0
+    for ins in comp.instructions:
+        for ref in ins.uses():
+            if ref.name.isdigit():
+                continue  # numeric operand of the old text format
+            if ref.name not in seen:
+                later = ref.name in comp.by_name
+                out.append(Problem(ref.start, ref.end, (
+                    f"instruction {ref.name} is used before it is defined"
+                    if later else f"instruction does not exist: {ref.name}")))
+        iname = ins.name.name
+        if iname in seen:
+            out.append(Problem(ins.name.start, ins.name.end,
+                               f"instruction already exists: {iname}"))
+        seen.setdefault(iname, ins.name.start)
+        if ins.is_root:
+            roots += 1
+            if roots > 1:
+                out.append(Problem(ins.name.start, ins.name.end,
+                                   "a computation has at most one ROOT instruction"))
+        if ins.opcode and ins.opcode not in OPCODES:
+            out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
+                               f"unknown opcode: {ins.opcode}"))
+        out.extend(_check_attributes(ins, frame_count))
     return out
 
 

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import OrderedDict
+from dataclasses import dataclass
 
 from lark.exceptions import UnexpectedInput
 
+from .edits import EditWindow
 from .features import Span
-from .model import Computation, HloModule, Instruction
-from .parser import _assemble, parse_fragment
+from .model import Computation, HloModule, Instruction, Problem
+from .parser import _assemble, parse, parse_fragment
 from .text import LineIndex
 
 #: A computation header line: a name at column 0, the line ending with "{".
@@ -40,10 +43,29 @@ class Skeleton:
 
     __slots__ = ("text", "heads", "_names")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, heads: list[int] | None = None) -> None:
         self.text = text
-        self.heads: list[int] = [m.start() for m in _HEAD.finditer(text)]
+        self.heads: list[int] = [m.start() for m in _HEAD.finditer(text)] \
+            if heads is None else heads
         self._names: dict[str, int] | None = None
+
+    def edited(self, text: str, window: EditWindow) -> Skeleton:
+        """The skeleton of ``text``, the result of an edit of this skeleton's text
+        described by ``window``: header lines outside the lines the edit touched
+        are kept (shifted after it); only those lines are searched again."""
+        old = self.text
+        first = old.rfind("\n", 0, window.start) + 1          # same in both texts
+        last_new = text.find("\n", window.new_end)
+        last_new = len(text) if last_new < 0 else last_new
+        last_old = last_new - window.delta                     # same line end in old
+        heads = self.heads
+        keep = bisect.bisect_left(heads, first)
+        after = bisect.bisect_right(heads, last_old)
+        out = heads[:keep]
+        out.extend(m.start() for m in _HEAD.finditer(text, first, last_new))
+        delta = window.delta
+        out.extend([h + delta for h in heads[after:]] if delta else heads[after:])
+        return Skeleton(text, out)
 
     def head_named(self, name: str) -> int | None:
         """Offset of the header line that names computation ``name`` (a candidate:
@@ -72,42 +94,127 @@ class Skeleton:
         return bisect.bisect_right(self.heads, offset) - 1
 
 
-def parse_chunked(text: str, skeleton: Skeleton | None = None,
-                  previous: HloModule | None = None) -> HloModule | None:
-    """Parse ``text`` chunk by chunk; None when some chunk does not parse on its own
-    (the caller then uses :func:`hlo_lsp.parser.parse`, which recovers from errors).
+@dataclass(slots=True)
+class Chunk:
+    """One computation chunk of a chunked parse: ``[start, end)`` in the text,
+    what it parsed to, and the syntax problems found in it (when it did not
+    parse on its own and was read with error recovery)."""
 
-    Computations of ``previous`` whose chunk text is unchanged are reused, moved
-    to their new offsets (they are then shared with, and moved in, ``previous``).
-    The result carries ``chunk_cache`` (chunk text -> Computation) for the next edit.
+    start: int
+    end: int
+    computations: list[Computation]
+    problems: list[Problem]
+
+
+def parse_chunked(text: str, skeleton: Skeleton | None = None,
+                  previous: HloModule | None = None,
+                  window: EditWindow | None = None) -> HloModule | None:
+    """Parse ``text`` chunk by chunk (one computation each, see :class:`Skeleton`);
+    None when the module header or the stack-frame tables do not parse (the
+    caller then uses :func:`hlo_lsp.parser.parse` on the whole text).
+
+    A chunk that does not parse on its own is read with the parser's error
+    recovery, so its problems cost one computation's parse, not the document's.
+
+    Reuse: the chunks of ``previous`` (an earlier parse of this document) are
+    taken over where the text is unchanged, moved to their new offsets (they are
+    then shared with, and moved in, ``previous``). With ``window``, the edit that
+    turned ``previous.text`` into ``text``, every chunk outside it is reused
+    without looking at its text; without it, unchanged chunks are found by
+    comparing their text. The result carries ``chunks`` and ``prefix`` (the
+    parsed module header and stack-frame tables) for the next edit.
     """
     skeleton = skeleton or Skeleton(text)
-    cache: dict[str, Computation] = getattr(previous, "chunk_cache", None) or {}
+    reuse = _reuser(text, previous, window)
     module = HloModule(text)
-    items: list = []
-    new_cache: dict[str, Computation] = {}
-    try:
-        prefix = text[:skeleton.prefix_end]
-        if prefix.strip():
-            items.extend(parse_fragment(prefix, "start", 0))
-        for i in range(len(skeleton.heads)):
-            start, end = skeleton.bounds(i)
-            chunk = text[start:end]
-            comp = cache.get(chunk)
-            if comp is not None:
-                comp.shift(start - comp.start)
-            else:
-                parsed = parse_fragment(chunk, "start", start)
-                if len(parsed) != 1 or not isinstance(parsed[0], Computation):
-                    return None
-                comp = parsed[0]
-            new_cache[chunk] = comp
-            items.append(comp)
-    except UnexpectedInput:
-        return None
+    prefix_end = skeleton.prefix_end
+    old_prefix = getattr(previous, "prefix", None)
+    if (window is not None and old_prefix is not None and old_prefix[0] == prefix_end
+            and window.start >= prefix_end):
+        prefix_items = old_prefix[1]  # the edit is after it: same text, same offsets
+    else:
+        try:
+            prefix = text[:prefix_end]
+            prefix_items = parse_fragment(prefix, "start", 0) if prefix.strip() else []
+        except UnexpectedInput:
+            return None
+        if any(isinstance(it, Computation) for it in prefix_items):
+            return None  # a computation the skeleton did not see: not XLA's layout
+    items: list = list(prefix_items)
+    chunks: list[Chunk] = []
+    heads = skeleton.heads
+    for start, end in zip(heads, [*heads[1:], len(text)]):
+        chunk = reuse(start, end)
+        if chunk is None:
+            chunk = _parse_chunk(text, start, end)
+        chunks.append(chunk)
+        items.extend(chunk.computations)
+        if chunk.problems:
+            module.problems.extend(chunk.problems)
     _assemble(module, items)
-    module.chunk_cache = new_cache
+    module.chunks = chunks
+    module.prefix = (prefix_end, prefix_items)
     return module
+
+
+def _parse_chunk(text: str, start: int, end: int) -> Chunk:
+    """Parse ``text[start:end]`` with the grammar; with error recovery if needed."""
+    piece = text[start:end]
+    try:
+        parsed = parse_fragment(piece, "start", start)
+        if all(isinstance(it, Computation) for it in parsed):
+            return Chunk(start, end, parsed, [])
+    except UnexpectedInput:
+        pass
+    sub = parse(piece)
+    for comp in sub.computations:
+        comp.shift(start)
+    problems = [Problem(p.start + start, p.end + start, p.message, p.severity, p.source)
+                for p in sub.problems]
+    if sub.name is not None or sub.frames.start >= 0:
+        problems.append(Problem(start, start + 1, "unexpected module header or "
+                                "stack-frame table inside a computation"))
+    return Chunk(start, end, sub.computations, problems)
+
+
+def _reuser(text: str, previous: HloModule | None, window: EditWindow | None):
+    """A function ``(start, end) -> Chunk | None`` giving the chunk of ``previous``
+    that covers the same text as ``text[start:end]``, moved there."""
+    old: list[Chunk] = getattr(previous, "chunks", None) or []
+    if not old:
+        return lambda start, end: None
+    by_start = {c.start: c for c in old}
+
+    def moved(c: Chunk, delta: int) -> Chunk:
+        if delta:
+            for comp in c.computations:
+                comp.shift(delta)
+            for p in c.problems:
+                p.start += delta
+                p.end += delta
+            c.start += delta
+            c.end += delta
+        return c
+
+    if window is not None:
+        def by_window(start: int, end: int) -> Chunk | None:
+            if end <= window.start:
+                c = by_start.get(start)
+                return c if c is not None and c.end == end else None
+            if start >= window.new_end:
+                delta = window.delta
+                c = by_start.get(start - delta)
+                return moved(c, delta) if c is not None and c.end == end - delta else None
+            return None
+        return by_window
+
+    old_text = previous.text
+    by_text = {old_text[c.start:c.end]: c for c in old}
+
+    def by_text_lookup(start: int, end: int) -> Chunk | None:
+        c = by_text.pop(text[start:end], None)
+        return None if c is None else moved(c, start - c.start)
+    return by_text_lookup
 
 
 # ------------------------------------------------------------ quick answers --
@@ -191,24 +298,58 @@ def quick_definition(text: str, skeleton: Skeleton, offset: int) -> list[Span] |
     return None
 
 
+class ChunkCache:
+    """Parsed chunks of one text for quick answers, least recently used first
+    out: at most ``max_chars`` characters of chunk text are held parsed (a
+    parsed chunk takes about 10x its text in memory), so hovering all over a
+    100 MB dump keeps memory bounded. The module header (key -1) always stays."""
+
+    def __init__(self, max_chars: int = 8 * 1024 * 1024) -> None:
+        self.max_chars = max_chars
+        self.chars = 0
+        self._items: OrderedDict[int, tuple[int, list]] = OrderedDict()
+
+    def get(self, key: int, size: int, parse_chunk) -> list:
+        """The items of chunk ``key`` (``size`` characters), parsed by
+        ``parse_chunk()`` if not held. Raises what ``parse_chunk`` raises."""
+        held = self._items.get(key)
+        if held is not None:
+            self._items.move_to_end(key)
+            return held[1]
+        items = parse_chunk()
+        self._items[key] = (size, items)
+        self.chars += size
+        while self.chars > self.max_chars and len(self._items) > 1:
+            old_key, (old_size, _) = next(iter(self._items.items()))
+            if old_key == -1:
+                self._items.move_to_end(old_key)
+                continue
+            del self._items[old_key]
+            self.chars -= old_size
+        return items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: int) -> bool:
+        return key in self._items
+
+
 def partial_module(text: str, skeleton: Skeleton, offset: int,
-                   cache: dict[int, list] | None = None) -> HloModule | None:
+                   cache: ChunkCache | None = None) -> HloModule | None:
     """A module holding only what a hover at ``offset`` needs: the header and
     stack-frame tables, the computation containing ``offset`` and the
     computations it calls. None when those pieces do not parse on their own.
-    ``cache`` (chunk index -> parsed items, -1 for the header) keeps the pieces
-    for the next call on the same text."""
-    cache = {} if cache is None else cache
+    ``cache`` keeps the parsed pieces for the next call on the same text."""
+    cache = ChunkCache() if cache is None else cache
 
     def chunk(j: int) -> list:
-        if j not in cache:
-            if j < 0:
-                prefix = text[:skeleton.prefix_end]
-                cache[j] = parse_fragment(prefix, "start", 0) if prefix.strip() else []
-            else:
-                s, e = skeleton.bounds(j)
-                cache[j] = parse_fragment(text[s:e], "start", s)
-        return cache[j]
+        if j < 0:
+            prefix = text[:skeleton.prefix_end]
+            return cache.get(j, len(prefix), lambda: parse_fragment(prefix, "start", 0)
+                             if prefix.strip() else [])
+        s, e = skeleton.bounds(j)
+        return cache.get(j, e - s, lambda: parse_fragment(text[s:e], "start", s))
 
     i = skeleton.chunk_index(offset)
     if i < 0:
@@ -232,5 +373,5 @@ def partial_module(text: str, skeleton: Skeleton, offset: int,
     return module
 
 
-__all__ = ["LineIndex", "Skeleton", "find_computation_head", "find_instruction",
+__all__ = ["ChunkCache", "LineIndex", "Skeleton", "find_computation_head", "find_instruction",
            "parse_chunked", "partial_module", "quick_definition"]

@@ -10,6 +10,10 @@ line's prefix.
 from __future__ import annotations
 
 import bisect
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .edits import EditWindow
 
 
 class LineIndex:
@@ -27,6 +31,28 @@ class LineIndex:
             starts.append(pos + 1)
             pos = find("\n", pos + 1)
         self.starts = starts
+
+    def edited(self, text: str, window: EditWindow) -> LineIndex:
+        """The line index of ``text``, the result of an edit of this index's text
+        described by ``window``: line starts before the window are kept, those
+        after it shifted, and only the window itself is searched for newlines
+        (O(window + lines) instead of a pass over the whole text)."""
+        starts = self.starts
+        keep = bisect.bisect_right(starts, window.start)
+        after = bisect.bisect_right(starts, window.old_end)
+        out = starts[:keep]
+        find = text.find
+        pos = find("\n", window.start, window.new_end)
+        while pos >= 0:
+            out.append(pos + 1)
+            pos = find("\n", pos + 1, window.new_end)
+        delta = window.delta
+        out.extend([s + delta for s in starts[after:]] if delta else starts[after:])
+        index = LineIndex.__new__(LineIndex)
+        index.text = text
+        index.encoding = self.encoding
+        index.starts = out
+        return index
 
     @property
     def line_count(self) -> int:

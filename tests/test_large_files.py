@@ -49,3 +49,26 @@ async def test_over_the_limit_hover_and_definition_still_work(client: LanguageCl
     [loc] = await client.text_document_definition_async(types.DefinitionParams(
         text_document=doc, position=_pos(text, "%constant_1, f32[]", 3)))
     assert loc.range.start == _pos(text, "%constant_1 = f32[]")
+
+
+def test_quick_answer_cache_is_bounded_and_keeps_the_header():
+    """Hovering over every computation of a real dump with a small cache: the
+    answers stay right while the parsed chunks held never exceed the bound."""
+    from conftest import TRAIN_AFTER
+    from hlo_lsp.lazy import ChunkCache, Skeleton, partial_module
+
+    text = read(TRAIN_AFTER)
+    skeleton = Skeleton(text)
+    cache = ChunkCache(max_chars=4096)
+    largest = max(e - s for s, e in map(skeleton.bounds, range(len(skeleton.heads))))
+    for i in range(len(skeleton.heads)):
+        start, _ = skeleton.bounds(i)
+        offset = text.index("\n", start) + 3          # on the first instruction
+        module = partial_module(text, skeleton, offset, cache)
+        assert module is not None
+        ins = module.instruction_at(offset)
+        assert ins is not None and text[ins.name.start:ins.name.end].lstrip("%") \
+            == ins.name.name
+        assert cache.chars <= max(4096, largest) + skeleton.prefix_end
+    assert -1 in cache  # the module header and frame tables stay parsed
+    assert len(cache) < len(skeleton.heads)

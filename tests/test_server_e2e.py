@@ -163,3 +163,73 @@ async def test_xla_rejected_attribute_is_reported_by_xla(client: LanguageClient,
     assert len(diags) == 1 and diags[0].source == "xla"
     assert 'unexpected attribute "no_such_attribute"' in diags[0].message
     assert diags[0].range.start == _pos(text, "no_such_attribute")
+
+
+async def _diagnostics_until(client: LanguageClient, uri: str, predicate, tries: int = 10):
+    for _ in range(tries):
+        diags = client.diagnostics.get(uri)
+        if diags is not None and predicate(diags):
+            return diags
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return client.diagnostics.get(uri)
+
+
+def _change(uri: str, version: int, *changes):
+    return types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=list(changes))
+
+
+def _at(text: str, offset: int) -> types.Position:
+    """The LSP position of an offset (the test texts are ASCII)."""
+    return types.Position(line=text.count("\n", 0, offset),
+                          character=offset - (text.rfind("\n", 0, offset) + 1))
+
+
+def _replace(text: str, offset: int, length: int, new: str):
+    """(an LSP change replacing text[offset:offset+length] by new, the new text)."""
+    rng = types.Range(start=_at(text, offset), end=_at(text, offset + length))
+    return (types.TextDocumentContentChangePartial(range=rng, text=new),
+            text[:offset] + new + text[offset + length:])
+
+
+async def test_incremental_edits_keep_every_answer_right(client: LanguageClient):
+    """Several changes per didChange on a real dump (parsed computation by
+    computation): diagnostics, hover and definition follow the edited text."""
+    uri, text = await _open(client, TRAIN_AFTER)
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    original = text
+    # v2: break an operand in ENTRY, then insert lines above the second computation.
+    entry = text.index("\nENTRY ")
+    operand = text.index("(%", entry) + 2
+    c1, text = _replace(text, operand, 1, "nosuch_")
+    second_head = text.index("\n%", text.index("\n}\n")) + 1
+    c2, text = _replace(text, second_head, 0, "// a note\n// another\n")
+    client.text_document_did_change(_change(uri, 2, c1, c2))
+    diags = await _diagnostics_until(client, uri, lambda d: len(d) > 0)
+    bad = text.index("%nosuch_")
+    assert [(d.message.split(":")[0], d.range.start) for d in diags] == \
+        [("instruction does not exist", _pos(text, "%nosuch_"))]
+    assert diags[0].message.startswith("instruction does not exist: nosuch_")
+    # Hover on the instruction that uses it: its range is in the edited text.
+    line_start = text.rfind("\n", 0, bad) + 1
+    name = text[line_start:bad].split("=")[0].split()[-1]
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=_doc(uri), position=_pos(text, name, 2, line_start)))
+    assert hover is not None and hover.range.start == _pos(text, name, 0, line_start)
+    # v3: a syntax error in the first computation; the rest stays navigable.
+    first_eq = text.index(" = ", text.index("{\n")) + 3
+    c3, text = _replace(text, first_eq, 0, "((")
+    client.text_document_did_change(_change(uri, 3, c3))
+    diags = await _diagnostics_until(client, uri, lambda d: len(d) >= 2)
+    lines = {d.range.start.line for d in diags}
+    assert text.count("\n", 0, first_eq) in lines and _pos(text, "%nosuch_").line in lines
+    calls = text.rindex("calls=%")
+    callee = text[calls + 7:].split(",")[0].split("\n")[0].rstrip("}")
+    result = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=_doc(uri), position=_pos(text, "calls=%", 8, calls)))
+    assert [r.range.start for r in result] == [_pos(text, "%" + callee + " ")]
+    # v4: the whole text back: no problems left.
+    client.text_document_did_change(_change(uri, 4, types.TextDocumentContentChangeWholeDocument(
+        text=original)))
+    assert list(await _diagnostics_until(client, uri, lambda d: len(d) == 0)) == []

@@ -1,0 +1,198 @@
+"""Incremental analysis: an edit is applied as a slice, the line index and the
+computation skeleton are updated inside the edited window only, and the chunked
+parse reuses every computation outside it. Each incremental result must equal
+the one computed from scratch, on a real dump, for edits of every kind."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import TRAIN_AFTER, read
+from hlo_lsp.analysis import check
+from hlo_lsp.edits import EditWindow, apply_changes, compose
+from hlo_lsp.features.diagnostics import diagnostics
+from hlo_lsp.lazy import Skeleton, parse_chunked
+from hlo_lsp.model import HloModule
+from hlo_lsp.parser import parse
+from hlo_lsp.text import LineIndex
+
+
+def fingerprint(module: HloModule) -> list:
+    """Every name, reference and offset of a module, comparable with ==."""
+    out = []
+    for c in module.computations:
+        out.append(("comp", c.name.name, c.name.start, c.start, c.body_start, c.end,
+                    c.is_entry, tuple((p.ref.name, p.ref.start) for p in c.params)))
+        for i in c.instructions:
+            out.append((i.name.name, i.name.start, i.name.end, i.start, i.end,
+                        i.opcode, i.opcode_start, i.is_root,
+                        None if i.shape is None else (i.shape.text, i.shape.start),
+                        tuple((o.ref.name, o.ref.start, o.ref.end) for o in i.operands),
+                        tuple((a.name, a.name_start, a.value_start, a.value_end)
+                              for a in i.attributes),
+                        tuple((r.attr, r.ref.name, r.ref.start) for r in i.called)))
+    return out
+
+
+def problems(module: HloModule) -> list:
+    return [(p.start, p.end, p.message) for p in diagnostics(module)]
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset)
+    return line, offset - (text.rfind("\n", 0, offset) + 1)
+
+
+def _random_edit(rng: random.Random, text: str) -> tuple[int, int, str]:
+    """A (start, end, replacement) edit of the kinds an editor session makes."""
+    kind = rng.choice(["rename", "type", "newline", "delete_lines", "paste_computation",
+                       "break_syntax", "break_header", "delete_span", "at_end"])
+    pos = rng.randrange(len(text))
+    if kind == "rename":
+        at = text.find("%", pos)
+        at = at if at >= 0 else text.index("%")
+        return at + 1, at + 2, rng.choice("xyzQ")
+    if kind == "type":
+        return pos, pos, rng.choice(["a", "1", " ", ",", "%q"])
+    if kind == "newline":
+        return pos, pos, "\n"
+    if kind == "delete_lines":
+        start = text.rfind("\n", 0, pos) + 1
+        end = start
+        for _ in range(rng.randint(1, 30)):
+            nxt = text.find("\n", end)
+            if nxt < 0:
+                break
+            end = nxt + 1
+        return start, end, ""
+    if kind == "paste_computation":
+        head = text.find("\n%", pos)
+        head = head + 1 if head >= 0 else text.index("\n%") + 1
+        close = text.index("\n}\n", head) + 3
+        at = text.find("\n\n", close)
+        at = at + 1 if at >= 0 else len(text)
+        return at, at, text[head:close].replace("%", "%copy_", 1) + "\n"
+    if kind == "break_syntax":
+        return pos, pos, "(("
+    if kind == "break_header":
+        brace = text.find(" {\n", pos)
+        brace = brace if brace >= 0 else text.index(" {\n")
+        return brace, brace + 2, ""
+    if kind == "delete_span":
+        return pos, min(len(text), pos + rng.randint(1, 5000)), ""
+    return len(text), len(text), "\n// a comment at the end\n"
+
+
+def test_window_composition_keeps_prefix_and_suffix():
+    rng = random.Random(5)
+    for _ in range(300):
+        texts = ["".join(rng.choice("ab\n") for _ in range(rng.randint(0, 40)))]
+        windows = []
+        for _ in range(rng.randint(1, 5)):
+            t = texts[-1]
+            s = rng.randint(0, len(t))
+            e = rng.randint(s, len(t))
+            new = "".join(rng.choice("cd\n") for _ in range(rng.randint(0, 6)))
+            texts.append(t[:s] + new + t[e:])
+            windows.append(EditWindow(s, e, s + len(new)))
+        w = compose(windows)
+        old, new = texts[0], texts[-1]
+        assert 0 <= w.start <= w.old_end <= len(old) and w.start <= w.new_end <= len(new)
+        assert old[:w.start] == new[:w.start]
+        assert old[w.old_end:] == new[w.new_end:]
+        assert w.new_end - w.old_end == len(new) - len(old)
+    assert compose([]) is None
+    assert compose([EditWindow(0, 1, 1), None]) is None
+
+
+def test_apply_changes_matches_a_plain_edit_with_utf16_columns():
+    text = "HloModule m\n// é 😀 x\nENTRY e {\n  ROOT a = f32[] constant(1)\n}\n"
+    lines = LineIndex(text)                       # UTF-16: 😀 is two code units
+    # Replace "x" after the emoji (UTF-16 column 8), then insert a line before it.
+    new, new_lines, window = apply_changes(text, lines, [
+        ((1, 8, 1, 9), "y"), ((0, 11, 0, 11), "\n// added")])
+    assert new == "HloModule m\n// added\n// é 😀 y\nENTRY e {\n  ROOT a = f32[] constant(1)\n}\n"
+    assert new_lines.starts == LineIndex(new).starts
+    assert new[:window.start] == text[:window.start]
+    assert new[window.new_end:] == text[window.old_end:]
+    # A change without a range replaces the whole text: no window.
+    whole, whole_lines, none = apply_changes(new, new_lines, [(None, "HloModule n\n")])
+    assert (whole, none, whole_lines.starts) == ("HloModule n\n", None, [0, 12])
+
+
+def test_random_edits_on_a_real_dump_equal_a_fresh_analysis():
+    """Edits of every kind, chained as in a session: text, line index, skeleton,
+    model (every offset) and diagnostics equal those computed from scratch."""
+    rng = random.Random(11)
+    text = read(TRAIN_AFTER)
+    lines, skeleton = LineIndex(text), Skeleton(text)
+    module = parse_chunked(text, skeleton)
+    assert module is not None and fingerprint(module) == fingerprint(parse(text))
+    kinds_with_errors = 0
+    for step in range(60):
+        start, end, new = _random_edit(rng, text)
+        rng_ = (*_position(text, start), *_position(text, end))
+        new_text, new_lines, window = apply_changes(text, lines, [(rng_, new)])
+        assert new_text == text[:start] + new + text[end:], step
+        assert new_lines.starts == LineIndex(new_text).starts, step
+        new_skeleton = skeleton.edited(new_text, window)
+        assert new_skeleton.heads == Skeleton(new_text).heads, step
+        incremental = parse_chunked(new_text, new_skeleton, module, window)
+        fresh = parse_chunked(new_text)
+        assert (incremental is None) == (fresh is None), step
+        if fresh is None:  # the module header itself broke: whole-text parse
+            incremental = fresh = parse(new_text)
+        assert fingerprint(incremental) == fingerprint(fresh), step
+        assert problems(incremental) == problems(fresh), step
+        kinds_with_errors += bool(fresh.problems)
+        text, lines, skeleton, module = new_text, new_lines, new_skeleton, incremental
+    assert kinds_with_errors > 5  # the session went through broken states too
+
+
+def test_an_edit_reparses_only_the_computation_it_touched():
+    text = read(TRAIN_AFTER)
+    before = parse_chunked(text)
+    old = {c.name.name: c for c in before.computations}
+    target = before.computations[len(before.computations) // 2]
+    ins = target.instructions[-1]
+    # Insert a line before the target's last instruction: later computations move.
+    at = ins.start
+    new_text, _, window = apply_changes(text, LineIndex(text),
+                                        [((*_position(text, at), *_position(text, at)),
+                                          "%extra = f32[] constant(0)\n  ")])
+    after = parse_chunked(new_text, Skeleton(new_text), before, window)
+    reparsed = [c.name.name for c in after.computations if c is not old[c.name.name]]
+    assert reparsed == [target.name.name]
+    assert [i.name.name for i in after.by_name[target.name.name].instructions][-2:] == \
+        ["extra", ins.name.name]
+    later = after.computations[-1]
+    assert new_text[later.name.start:later.name.end].lstrip("%") == later.name.name
+    assert fingerprint(after) == fingerprint(parse(new_text))
+
+
+def test_semantic_check_cache_follows_moved_computations():
+    """Cached per-computation problems move with their computation."""
+    text = read(TRAIN_AFTER)
+    broken = text.replace("(%", "(%nosuch_", 1)
+    module = parse_chunked(broken)
+    first = [(p.start, p.message) for p in check(module)]
+    assert len(first) == 1 and "nosuch_" in first[0][1]
+    moved_text = "// shifted\n" + broken
+    window = EditWindow(0, 0, len("// shifted\n"))
+    moved = parse_chunked(moved_text, Skeleton(moved_text), module, window)
+    assert [(p.start, p.message) for p in check(moved)] == \
+        [(s + len("// shifted\n"), m) for s, m in first]
+    assert moved_text[check(moved)[0].start:].startswith("%nosuch_")
+
+
+@pytest.mark.parametrize("cut", ["HloModule", "FileNames"])
+def test_a_broken_module_header_falls_back_to_the_whole_text(cut):
+    text = read(TRAIN_AFTER)
+    at = text.find(cut)
+    if at < 0:
+        pytest.skip(f"{cut} not in this dump")
+    broken = text[:at] + "((" + text[at:]
+    assert parse_chunked(broken) is None
+    assert parse(broken).problems
