@@ -23,7 +23,7 @@ import pkgutil
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from lsprotocol import types
@@ -74,6 +74,7 @@ class Analysis:
     module: HloModule
     lines: LineIndex
     seconds: float
+    problems: list[Problem] = field(default_factory=list)  # ours, in text order
     xla_problems: list[Problem] | None = None
     lazy_only: bool = False   # no full model: answers come from the snapshot
 
@@ -99,7 +100,8 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             f"({MAX_FULL_PARSE_CHARS / 2**20:.0f} MiB): hover and go-to-definition work per "
             "computation; references, outline and diagnostics are off"),
             Severity.INFORMATION))
-        return Analysis(uri, version, module, lines, 0.0, lazy_only=True)
+        return Analysis(uri, version, module, lines, 0.0, list(module.problems),
+                        lazy_only=True)
     t0 = time.perf_counter()
     try:
         module = None
@@ -108,12 +110,14 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             module = parse_chunked(text, skeleton, previous, window)
         if module is None:
             module = parse(text)
+        problems = diagnostics(module)  # here, off the event loop
     except Exception as exc:  # noqa: BLE001 - the server must survive any input
         log.exception("parse failed for %s", uri)
         module = HloModule(text)
         module.problems.append(Problem(0, min(1, len(text)),
                                        f"hlo-lsp internal error while parsing: {exc!r}"))
-    return Analysis(uri, version, module, lines, time.perf_counter() - t0)
+        problems = list(module.problems)
+    return Analysis(uri, version, module, lines, time.perf_counter() - t0, problems)
 
 
 class Snapshot:
@@ -373,7 +377,7 @@ class HloLanguageServer(LanguageServer):
             log.debug("progress end failed", exc_info=True)
 
     def publish(self, analysis: Analysis) -> None:
-        problems = merge_xla(diagnostics(analysis.module), analysis.xla_problems or [],
+        problems = merge_xla(analysis.problems, analysis.xla_problems or [],
                              analysis.lines)
         diags = [to_diagnostic(p, analysis.lines) for p in problems]
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(

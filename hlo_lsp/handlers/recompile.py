@@ -38,7 +38,6 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..features.diagnostics import diagnostics
 from ..features.links import source_links
 from ..files import parse_dump_name
 from ..recipe import (PlatformError, Recipe, RecipeError, choose_platform, configured_recipe,
@@ -230,7 +229,7 @@ async def _refresh(ls, result, command_uri: str) -> list[str]:
             continue
         a = await loop.run_in_executor(None, analyze, new_uri, 0, text,
                                        ls.position_encoding())
-        diags = [to_diagnostic(p, a.lines) for p in diagnostics(a.module)]
+        diags = [to_diagnostic(p, a.lines) for p in a.problems]
         if new_uri != old_uri:
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=old_uri, diagnostics=[]))
