@@ -202,6 +202,16 @@ class Computation:
             out.setdefault(ins.name.name, ins)
         return out
 
+    @cached_property
+    def users_by_name(self) -> dict[str, list[Instruction]]:
+        """Instruction name -> the instructions of this computation that use it
+        (as an operand or a control predecessor), each once, in text order."""
+        out: dict[str, list[Instruction]] = {}
+        for ins in self.instructions:
+            for name in dict.fromkeys(r.name for r in ins.uses()):
+                out.setdefault(name, []).append(ins)
+        return out
+
     @property
     def root(self) -> Instruction | None:
         """The ROOT instruction, else the last one (XLA's rule)."""

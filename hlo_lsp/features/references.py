@@ -49,5 +49,4 @@ def users(target: Instruction) -> list[Instruction]:
     comp = target.computation
     if comp is None or comp.by_name.get(target.name.name) is not target:
         return []
-    name = target.name.name
-    return [ins for ins in comp.instructions if any(r.name == name for r in ins.uses())]
+    return list(comp.users_by_name.get(target.name.name, ()))
