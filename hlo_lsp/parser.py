@@ -14,14 +14,17 @@ instruction costs one diagnostic and the rest of the file stays navigable.
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
                              UnexpectedToken)
+from lark.grammar import Rule
 
 try:  # lark's own Cython-compiled LALR parser and lexer: same grammar, ~2x faster
     import lark_cython
@@ -32,8 +35,7 @@ _TOKEN_TYPES: tuple[type, ...] = (Token,) if lark_cython is None else (
     Token, lark_cython.lark_cython.Token)
 
 from .model import (Attribute, Computation, ComputationRef, FileLocation, HloModule,
-                    Instruction, Operand, Parameter, Problem, Ref, ShapeToken,
-                    strip_sigil, unescape)
+                    Instruction, Operand, Parameter, Problem, Ref, ShapeToken, unescape)
 
 GRAMMAR_FILE = "hlo.lark"
 _ROW_ITEM = re.compile(r"([A-Za-z_]+)=(-?\d+)")
@@ -53,7 +55,14 @@ def grammar_text() -> str:
 
 
 class _Builder(Transformer):
-    """Builds model objects from grammar rules; ``base`` offsets every position."""
+    """Builds model objects from grammar rules; ``base`` offsets every position.
+
+    Callbacks receive a rule's children as lark hands them over: tokens (with
+    ``type``, ``value``, ``start_pos``, ``end_pos``) and what the callbacks of
+    sub-rules returned. The hot rules (``instruction``, ``instructions``,
+    ``operands``, the attribute alternatives) keep every child token, so their
+    callbacks index the children by position; see ``grammar/hlo.lark``.
+    """
 
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
@@ -61,7 +70,14 @@ class _Builder(Transformer):
 
     # -- helpers ---------------------------------------------------------
     def _ref(self, tok: Token) -> Ref:
-        return Ref(strip_sigil(tok.value), tok.start_pos + self.base, tok.end_pos + self.base)
+        """The Ref of a NAME token (without its ``%``)."""
+        value = tok.value
+        start = tok.start_pos + self.base
+        return Ref(value[1:] if value[0] == "%" else value, start, start + len(value))
+
+    def _shape(self, tok: Token) -> ShapeToken:
+        """The ShapeToken of an ARRAY_SHAPE token."""
+        return ShapeToken(tok.value, tok.start_pos + self.base, tok.end_pos + self.base)
 
     # -- module ------------------------------------------------------------
     def start(self, items):
@@ -74,9 +90,9 @@ class _Builder(Transformer):
         return ("header", name, attrs, items[0].start_pos + self.base, end)
 
     def header_attribute(self, items):
-        name, value = items
-        return Attribute(name.value, name.start_pos + self.base, value.value,
-                         value.start_pos + self.base, value.end_pos + self.base)
+        """``ATTRIBUTE | ATTR_NAME ATTR_VALUE``, as in instructions."""
+        acc = self.attribute(items) if len(items) == 1 else self.split_attribute(items)
+        return acc[0][0]
 
     def string_row(self, items):
         num, text = items
@@ -115,28 +131,39 @@ class _Builder(Transformer):
                 params, result = it[1], it[2]
         lbrace = items[-1]
         return ("head", is_entry, self._ref(name_tok), params, result,
-                items[0].start_pos + self.base, lbrace.start_pos + self.base)
+                items[0].start_pos + self.base, lbrace.end_pos - 1 + self.base)
 
     def signature(self, items):
-        params = [p for p in items if isinstance(p, Parameter)]
-        shapes = [s for s in items if isinstance(s, ShapeToken)]
-        return ("signature", params, shapes[-1] if shapes else None)
+        """``LPAR parameters? RPAR (ARROW shape)?`` or ``ARROW shape``."""
+        params = items[1] if items[1].__class__ is list else []
+        result = items[-1] if isinstance(items[-1], ShapeToken) else None
+        return ("signature", params, result)
 
-    def computation_param(self, items):
-        return Parameter(self._ref(items[0]), items[1])
+    def parameters(self, items):
+        """``(parameters COMMA)? PARAM_NAME shape``: the parameters so far, with
+        this one appended."""
+        if len(items) == 4:
+            params, _, tok, shape = items
+        else:
+            params = []
+            tok, shape = items
+        if shape.__class__ is not ShapeToken:
+            shape = self._shape(shape)
+        name = tok.value.rstrip()[:-1].rstrip()  # `name: `
+        start = tok.start_pos + self.base
+        params.append(Parameter(Ref(name[1:] if name[0] == "%" else name, start,
+                                    start + len(name)), shape))
+        return params
 
     def computation(self, items):
-        head = items[0]
-        _, is_entry, name, params, result, start, body_start = head
-        instructions = []
+        _, is_entry, name, params, result, start, body_start = items[0]
+        instructions = items[1] if len(items) > 2 and isinstance(items[1], list) else []
         end = body_start + 1
         thread = None
         for it in items[1:]:
-            if isinstance(it, Instruction):
-                instructions.append(it)
-            elif isinstance(it, _TOKEN_TYPES):  # RBRACE
+            if isinstance(it, _TOKEN_TYPES):  # RBRACE
                 end = it.end_pos + self.base
-            elif isinstance(it, tuple) and it[0] == "thread":
+            elif isinstance(it, tuple):  # execution_thread
                 thread = it[1]
                 end = it[2]
         comp = Computation(name, is_entry, params, result, start, body_start, end,
@@ -149,137 +176,224 @@ class _Builder(Transformer):
         tok = items[-1]
         return ("thread", unescape(tok.value[1:-1]), tok.end_pos + self.base)
 
+    def instructions(self, items):
+        if len(items) == 1:
+            return items  # a new list holding the first instruction
+        instructions, instruction = items
+        instructions.append(instruction)
+        return instructions
+
     # -- instructions ------------------------------------------------------
     def instruction(self, items):
-        is_root = False
-        i = 0
-        first = items[0]
-        if isinstance(first, _TOKEN_TYPES) and first.type == "ROOT":
-            is_root = True
+        """``ROOT? (TYPED_DEFINITION | DEFINITION shape?) (OPCODE operands? RPAR |
+        PARAMETER | PARAMETER_OPEN INT RPAR | CONSTANT LITERAL) attributes?``"""
+        base = self.base
+        tok = items[0]
+        is_root = tok.type == "ROOT"
+        if is_root:
+            start = tok.start_pos + base
+            tok = items[1]
+            i = 2
+        else:
             i = 1
-        name_tok = items[i]
-        start = first.start_pos + self.base
+        value = tok.value  # `  %name = ` or `  %name = f32[2]{0}`
+        text = value.lstrip()
+        name_start = tok.start_pos + base + len(value) - len(text)
+        if not is_root:
+            start = name_start
+        equal = text.index("=")
+        name = text[:equal].rstrip()
+        ref = Ref(name[1:] if name[0] == "%" else name, name_start, name_start + len(name))
         shape = None
-        opcode = ""
-        opcode_start = -1
+        if tok.type == "TYPED_DEFINITION":
+            shape_text = text[equal + 1:].lstrip()
+            end = tok.end_pos + base
+            shape = ShapeToken(shape_text, end - len(shape_text), end)
+        tok = items[i]
+        i += 1
+        if tok.__class__ is ShapeToken:
+            shape = tok
+            tok = items[i]
+            i += 1
+        elif tok.type == "ARRAY_SHAPE":
+            shape = ShapeToken(tok.value, tok.start_pos + base, tok.end_pos + base)
+            tok = items[i]
+            i += 1
+        kind = tok.type
+        value = tok.value  # `  opcode(`, `  parameter(0)`, `  parameter(` or `  constant`
+        text = value.lstrip()
+        opcode_start = tok.start_pos + base + len(value) - len(text)
         operands: list[Operand] = []
-        attributes: list[Attribute] = []
-        called: list[ComputationRef] = []
-        control: list[Ref] = []
-        parameter_number = None
-        literal = None
-        end = name_tok.end_pos + self.base
-        for it in items[i + 1:]:
-            if isinstance(it, Operand):
-                operands.append(it)
-            elif isinstance(it, Attribute):
-                attributes.append(it)
-                end = it.value_end
-            elif isinstance(it, ShapeToken):
-                shape = it
-            elif isinstance(it, _TOKEN_TYPES):
-                if it.type == "RPAR":
-                    end = it.end_pos + self.base
-                else:  # opcode NAME
-                    opcode = it.value
-                    opcode_start = it.start_pos + self.base
-            elif isinstance(it, tuple):
-                kind = it[0]
-                if kind == "parameter":
-                    _, opcode_start, parameter_number, end = it
-                    opcode = "parameter"
-                elif kind == "constant":
-                    _, opcode_start, literal, end = it
-                    opcode = "constant"
-                elif kind == "called":
-                    called.extend(it[1])
-                    attributes.append(it[2])
-                    end = it[2].value_end
-                elif kind == "control":
-                    control.extend(it[1])
-                    attributes.append(it[2])
-                    end = it[2].value_end
-        return Instruction(self._ref(name_tok), opcode, opcode_start, shape, operands,
-                           attributes, called, control, start, end, is_root,
-                           parameter_number, literal)
+        parameter_number = literal = None
+        if kind == "OPCODE":
+            opcode = text[:-1]
+            if opcode[-1] <= " ":
+                opcode = opcode.rstrip()
+            tok = items[i]
+            i += 1
+            if tok.__class__ is list:
+                operands = tok
+                tok = items[i]
+                i += 1
+        elif kind == "PARAMETER":  # `parameter(N)`
+            opcode = "parameter"
+            parameter_number = int(text[text.index("(") + 1:-1])
+        elif kind == "PARAMETER_OPEN":
+            opcode = "parameter"
+            parameter_number = int(items[i].value)
+            tok = items[i + 1]
+            i += 2
+        else:  # CONSTANT LITERAL
+            opcode = "constant"
+            tok = items[i]
+            literal = tok.value
+            i += 1
+        if i < len(items):
+            attributes, called, control = items[i]
+            return Instruction(ref, opcode, opcode_start, shape, operands, attributes,
+                               called, control, start, attributes[-1].value_end,
+                               is_root, parameter_number, literal)
+        return Instruction(ref, opcode, opcode_start, shape, operands, [], [], [], start,
+                           tok.end_pos + base, is_root, parameter_number, literal)
 
-    def opcode(self, items):
-        return items[0]
-
-    def parameter(self, items):
-        kw, num, rpar = items
-        return ("parameter", kw.start_pos + self.base, int(num.value), rpar.end_pos + self.base)
-
-    def constant(self, items):
-        kw, lit = items
-        return ("constant", kw.start_pos + self.base, lit.value, lit.end_pos + self.base)
-
-    def operand(self, items):
-        if len(items) == 1 and items[0].type == "INT":
-            tok = items[0]
-            return Operand(Ref(tok.value, tok.start_pos + self.base, tok.end_pos + self.base))
-        if len(items) == 2:
-            return Operand(self._ref(items[1]), items[0])
-        return Operand(self._ref(items[0]))
+    def operands(self, items):
+        """``(operands COMMA)? shape? NAME`` or ``(operands COMMA)? INT``: the list
+        of operands so far, with this one appended."""
+        first = items[0]
+        if first.__class__ is list:
+            operands = first
+            first = items[2]
+        else:
+            operands = []
+        tok = items[-1]  # NAME or INT
+        value = tok.value
+        start = tok.start_pos + self.base
+        ref = Ref(value[1:] if value[0] == "%" else value, start, start + len(value))
+        if tok is first:
+            operands.append(Operand(ref))
+        else:
+            operands.append(Operand(ref, first if first.__class__ is ShapeToken
+                                    else self._shape(first)))
+        return operands
 
     # -- shapes ------------------------------------------------------------
     def shape(self, items):
         tok = items[0]
-        return ShapeToken(tok.value, tok.start_pos + self.base, tok.end_pos + self.base)
+        return tok if isinstance(tok, ShapeToken) else self._shape(tok)
 
     def tuple_shape(self, items):
+        """``LPAR [shape (COMMA shape)*] RPAR``: spans from "(" to just past ")"."""
         elements = [e for e in items if isinstance(e, ShapeToken)]
-        rpar = items[-1] if items and isinstance(items[-1], _TOKEN_TYPES) else None
         text = "(" + ", ".join(e.text for e in elements) + ")"
-        end = rpar.end_pos + self.base if rpar is not None else (
-            elements[-1].end + 1 if elements else -1)
-        start = elements[0].start - 1 if elements else -1
-        return ShapeToken(text, start, end, elements)
+        return ShapeToken(text, items[0].end_pos - 1 + self.base, items[-1].end_pos + self.base,
+                          elements)
 
     # -- attributes --------------------------------------------------------
-    def _attribute(self, name_tok, value_start, value_end, value_text):
-        return Attribute(name_tok.value, name_tok.start_pos + self.base, value_text,
-                         value_start, value_end)
+    # The attributes of an instruction accumulate from left to right in a tuple
+    # (attributes, computation references, control predecessors). Each callback
+    # receives ``[tuple] name-token value...``, the tuple missing before the first
+    # attribute, and returns the tuple with one more attribute; the name token is
+    # `, name=`.
+
+    def attribute(self, items):
+        """``, name=value``, one token (the hot path: inlined)."""
+        if len(items) == 2:
+            acc, tok = items
+        else:
+            tok = items[0]
+            acc = ([], [], [])
+        base = self.base
+        raw = tok.value
+        equal = raw.index("=")
+        name = raw[1:equal].strip()
+        value = raw[equal + 1:].lstrip()
+        end = tok.end_pos + base
+        acc[0].append(Attribute(name, tok.start_pos + base + raw.find(name, 1), value,
+                                end - len(value), end))
+        return acc
+
+    def split_attribute(self, items):
+        """``, name=`` and the value as two tokens."""
+        value = items[-1]
+        return self._add(items, value.start_pos + self.base, value.end_pos + self.base,
+                         value.value)[0]
+
+    def _add(self, items, value_start: int, value_end: int, value_text: str):
+        """Append the attribute named by the name token of ``items``; return the
+        tuple and the attribute's name."""
+        acc = items[0]
+        if acc.__class__ is tuple:
+            tok = items[1]
+        else:
+            tok = acc
+            acc = ([], [], [])
+        raw = tok.value
+        name = raw[1:-1].strip()
+        acc[0].append(Attribute(name, tok.start_pos + self.base + raw.find(name, 1),
+                                value_text, value_start, value_end))
+        return acc, name
 
     def computation_attribute(self, items):
-        attr_tok, (refs, braces) = items
-        attr = attr_tok.value
-        crefs = [ComputationRef(attr, r) for r in refs]
-        start, end = braces if braces is not None else (refs[0].start, refs[0].end)
+        """A single computation name, or a braced list of them."""
+        i = 2 if items[0].__class__ is tuple else 1
+        base = self.base
+        first = items[i]
+        refs = [self._ref(t) for t in items[i:] if t.type == "NAME"]
         text = ", ".join("%" + r.name for r in refs)
-        if braces is not None:
+        if first.type == "LBRACE":
+            start, end = first.end_pos - 1 + base, items[-1].end_pos + base
             text = "{" + text + "}"
-        return ("called", crefs, self._attribute(attr_tok, start, end, text))
-
-    def computation_refs(self, items):
-        """(refs, (offset of "{", offset just past "}") of a braced list or None)."""
-        braces = [t for t in items if t.type in ("LBRACE", "RBRACE")]
-        span = (braces[0].start_pos + self.base, braces[-1].end_pos + self.base) \
-            if len(braces) == 2 else None
-        return [self._ref(t) for t in items if t.type == "NAME"], span
+        else:
+            start, end = refs[0].start, refs[0].end
+        acc, attr = self._add(items, start, end, text)
+        acc[1].extend(ComputationRef(attr, r) for r in refs)
+        return acc
 
     def control_predecessors(self, items):
-        attr_tok = items[0]
-        refs = [self._ref(t) for t in items[1:] if t.type == "NAME"]
-        braces = [t for t in items if t.type in ("LBRACE", "RBRACE")]
-        start, end = braces[0].start_pos + self.base, braces[-1].end_pos + self.base
-        return ("control", refs, self._attribute(
-            attr_tok, start, end, "{" + ", ".join("%" + r.name for r in refs) + "}"))
-
-    def foldable_attribute(self, items):
-        name, value = items
-        return self._attribute(name, value.start_pos + self.base, value.end_pos + self.base,
-                               value.value)
+        i = 2 if items[0].__class__ is tuple else 1
+        base = self.base
+        refs = [self._ref(t) for t in items[i:] if t.type == "NAME"]
+        acc, _ = self._add(items, items[i].end_pos - 1 + base, items[-1].end_pos + base,
+                           "{" + ", ".join("%" + r.name for r in refs) + "}")
+        acc[2].extend(refs)
+        return acc
 
     def literal_attribute(self, items):
-        name, shape, value = items
-        return self._attribute(name, shape.start_pos + self.base, value.end_pos + self.base,
-                               f"{shape.value} {value.value}")
+        shape, value = items[-2], items[-1]
+        return self._add(items, shape.start_pos + self.base, value.end_pos + self.base,
+                         f"{shape.value} {value.value}")[0]
 
-    def generic_attribute(self, items):
-        name, value = items
-        return self._attribute(name, value.start_pos + self.base, value.end_pos + self.base,
-                               value.value)
+
+class _IdentityRule(Rule):
+    """A grammar rule that hashes and compares by identity, in C."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+
+
+def _streamline(lark: Lark) -> None:
+    """Spare the LALR loop two Python-level costs per reduction that come from
+    lark's grammar objects, not from the grammar: each reduction looks up the
+    rule's callback in a dict keyed by rules (``Rule.__hash__``), compares the
+    rule with the end state (``Rule.__eq__``), and finds the next state by the
+    rule's name, a lark ``Token`` whose ``__eq__`` is Python code. Every rule of
+    a parser is a distinct object, so identity hashing finds the same callbacks,
+    and a plain ``str`` name finds the same states; the tables are otherwise
+    untouched. Without the expected layout of lark's objects, nothing is done.
+    """
+    try:
+        callbacks = lark.parser.parser.parser_conf.callbacks
+    except AttributeError:  # pragma: no cover - another lark version
+        return
+    if not all(type(rule) is Rule for rule in callbacks):  # pragma: no cover
+        return
+    items = list(callbacks.items())
+    callbacks.clear()  # the same dict object is held by the LALR parser
+    for rule, callback in items:
+        rule.__class__ = _IdentityRule
+        rule.origin.name = str(rule.origin.name)
+        callbacks[rule] = callback
 
 
 _local = threading.local()
@@ -298,6 +412,7 @@ def _parser(fast: bool = False) -> tuple[Lark, _Builder]:
         lark = Lark(grammar_text(), parser="lalr", lexer="contextual",
                     start=["start", "instruction", "computation_head"],
                     transformer=builder, maybe_placeholders=False, **extra)
+        _streamline(lark)
         cached = (lark, builder)
         setattr(_local, key, cached)
     return cached
@@ -332,9 +447,15 @@ def _run(text: str, start: str, base: int = 0):
 
 
 def warm_up() -> None:
-    """Build this thread's parsers (about 0.2 s the first time in a thread)."""
+    """Build this thread's parsers (about 0.2 s the first time in a thread), and
+    the regular expression of every lexer state, which lark otherwise compiles
+    when a parse first reaches the state. Those of the pure-lark parser are
+    built here; lark-cython's are the same patterns, found in the cache of
+    Python's re module when it builds them."""
     _parser(True)
-    _parser()
+    lark, _ = _parser()
+    for lexer in getattr(lark.parser.lexer, "lexers", {}).values():
+        getattr(lexer, "scanner", None)  # a property that builds the state's scanner
 
 
 def parse_fragment(text: str, start: str, base: int = 0):
@@ -356,9 +477,15 @@ _TERMINAL_WORDS = {
     "NAME": "a name", "INT": "an integer", "STRING": "a string",
     "ARRAY_SHAPE": "a shape such as f32[2,3]{1,0}", "ATTR_VALUE": "an attribute value",
     "BALANCED": "a {...} value", "LITERAL": "a literal in (...)", "LBRACE": "'{'",
-    "RBRACE": "'}'", "RPAR": "')'", "LPAR": "'('", "COMMA": "','", "EQUAL": "'='",
+    "RBRACE": "'}'", "RPAR": "')'", "LPAR": "'('", "COMMA": "','", "ARROW": "'->'",
     "COLON": "':'", "ROOT": "ROOT", "ENTRY": "ENTRY", "HLO_MODULE": "HloModule",
-    "__ANON_0": "'->'", "$END": "end of input", "LBRACE_": "'{'",
+    "$END": "end of input", "PARAM_NAME": "'name:'",
+    "DEFINITION": "'name ='", "TYPED_DEFINITION": "'name ='",
+    "OPCODE": "an opcode and '('", "CONSTANT": "constant",
+    "PARAMETER": "parameter(", "PARAMETER_OPEN": "parameter(",
+    "ATTRIBUTE": "', attribute='", "ATTR_NAME": "', attribute='",
+    "COMPUTATION_ATTR": "', attribute='", "CONTROL_PREDECESSORS": "', attribute='",
+    "LITERAL_ATTR": "', attribute='", "EXECUTION_THREAD": "', execution_thread='",
 }
 
 
@@ -378,12 +505,17 @@ def _problem_from(exc: UnexpectedInput, text: str, base: int) -> Problem:
             return Problem(max(pos - 1, 0), pos,
                            "unexpected end of input; expected " +
                            _describe_expected(exc.expected))
-        start = tok.start_pos + base
-        shown = str(tok)
+        raw = str(tok)
+        if tok.type in ("DEFINITION", "TYPED_DEFINITION"):
+            raw = raw[:raw.index("=")]  # the name
+        shown = raw.strip()  # without the blanks some tokens take (`, name=`)
+        start = tok.start_pos + base + len(raw) - len(raw.lstrip())
+        end = start + len(shown)
         if len(shown) > 40:
             shown = shown[:37] + "..."
-        return Problem(start, tok.end_pos + base,
-                       f"unexpected {shown!r}; expected " + _describe_expected(exc.expected))
+        expected = _describe_expected(exc.expected)
+        return Problem(start, max(end, start + 1), f"unexpected {shown!r}" +
+                       (f"; expected {expected}" if expected else ""))
     if isinstance(exc, UnexpectedCharacters):
         start = exc.pos_in_stream + base
         ch = text[exc.pos_in_stream:exc.pos_in_stream + 1]
@@ -405,6 +537,36 @@ def _problem_from(exc: UnexpectedInput, text: str, base: int) -> Problem:
 
 # ------------------------------------------------------------------ entry ---
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0          # parses running with the collector paused (all threads)
+_gc_resume = False      # whether the collector ran before the first of them
+
+
+@contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector while a parse builds its model.
+
+    A parse allocates hundreds of thousands of objects that all outlive it; the
+    collector would traverse them again and again as they accumulate (a quarter
+    of the time of a 4 MB parse) and find nothing to free. Pauses nest and may
+    overlap across threads: the collector runs again when the last one ends, if
+    it was running when the first began.
+    """
+    global _gc_pauses, _gc_resume
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_resume:
+                gc.enable()
+
+
 def parse(text: str) -> HloModule:
     """Parse HLO text into an :class:`HloModule`. Never raises on bad input.
 
@@ -412,6 +574,11 @@ def parse(text: str) -> HloModule:
     then one per unparsable instruction or header); semantic checks are in
     :func:`hlo_lsp.analysis.check`.
     """
+    with paused_gc():
+        return _parse(text)
+
+
+def _parse(text: str) -> HloModule:
     module = HloModule(text)
     if "\x00" in text:
         text_for_parse = text.replace("\x00", " ")
@@ -527,13 +694,17 @@ def _recover(text: str):
     return items, problems
 
 
-def _incomplete(exc: UnexpectedInput, text: str, base: int) -> bool:
-    """Whether a failed line parse may succeed with the next line joined: the input
-    ended early, or an opened bracket or string was not closed on this line."""
+def _incomplete(exc: UnexpectedInput, text: str, base: int, end: int) -> bool:
+    """Whether a failed parse of ``text[base:end]`` may succeed with the next line
+    joined: the input ended early, the piece ends with a comma whose attribute
+    name is on the next line (``, name=`` is one token), or an opened bracket or
+    string was not closed on this line."""
     if isinstance(exc, UnexpectedEOF):
         return True
     if isinstance(exc, UnexpectedToken):
-        return exc.token.type == "$END"
+        tok = exc.token
+        return tok.type == "$END" or (
+            tok.type == "COMMA" and not text[base + tok.end_pos:end].strip())
     if isinstance(exc, UnexpectedCharacters):
         return text[base + exc.pos_in_stream:base + exc.pos_in_stream + 1] in "{[(\"'"
     return False
@@ -576,7 +747,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             except UnexpectedInput as exc:
                 if first_exc is None:
                     first_exc = exc
-                if not _incomplete(exc, text, ls):
+                if not _incomplete(exc, text, ls, lines[j][1]):
                     break
             j += 1
         if parsed is not None:

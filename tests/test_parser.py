@@ -106,6 +106,60 @@ def test_error_recovery_keeps_the_rest_navigable():
     assert bad[root.name.start:root.name.end] == "%" + root.name.name
 
 
+def test_positions_when_blanks_and_comments_split_coarse_tokens():
+    """The grammar lexes `%name = f32[2]`, `parameter(0)` and `, name=value` as one
+    token each, and falls back to smaller tokens around comments; every range
+    still covers exactly the text it names (XLA accepts this module)."""
+    text = """HloModule m
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter( /*second*/ 1 )
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+
+ENTRY %main ( p: f32[2] , t: ( f32[], s32[] ) ) -> f32[2] {
+  %p = /*array*/ f32[2]{0} parameter(0), metadata= /*m*/ {op_name="p"}
+  %t = ( f32[], s32[] ) parameter(1)
+  %z = f32[] constant(0)
+  %r = f32[] reduce(%p, %z),
+      dimensions={0}, to_apply=%add
+  ROOT %b = f32[2]{0} broadcast(%r), dimensions={}
+}
+"""
+    m = parse(text)
+    assert m.problems == [] and check(m) == []
+    add, main = m.computations
+
+    def span(x):
+        return text[x.start:x.end]
+
+    assert [(span(p.ref), span(p.shape)) for p in main.params] == [
+        ("p", "f32[2]"), ("t", "( f32[], s32[] )")]
+    assert text[main.body_start] == "{" and span(main.result) == "f32[2]"
+    y = add.by_name["y"]
+    assert y.parameter_number == 1
+    assert text[y.start:y.end] == "%y = f32[] parameter( /*second*/ 1 )"
+    assert [(span(o.ref), span(o.shape)) for o in add.root.operands] == [
+        ("%x", "f32[]"), ("%y", "f32[]")]
+    p = main.by_name["p"]
+    assert (span(p.name), span(p.shape), p.parameter_number) == ("%p", "f32[2]{0}", 0)
+    meta = p.attribute("metadata")
+    assert text[meta.name_start:meta.value_end] == 'metadata= /*m*/ {op_name="p"}'
+    assert text[meta.value_start:meta.value_end] == meta.value == '{op_name="p"}'
+    t = main.by_name["t"]
+    assert (span(t.shape), [span(e) for e in t.shape.elements]) == (
+        "( f32[], s32[] )", ["f32[]", "s32[]"])
+    z = main.by_name["z"]
+    assert (z.literal, text[z.opcode_start:z.end]) == ("(0)", "constant(0)")
+    r = main.by_name["r"]
+    assert text[r.opcode_start:r.opcode_start + len(r.opcode)] == "reduce"
+    assert [(a.name, text[a.name_start:a.value_end]) for a in r.attributes] == [
+        ("dimensions", "dimensions={0}"), ("to_apply", "to_apply=%add")]
+    assert [span(c.ref) for c in r.called] == ["%add"] and text[r.end - 4:r.end] == "%add"
+    assert main.root.name.name == "b" and text[main.root.start:main.root.end].startswith("ROOT")
+
+
 def test_truncated_dump_reports_and_keeps_prefix():
     text = read(TRAIN_AFTER)
     cut = text[: len(text) // 2]
