@@ -47,7 +47,7 @@ from .model import HloModule, Problem, Severity
 from .index import Kind, find_at
 from .edits import EditWindow, apply_changes, compose
 from .lazy import ChunkCache, Skeleton, parse_chunked, partial_module, quick_definition
-from .parser import parse, warm_up as parser_threads_ready
+from .parser import parse, paused_gc, warm_up as parser_threads_ready
 from .sources import search_dirs
 from .text import LineIndex
 from .xla_oracle import XlaOracle, available as xla_available
@@ -104,13 +104,16 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
                         lazy_only=True)
     t0 = time.perf_counter()
     try:
-        module = None
-        if len(text) >= CHUNKED_PARSE_CHARS:
-            skeleton = snapshot.skeleton if snapshot is not None else None
-            module = parse_chunked(text, skeleton, previous, window)
-        if module is None:
-            module = parse(text)
-        problems = diagnostics(module)  # here, off the event loop
+        # The model is hundreds of thousands of objects that all outlive the
+        # parse: the collector would traverse them repeatedly and free nothing.
+        with paused_gc():
+            module = None
+            if len(text) >= CHUNKED_PARSE_CHARS:
+                skeleton = snapshot.skeleton if snapshot is not None else None
+                module = parse_chunked(text, skeleton, previous, window)
+            if module is None:
+                module = parse(text)
+            problems = diagnostics(module)  # here, off the event loop
     except Exception as exc:  # noqa: BLE001 - the server must survive any input
         log.exception("parse failed for %s", uri)
         module = HloModule(text)
