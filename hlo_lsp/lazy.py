@@ -141,13 +141,16 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
         if any(isinstance(it, Computation) for it in prefix_items):
             return None  # a computation the skeleton did not see: not XLA's layout
     items: list = list(prefix_items)
-    chunks: list[Chunk] = []
     heads = skeleton.heads
-    for start, end in zip(heads, [*heads[1:], len(text)]):
-        chunk = reuse(start, end)
-        if chunk is None:
-            chunk = _parse_chunk(text, start, end)
-        chunks.append(chunk)
+    chunks = _parse_whole(text, heads) if reuse is _NO_REUSE else None
+    if chunks is None:
+        chunks = []
+        for start, end in zip(heads, [*heads[1:], len(text)]):
+            chunk = reuse(start, end)
+            if chunk is None:
+                chunk = _parse_chunk(text, start, end)
+            chunks.append(chunk)
+    for chunk in chunks:
         items.extend(chunk.computations)
         if chunk.problems:
             module.problems.extend(chunk.problems)
@@ -155,6 +158,24 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
     module.chunks = chunks
     module.prefix = (prefix_end, prefix_items)
     return module
+
+
+def _parse_whole(text: str, heads: list[int]) -> list[Chunk] | None:
+    """Every chunk from one parse of the text after the module header (cheaper
+    than a parse per chunk when nothing can be reused); None when that text does
+    not parse or its computations do not line up with the chunks."""
+    if not heads:
+        return []
+    try:
+        parsed = parse_fragment(text[heads[0]:], "start", heads[0])
+    except UnexpectedInput:
+        return None
+    if len(parsed) != len(heads) or not all(
+            isinstance(comp, Computation) and comp.start == head
+            for comp, head in zip(parsed, heads)):
+        return None
+    return [Chunk(head, end, [comp], [])
+            for comp, head, end in zip(parsed, heads, [*heads[1:], len(text)])]
 
 
 def _parse_chunk(text: str, start: int, end: int) -> Chunk:
@@ -177,12 +198,17 @@ def _parse_chunk(text: str, start: int, end: int) -> Chunk:
     return Chunk(start, end, sub.computations, problems)
 
 
+def _NO_REUSE(start: int, end: int) -> None:
+    """The reuser when there is no previous parse."""
+    return None
+
+
 def _reuser(text: str, previous: HloModule | None, window: EditWindow | None):
     """A function ``(start, end) -> Chunk | None`` giving the chunk of ``previous``
     that covers the same text as ``text[start:end]``, moved there."""
     old: list[Chunk] = getattr(previous, "chunks", None) or []
     if not old:
-        return lambda start, end: None
+        return _NO_REUSE
     by_start = {c.start: c for c in old}
 
     def moved(c: Chunk, delta: int) -> Chunk:

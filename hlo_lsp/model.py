@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import weakref
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -130,6 +131,12 @@ class Instruction:
 
     ``start``/``end`` span the whole instruction text. ``parameter_number`` is N for
     ``parameter(N)``; ``literal`` is the ``(...)`` text of a constant.
+
+    ``computation`` (the computation holding the instruction) is kept as a weak
+    reference: without a reference cycle between a computation and its
+    instructions, a model that is no longer used is freed at once by reference
+    counting, and the server can exclude live models from the cyclic garbage
+    collector's scans (see hlo_lsp.server.analyze).
     """
 
     name: Ref
@@ -145,7 +152,17 @@ class Instruction:
     is_root: bool = False
     parameter_number: int | None = None
     literal: str | None = None
-    computation: "Computation | None" = None
+    _computation: "weakref.ref[Computation] | None" = None
+
+    @property
+    def computation(self) -> "Computation | None":
+        """The computation holding this instruction, while it is alive."""
+        ref = self._computation
+        return None if ref is None else ref()
+
+    @computation.setter
+    def computation(self, comp: "Computation | None") -> None:
+        self._computation = None if comp is None else weakref.ref(comp)
 
     def attribute(self, name: str) -> Attribute | None:
         """The first attribute called ``name``, or None."""

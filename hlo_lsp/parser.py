@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import re
 import threading
+import weakref
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -168,8 +169,9 @@ class _Builder(Transformer):
                 end = it[2]
         comp = Computation(name, is_entry, params, result, start, body_start, end,
                            instructions, thread)
+        holder = weakref.ref(comp)  # Instruction.computation, shared by all of them
         for ins in instructions:
-            ins.computation = comp
+            ins._computation = holder
         return comp
 
     def execution_thread(self, items):

@@ -45,6 +45,7 @@ from .features.symbols import Symbol, document_symbols
 from .files import is_non_hlo_dump_file
 from .model import HloModule, Problem, Severity
 from .index import Kind, find_at
+from .collector import ModelCollector
 from .edits import EditWindow, apply_changes, compose
 from .lazy import ChunkCache, Skeleton, parse_chunked, partial_module, quick_definition
 from .parser import parse, paused_gc, warm_up as parser_threads_ready
@@ -240,6 +241,7 @@ class HloLanguageServer(LanguageServer):
         self._parse_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse")
         self.quick_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="quick")
         self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
+        self.collector = ModelCollector(self._parse_pool)
 
     def oracle(self) -> XlaOracle | None:
         """XLA's parser in a worker process, unless disabled by the initialization
@@ -313,6 +315,7 @@ class HloLanguageServer(LanguageServer):
                     state.latest = result
                     state.edits = [e for e in state.edits if e[1] > result.version]
                 state.changed.notify_all()
+        self.collector.analysed()
         if result.version == state.version and not state.closed:
             self.publish(result)
         log.info("analyzed %s v%s (%d chars) in %.3f s", uri, version, len(text),

@@ -130,6 +130,9 @@ def test_random_edits_on_a_real_dump_equal_a_fresh_analysis():
     lines, skeleton = LineIndex(text), Skeleton(text)
     module = parse_chunked(text, skeleton)
     assert module is not None and fingerprint(module) == fingerprint(parse(text))
+    heads = skeleton.heads  # parsed in one piece, then cut at the computations
+    assert [(c.start, c.end) for c in module.chunks] == list(zip(heads, [*heads[1:], len(text)]))
+    assert [c.computations for c in module.chunks] == [[c] for c in module.computations]
     kinds_with_errors = 0
     for step in range(60):
         start, end, new = _random_edit(rng, text)

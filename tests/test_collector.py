@@ -1,0 +1,61 @@
+"""The model has no reference cycles, so live models can be frozen out of the
+garbage collector's scans and replaced ones are still freed at once."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+from conftest import TRAIN_AFTER, read
+from hlo_lsp.collector import ModelCollector
+from hlo_lsp.lazy import parse_chunked
+from hlo_lsp.parser import parse
+
+
+def test_a_dropped_model_is_freed_by_reference_counting():
+    """No cycles: a model (whole or chunked, with its caches built) that is no
+    longer referenced is gone without a garbage collection."""
+    text = read(TRAIN_AFTER)
+    gc.disable()
+    try:
+        for make in (parse, parse_chunked):
+            module = make(text)
+            module.by_name
+            for comp in module.computations:
+                comp.by_name, comp.users_by_name
+            assert all(i.computation is c for c in module.computations for i in c.instructions)
+            probe = weakref.ref(module.computations[-1])
+            del module, comp
+            assert probe() is None
+    finally:
+        gc.enable()
+
+
+def test_collector_freezes_after_analysis_and_collects_when_idle():
+    async def run() -> tuple[int, bool]:
+        with ThreadPoolExecutor(1) as pool:
+            collector = ModelCollector(pool, idle_s=0.05)
+
+            class Cycle:
+                pass
+
+            garbage = Cycle()
+            garbage.me = garbage           # cyclic garbage present at the freeze
+            probe = weakref.ref(garbage)
+            del garbage
+            collector.analysed()
+            frozen = gc.get_freeze_count()
+            for _ in range(100):
+                await asyncio.sleep(0.02)
+                if collector.collections:
+                    break
+            return frozen, probe() is None, collector.collections
+
+    gc.unfreeze()
+    try:
+        frozen, reclaimed, collections = asyncio.run(run())
+    finally:
+        gc.unfreeze()
+    assert frozen > 0 and reclaimed and collections == 1
