@@ -57,7 +57,7 @@ log = logging.getLogger("hlo_lsp")
 
 INLINE_REGIONS = "hlo/inlineRegions"
 EDIT_DEBOUNCE_S = 0.0             # edits during an analysis coalesce behind it
-OPEN_YIELD_S = 0.1                # big documents: let the first requests run first
+OPEN_YIELD_S = 0.03               # big documents: let the first requests run first
 MAX_OUTLINE_INSTRUCTIONS = 20_000
 CHUNKED_PARSE_CHARS = 16 * 1024    # parse bigger documents computation by computation
 BIG_DOCUMENT_CHARS = 256 * 1024    # answer from the snapshot while these are indexed
