@@ -348,10 +348,9 @@ class HloLanguageServer(LanguageServer):
             log.exception("applying an edit to %s failed; reading the whole text", uri)
             return False
         version = params.text_document.version
-        doc = self.workspace.text_documents.get(uri)
+        language_id = self.workspace.get_text_document(uri).language_id or "hlo"
         self.workspace.put_text_document(types.TextDocumentItem(
-            uri=uri, language_id=getattr(doc, "language_id", None) or "hlo",
-            version=version, text=text))
+            uri=uri, language_id=language_id, version=version, text=text))
         self.schedule(uri, version, text, EDIT_DEBOUNCE_S,
                       base.successor(version, text, lines, window), window, base.version)
         return True
