@@ -49,6 +49,22 @@ async def test_over_the_limit_hover_and_definition_still_work(client: LanguageCl
     [loc] = await client.text_document_definition_async(types.DefinitionParams(
         text_document=doc, position=_pos(text, "%constant_1, f32[]", 3)))
     assert loc.range.start == _pos(text, "%constant_1 = f32[]")
+    # An edit above: the snapshot's line index and skeleton follow it, and the
+    # answers land in the edited text.
+    header_end = text.index("\n") + 1
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=1, character=0),
+                              end=types.Position(line=1, character=0)),
+            text="// one\n// two\n")]))
+    text = text[:header_end] + "// one\n// two\n" + text[header_end:]
+    [loc] = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=doc, position=_pos(text, "calls=%wrapped_transpose_computation", 9)))
+    assert loc.range.start == _pos(text, "%wrapped_transpose_computation (")
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=doc, position=_pos(text, "%cublas-gemm.1.0 =", 3)))
+    assert hover is not None and hover.range.start == _pos(text, "%cublas-gemm.1.0 =")
 
 
 def test_quick_answer_cache_is_bounded_and_keeps_the_header():
