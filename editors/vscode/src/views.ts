@@ -3,6 +3,10 @@
 // arguments of `hlo.readableView` / `hlo.showSummary` / `hlo.compareDumps`, and the
 // `hlo/counterpart` request. No `vscode` import: unit-tested from tests/textmate/.
 
+import type { Position, Range } from './inlineRegions';
+
+export type { Position, Range };
+
 export const READABLE_VIEW = 'hlo.readableView';
 export const SHOW_SUMMARY = 'hlo.showSummary';
 export const COMPARE_DUMPS = 'hlo.compareDumps';
@@ -13,16 +17,6 @@ export const COUNTERPART_METHOD = 'hlo/counterpart';
 export const READABLE_SCHEME = 'hlo-readable';
 /** Scheme of the summary and comparison reports. */
 export const REPORT_SCHEME = 'hlo-report';
-
-export interface Position {
-  line: number;
-  character: number;
-}
-
-export interface Range {
-  start: Position;
-  end: Position;
-}
 
 export interface Location {
   uri: string;

@@ -51,6 +51,25 @@ function M.get_clients(filter)
   return out
 end
 
+--- `bufnr`, with nil or 0 meaning the current buffer.
+function M.buf(bufnr)
+  if bufnr == nil or bufnr == 0 then
+    return vim.api.nvim_get_current_buf()
+  end
+  return bufnr
+end
+
+--- The running client called `name` attached to buffer `bufnr` (nil or 0: the
+--- current one), or nil.
+function M.running_client(bufnr, name)
+  for _, client in ipairs(M.get_clients({ bufnr = M.buf(bufnr), name = name })) do
+    if not M.client_is_stopped(client) then
+      return client
+    end
+  end
+  return nil
+end
+
 --- LSP position character offset (in `encoding` units) -> byte column of `line`.
 --- Out-of-range characters are clamped to the end of the line.
 ---@param line string

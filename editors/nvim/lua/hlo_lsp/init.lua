@@ -113,15 +113,7 @@ end
 
 --- The hlo-lsp client attached to `bufnr`, if any.
 function M.get_client(bufnr)
-  if bufnr == nil or bufnr == 0 then
-    bufnr = vim.api.nvim_get_current_buf()
-  end
-  for _, client in ipairs(compat.get_clients({ bufnr = bufnr, name = M.name })) do
-    if not compat.client_is_stopped(client) then
-      return client
-    end
-  end
-  return nil
+  return compat.running_client(bufnr, M.name)
 end
 
 local function is_hlo_buffer(bufnr)

@@ -78,12 +78,7 @@ function M.enabled_kinds()
   return out
 end
 
-local function resolve(bufnr)
-  if bufnr == nil or bufnr == 0 then
-    return vim.api.nvim_get_current_buf()
-  end
-  return bufnr
-end
+local resolve = compat.buf
 
 function M.is_attached(bufnr)
   return buffers[resolve(bufnr)] ~= nil
@@ -233,12 +228,7 @@ end
 -- ------------------------------------------------------------------ requests
 
 local function find_client(bufnr)
-  for _, client in ipairs(compat.get_clients({ bufnr = bufnr, name = cfg.client_name })) do
-    if not compat.client_is_stopped(client) then
-      return client
-    end
-  end
-  return nil
+  return compat.running_client(bufnr, cfg.client_name)
 end
 
 --- Ask the server for the regions of `bufnr` (asynchronous).

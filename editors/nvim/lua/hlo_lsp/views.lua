@@ -20,12 +20,7 @@ local function hlo()
   return require('hlo_lsp')
 end
 
-local function resolve(bufnr)
-  if bufnr == nil or bufnr == 0 then
-    return vim.api.nvim_get_current_buf()
-  end
-  return bufnr
-end
+local resolve = compat.buf
 
 local function is_nil(v)
   return v == nil or v == vim.NIL
