@@ -97,23 +97,23 @@ async def _demo(path: pathlib.Path) -> int:
             print(textwrap.indent(hover.contents.value, "  "))
         print()
 
+    async def definition(title: str, pos: types.Position) -> None:
+        header(title)
+        for loc in await client.text_document_definition_async(types.DefinitionParams(
+                text_document=doc, position=pos)):
+            print("  → " + _show_location(text, loc, path))
+        print()
+
     calls = text.find("calls=%")
     if calls >= 0:
         pos = _pos(text, calls + 8)
-        header(f"definition of {text[calls + 6:text.find(',', calls)]} (line {pos.line + 1})")
-        for loc in await client.text_document_definition_async(types.DefinitionParams(
-                text_document=doc, position=pos)):
-            print("  → " + _show_location(text, loc, path))
-        print()
+        await definition(f"definition of {text[calls + 6:text.find(',', calls)]} "
+                         f"(line {pos.line + 1})", pos)
     param = text.find("parameter(0)")
     if param >= 0:
         line_start = text.rfind("\n", 0, param) + 1
-        pos = _pos(text, param + 2)
-        header(f"definition of a fused parameter: {text[line_start:param + 12].strip()}")
-        for loc in await client.text_document_definition_async(types.DefinitionParams(
-                text_document=doc, position=pos)):
-            print("  → " + _show_location(text, loc, path))
-        print()
+        await definition("definition of a fused parameter: "
+                         f"{text[line_start:param + 12].strip()}", _pos(text, param + 2))
     const = text.find(" constant(")
     if const >= 0:
         line_start = text.rfind("\n", 0, const) + 1

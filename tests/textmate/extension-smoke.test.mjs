@@ -198,7 +198,12 @@ function realServerPython() {
   }
 }
 
-test('extension smoke test: the real server (python -m hlo_lsp) hides exactly the metadata attributes', async (t) => {
+/**
+ * Run `body(mock, record)` with the bundled extension activated against the real
+ * server (`python -m hlo_lsp` from this checkout), then deactivate it. Skips the
+ * test where no Python with hlo_lsp and pygls is found.
+ */
+async function withRealServer(t, body) {
   const python = realServerPython();
   if (!python) return t.skip('no Python with hlo_lsp and pygls (set HLO_LSP_PYTHON)');
   const previous = process.env.PYTHONPATH;
@@ -206,11 +211,21 @@ test('extension smoke test: the real server (python -m hlo_lsp) hides exactly th
   try {
     const ext = require(await bundleExtension());
     const mock = globalThis.__hloVscodeMock;
-    const { record, settings } = mock;
-    settings['hlo.server.path'] = '';
-    settings['hlo.server.pythonPath'] = python;
+    mock.settings['hlo.server.path'] = '';
+    mock.settings['hlo.server.pythonPath'] = python;
     const context = { subscriptions: [], workspaceState: memento(), globalState: memento() };
     await ext.activate(context);
+    await body(mock, mock.record);
+    for (const d of context.subscriptions) await d.dispose?.();
+    await ext.deactivate();
+  } finally {
+    if (previous === undefined) delete process.env.PYTHONPATH;
+    else process.env.PYTHONPATH = previous;
+  }
+}
+
+test('extension smoke test: the real server (python -m hlo_lsp) hides exactly the metadata attributes', async (t) => {
+  return withRealServer(t, async (mock, record) => {
     for (const file of GPU_FILES.map(gpuFile)) {
       const { doc } = mock.openHlo(file);
       const uri = doc.uri.toString();
@@ -228,27 +243,11 @@ test('extension smoke test: the real server (python -m hlo_lsp) hides exactly th
       assert.deepEqual(hidden.map((h) => ({ line: h.range.start.line, text: textOf(lines, h.range) })), expected);
     }
     assert.equal(record.messages.filter((m) => m.level === 'error').length, 0, JSON.stringify(record.messages));
-    for (const d of context.subscriptions) await d.dispose?.();
-    await ext.deactivate();
-  } finally {
-    if (previous === undefined) delete process.env.PYTHONPATH;
-    else process.env.PYTHONPATH = previous;
-  }
+  });
 });
 
 test('extension smoke test: the real server behind the readable view, summary, compare and counterpart commands', async (t) => {
-  const python = realServerPython();
-  if (!python) return t.skip('no Python with hlo_lsp and pygls (set HLO_LSP_PYTHON)');
-  const previous = process.env.PYTHONPATH;
-  process.env.PYTHONPATH = previous ? `${REPO}${path.delimiter}${previous}` : REPO;
-  try {
-    const ext = require(await bundleExtension());
-    const mock = globalThis.__hloVscodeMock;
-    const { record, settings } = mock;
-    settings['hlo.server.path'] = '';
-    settings['hlo.server.pythonPath'] = python;
-    const context = { subscriptions: [], workspaceState: memento(), globalState: memento() };
-    await ext.activate(context);
+  return withRealServer(t, async (mock, record) => {
     for (const id of ['hlo.openReadableView', 'hlo.openReadableViewInlineFusions', 'hlo.showSummaryView', 'hlo.compareWith']) {
       assert.ok(record.commands.has(id), `${id} registered at activation`);
     }
@@ -345,10 +344,5 @@ test('extension smoke test: the real server behind the readable view, summary, c
     }
 
     assert.equal(record.messages.filter((m) => m.level === 'error' || m.level === 'warning').length, 0, JSON.stringify(record.messages));
-    for (const d of context.subscriptions) await d.dispose?.();
-    await ext.deactivate();
-  } finally {
-    if (previous === undefined) delete process.env.PYTHONPATH;
-    else process.env.PYTHONPATH = previous;
-  }
+  });
 });
