@@ -122,6 +122,15 @@ local function is_hlo_buffer(bufnr)
     and vim.tbl_contains(M.config.filetypes, vim.bo[bufnr].filetype)
 end
 
+--- Start (attach) the server for every HLO buffer already open.
+local function start_open_buffers()
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if is_hlo_buffer(bufnr) then
+      M.start_buffer(bufnr)
+    end
+  end
+end
+
 --- Start (or reuse) a client for `bufnr` and attach it.
 function M.start_buffer(bufnr)
   if bufnr == nil or bufnr == 0 then
@@ -406,11 +415,7 @@ function M.setup(opts)
       vim.lsp.enable(M.name)
       if vim.v.vim_did_enter ~= 1 then
         -- vim.lsp.enable only visits open buffers after VimEnter.
-        for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-          if is_hlo_buffer(bufnr) then
-            M.start_buffer(bufnr)
-          end
-        end
+        start_open_buffers()
       end
     end
   elseif config.autostart then
@@ -421,11 +426,7 @@ function M.setup(opts)
         M.start_buffer(args.buf)
       end,
     })
-    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-      if is_hlo_buffer(bufnr) then
-        M.start_buffer(bufnr)
-      end
-    end
+    start_open_buffers()
   end
   setup_done = true
   return M
