@@ -6,13 +6,17 @@ one per line. The :class:`Skeleton` finds the header lines with one regular
 expression search over the text (tens of milliseconds for megabytes) and splits
 the document into chunks: the module header with its stack-frame tables, then
 one chunk per computation. The chunks are only a way to cut the work; each is
-parsed with the grammar (``grammar/hlo.lark``), and whenever a chunk does not
-parse on its own the caller falls back to the whole-text parse with recovery,
-so a file laid out differently is never misread, only parsed more slowly.
+parsed with the grammar (``grammar/hlo.lark``). A chunk that does not parse on
+its own is read with the parser's error recovery, alone; when the module header
+or the stack-frame tables do not parse, the caller falls back to the whole-text
+parse with recovery. A file laid out differently is never misread, only parsed
+more slowly.
 
-- :func:`parse_chunked` parses chunk by chunk, reusing the computations of a
-  previous parse whose text is unchanged (shifted to their new offsets): an edit
-  reparses only the computation it touched.
+- :func:`parse_chunked` parses chunk by chunk (a first parse in one piece, then
+  cut at the computations), reusing the computations of a previous parse outside
+  the edited window (:class:`hlo_lsp.edits.EditWindow`), shifted to their new
+  offsets: an edit reparses only the computation it touched.
+- :class:`ChunkCache` bounds the memory of the chunks parsed for quick answers.
 - :func:`quick_definition` answers go-to-definition on an operand or a
   computation reference from two grammar-parsed lines (the cursor's and the
   target's) found by searching the text: no full parse needed.
