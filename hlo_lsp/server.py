@@ -1,7 +1,9 @@
 """The language server: pygls wiring around the pure features.
 
-Documents are parsed once per version, off the event loop (a worker thread),
-after a short debounce on edits; big documents computation by computation,
+Documents are parsed off the event loop (a worker thread), one analysis per
+document at a time: edits made during an analysis coalesce into the next one.
+Edits are applied as slices (:class:`HloProtocol`, :mod:`hlo_lsp.edits`), and
+documents over CHUNKED_PARSE_CHARS are parsed computation by computation,
 reusing what an edit did not touch (:mod:`hlo_lsp.lazy`). Request handlers
 await the analysis of the latest version and only read it; while a big
 document is still being indexed, definition and hover are answered from its
