@@ -180,8 +180,8 @@ def run(dump: pathlib.Path, repeat: int) -> dict:
 
     from jax._src.lib import xla_client as xc
 
-    from hlo_lsp.analysis import check
-    from hlo_lsp.parser import parse
+    from hlo_lsp.model.check import check
+    from hlo_lsp.syntax.parser import parse
 
     xla = _best(lambda: xc.hlo.hlo_module_from_text(text), repeat)
     module = parse(text)

@@ -29,10 +29,10 @@ def _best(fn, repeat: int) -> tuple[float, object]:
 def main() -> None:
     from hlo_lsp.features.inlay_hints import inlay_hints
     from hlo_lsp.features.semantic_tokens import semantic_tokens
-    from hlo_lsp.parser import parse
-    from hlo_lsp.readable import render
-    from hlo_lsp.summary import kernel_summary
-    from hlo_lsp.text import LineIndex
+    from hlo_lsp.syntax.parser import parse
+    from hlo_lsp.features.readable import render
+    from hlo_lsp.features.summary import kernel_summary
+    from hlo_lsp.syntax.lines import LineIndex
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("file")

@@ -1,5 +1,5 @@
 """``python -m hlo_lsp``: same as the ``hlo-lsp`` console script."""
 
-from .cli import main
+from hlo_lsp.cli.main import main
 
 raise SystemExit(main())

@@ -9,9 +9,9 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 from conftest import TRAIN_AFTER, read
-from hlo_lsp.collector import ModelCollector
-from hlo_lsp.lazy import parse_chunked
-from hlo_lsp.parser import parse
+from hlo_lsp.lsp.collector import ModelCollector
+from hlo_lsp.syntax.chunks import parse_chunked
+from hlo_lsp.syntax.parser import parse
 
 
 def test_a_dropped_model_is_freed_by_reference_counting():

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 
 from hlo_lsp.features.diagnostics import diagnostics, merge_xla, xla_problem
-from hlo_lsp.model import Severity
-from hlo_lsp.parser import parse
-from hlo_lsp.text import LineIndex
+from hlo_lsp.model.hlo import Severity
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.syntax.lines import LineIndex
 
-xla_oracle = pytest.importorskip("hlo_lsp.xla_oracle")
+xla_oracle = pytest.importorskip("hlo_lsp.syntax.xla")
 if not xla_oracle.available():
     pytest.skip("jaxlib (XLA's parser) is not installed", allow_module_level=True)
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from conftest import (FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read)
-from hlo_lsp.features import FileTarget
+from hlo_lsp.model.spans import FileTarget
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover
 from hlo_lsp.features.inline_regions import inline_regions
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import document_symbols
-from hlo_lsp.parser import parse
-from hlo_lsp.text import LineIndex
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.syntax.lines import LineIndex
 
 
 def _texts(text, spans):

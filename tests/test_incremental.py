@@ -10,13 +10,13 @@ import random
 import pytest
 
 from conftest import TRAIN_AFTER, read
-from hlo_lsp.analysis import check
-from hlo_lsp.edits import EditWindow, apply_changes, compose
+from hlo_lsp.model.check import check
+from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
 from hlo_lsp.features.diagnostics import diagnostics
-from hlo_lsp.lazy import Skeleton, parse_chunked
-from hlo_lsp.model import HloModule
-from hlo_lsp.parser import parse
-from hlo_lsp.text import LineIndex
+from hlo_lsp.syntax.chunks import Skeleton, parse_chunked
+from hlo_lsp.model.hlo import HloModule
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.syntax.lines import LineIndex
 
 
 def fingerprint(module: HloModule) -> list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read
 from hlo_lsp.features.inlay_hints import inlay_hints
-from hlo_lsp.parser import parse
+from hlo_lsp.syntax.parser import parse
 
 
 def _at(hints, offset):
@@ -86,7 +86,7 @@ def test_range_and_categories():
 
 
 def test_initialization_option_turns_categories_off():
-    from hlo_lsp.handlers.readable import _categories
+    from hlo_lsp.lsp.handlers.readable import _categories
 
     class FakeServer:
         options = {"inlayHints": {"pythonSource": False}}

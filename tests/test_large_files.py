@@ -71,7 +71,7 @@ def test_quick_answer_cache_is_bounded_and_keeps_the_header():
     """Hovering over every computation of a real dump with a small cache: the
     answers stay right while the parsed chunks held never exceed the bound."""
     from conftest import TRAIN_AFTER
-    from hlo_lsp.lazy import ChunkCache, Skeleton, partial_module
+    from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, partial_module
 
     text = read(TRAIN_AFTER)
     skeleton = Skeleton(text)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import CPU_DUMP, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
-from hlo_lsp.analysis import check
-from hlo_lsp.parser import parse
-from hlo_lsp.shapes import parse_array_shape
+from hlo_lsp.model.check import check
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.model.shapes import parse_array_shape
 
 
 def test_fp8_dump_structure_and_positions():

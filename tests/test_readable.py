@@ -1,4 +1,4 @@
-"""The readable view (hlo_lsp.readable) and ``hlo-lsp show`` on the real dumps."""
+"""The readable view (hlo_lsp.features.readable) and ``hlo-lsp show`` on the real dumps."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 
 from conftest import (CPU_DUMP, FP8_DUMP, FP8_FUSED, FP8_REGRESSION, TRAIN_AFTER, offset_of,
                       read)
-from hlo_lsp.cli import main
+from hlo_lsp.cli.main import main
 from hlo_lsp.features.diagnostics import diagnostics
-from hlo_lsp.parser import parse
-from hlo_lsp.readable import render
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.features.readable import render
 
 
 def _lines(view):
@@ -91,7 +91,7 @@ def test_view_without_inlined_fusions_is_still_valid_hlo(path):
 
 
 def test_xla_accepts_the_readable_view():
-    xla_oracle = pytest.importorskip("hlo_lsp.xla_oracle")
+    xla_oracle = pytest.importorskip("hlo_lsp.syntax.xla")
     if not xla_oracle.available():
         pytest.skip("jaxlib is not installed")
     oracle = xla_oracle.XlaOracle()

@@ -23,11 +23,10 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from hlo_lsp import recipe as recipe_mod
-from hlo_lsp.files import parse_dump_name
-from hlo_lsp.recipe import (RECIPE_FILE, PlatformError, Recipe, choose_platform, infer_recipe,
-                            python_interpreter, set_dump_flags)
-from hlo_lsp.recompile import (hlo_files, map_files, run_program, swap_dump)
+from hlo_lsp.dump import recipe as recipe_mod
+from hlo_lsp.dump.names import parse_dump_name
+from hlo_lsp.dump.recipe import RECIPE_FILE, PlatformError, Recipe, choose_platform, infer_recipe, python_interpreter, set_dump_flags
+from hlo_lsp.dump.recompile import hlo_files, map_files, run_program, swap_dump
 
 from conftest import position_of as _pos, CPU_DUMP, ROOT
 
@@ -227,7 +226,7 @@ def test_python_interpreter():
 
 
 def test_resolved_command_uses_the_recorded_interpreter(tmp_path):
-    from hlo_lsp.recipe import resolved_command
+    from hlo_lsp.dump.recipe import resolved_command
 
     r = Recipe(["env", "A=1", "python", "x.py"], str(tmp_path), python=sys.executable)
     assert resolved_command(r) == ["env", "A=1", sys.executable, "x.py"]
@@ -310,7 +309,7 @@ async def test_run_program_timeout_kills_the_process_tree(tmp_path):
 
 
 async def test_program_that_dumps_nothing_leaves_old_dump(tmp_path):
-    from hlo_lsp.recompile import recompile
+    from hlo_lsp.dump.recompile import recompile
 
     dump = tmp_path / "dump"
     dump.mkdir()
@@ -327,7 +326,7 @@ async def test_program_that_dumps_nothing_leaves_old_dump(tmp_path):
 
 
 def test_infer_recipe_from_stack_frames_of_the_example_dump(tmp_path):
-    from hlo_lsp.parser import parse
+    from hlo_lsp.syntax.parser import parse
 
     text = (CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt").read_text()
     # The committed dump names the program by the absolute path it was made at;

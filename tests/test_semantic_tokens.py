@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import FP8_DUMP, TRAIN_AFTER, offset_of, read
-from hlo_lsp.features.semantic_tokens import (TOKEN_MODIFIERS, TOKEN_TYPES, decode,
-                                              semantic_tokens)
-from hlo_lsp.parser import parse
-from hlo_lsp.text import LineIndex
+from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, decode, semantic_tokens
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.syntax.lines import LineIndex
 
 
 def _tokens(text: str, encoding: str = "utf-16"):

@@ -1,4 +1,4 @@
-"""Kernel summary (hlo_lsp.summary), dump comparison (hlo_lsp.compare) and the
+"""Kernel summary (hlo_lsp.features.summary), dump comparison (hlo_lsp.features.compare) and the
 ``summary`` / ``diff`` commands, on the real dumps in examples/."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from collections import Counter
 
 from conftest import (CPU_DUMP, FP8_DUMP, FP8_FUSED, FP8_REGRESSION, TRAIN_AFTER, offset_of,
                       read)
-from hlo_lsp.cli import main
-from hlo_lsp.compare import TargetChange, compare
-from hlo_lsp.parser import parse
-from hlo_lsp.summary import format_text, kernel_summary
+from hlo_lsp.cli.main import main
+from hlo_lsp.features.compare import TargetChange, compare
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.features.summary import format_text, kernel_summary
 
 
 def _summary(path):

@@ -14,14 +14,9 @@ import pytest
 from lsprotocol import types
 
 from conftest import CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
-from hlo_lsp.buffer_assignment import (buffer_hover, buffer_info, hlo_path_for_report,
-                                       load_buffer_assignment, load_memory_report,
-                                       parse_buffer_assignment, parse_bytes,
-                                       parse_memory_report, report_links, report_names_at,
-                                       report_paths_for_hlo)
-from hlo_lsp.parser import parse
-from hlo_lsp.workspace import (WorkspaceIndex, counterpart_files, discover, find_counterparts,
-                               source_key, summarize_file, summarize_text)
+from hlo_lsp.dump.reports import buffer_hover, buffer_info, hlo_path_for_report, load_buffer_assignment, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at, report_paths_for_hlo
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.dump.index import WorkspaceIndex, counterpart_files, discover, find_counterparts, source_key, summarize_file, summarize_text
 
 TRAIN = "module_0028.jit_train_step.cpu_after_optimizations"
 BA = CPU_DUMP / f"{TRAIN}-buffer-assignment.txt"
@@ -316,7 +311,7 @@ class FakeServer:
     """Enough of HloLanguageServer for the report handlers: analyses from disk."""
 
     def __init__(self) -> None:
-        from hlo_lsp.server import analyze
+        from hlo_lsp.lsp.server import analyze
 
         self._analyze = analyze
         self.workspace = type("W", (), {"text_documents": {}})()
@@ -334,7 +329,7 @@ class FakeServer:
 
 
 def test_report_handlers_document_links_and_definition():
-    from hlo_lsp.handlers.workspace import report_definition, report_document_links
+    from hlo_lsp.lsp.handlers.workspace import report_definition, report_document_links
 
     ls = FakeServer()
     ba_uri = BA.as_uri()

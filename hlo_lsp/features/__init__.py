@@ -1,27 +1,13 @@
-"""LSP features as pure functions of the model: offsets in, offsets out.
+"""LSP features as pure functions of the model: offsets in, plain data out.
 
-Each module answers one request; none imports pygls or lsprotocol. The server
-(:mod:`hlo_lsp.server`) converts offsets to LSP positions.
+One module per question (hover, definition, references, outline, folding,
+diagnostics, inline regions, inlay hints, semantic tokens, links, the kernel
+summary and its comparison, the readable view). None imports pygls or
+lsprotocol; :mod:`hlo_lsp.lsp` converts offsets to LSP positions. Features may
+read the model (:mod:`hlo_lsp.model`), the syntax layer (:mod:`hlo_lsp.syntax`)
+and the dump directory (:mod:`hlo_lsp.dump`).
 """
 
-from dataclasses import dataclass
+from hlo_lsp.model.spans import FileTarget, Span
 
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A range ``[start, end)`` of character offsets in the same document."""
-
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
-class FileTarget:
-    """A place in another file: absolute ``path``, 1-based ``line`` and ``column``
-    (0 when unknown), as printed in XLA metadata and stack-frame tables."""
-
-    path: str
-    line: int
-    column: int = 0
-    end_line: int = 0
-    end_column: int = 0
+__all__ = ["FileTarget", "Span"]

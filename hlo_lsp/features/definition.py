@@ -5,26 +5,26 @@
   computation's header;
 - a parameter of a called computation (the parameter instruction's name, its
   ``parameter(N)``, or the signature's ``param_N:``) -> the operand bound to it
-  at each call site (see :mod:`hlo_lsp.callsites`);
-- ``metadata={...}`` -> the Python source line (see :mod:`hlo_lsp.sources`).
+  at each call site (see :mod:`hlo_lsp.model.callsites`);
+- ``metadata={...}`` -> the Python source line (see :mod:`hlo_lsp.features.sources`).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from ..callsites import call_sites
-from ..index import Kind, find_at
-from ..model import Computation, HloModule, Instruction
-from ..sources import source_targets
-from . import FileTarget, Span
+from hlo_lsp.model.callsites import call_sites
+from hlo_lsp.model.index import Kind, find_at
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.features.sources import source_targets
+from hlo_lsp.model.spans import FileTarget, Span
 
 
 def definition(module: HloModule, offset: int,
                base_dir: str | Sequence[str] | None = None) -> list[Span | FileTarget]:
     """Definition targets for the position ``offset``; [] when there is none.
     ``base_dir``: where relative Python paths are resolved, one directory or the
-    list of :func:`hlo_lsp.sources.search_dirs` (see :func:`source_targets`)."""
+    list of :func:`hlo_lsp.features.sources.search_dirs` (see :func:`source_targets`)."""
     occ = find_at(module, offset)
     if occ is None:
         return []

@@ -1,12 +1,12 @@
 """Diagnostics: syntax problems found by the parser plus the semantic checks of
-:mod:`hlo_lsp.analysis`, sorted and capped so a garbage file stays cheap."""
+:mod:`hlo_lsp.model.check`, sorted and capped so a garbage file stays cheap."""
 
 from __future__ import annotations
 
-from ..analysis import check
-from ..model import HloModule, Problem, Severity
-from ..text import LineIndex
-from ..xla_oracle import XlaVerdict
+from hlo_lsp.model.check import check
+from hlo_lsp.model.hlo import HloModule, Problem, Severity
+from hlo_lsp.syntax.lines import LineIndex
+from hlo_lsp.syntax.xla import XlaVerdict
 
 MAX_PROBLEMS = 500
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import HloModule
-from ..text import LineIndex
+from hlo_lsp.model.hlo import HloModule
+from hlo_lsp.syntax.lines import LineIndex
 
 
 @dataclass(frozen=True, slots=True)

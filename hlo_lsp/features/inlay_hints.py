@@ -8,13 +8,13 @@ Three categories of hints, each a pure function of the model:
 - ``source`` (no LSP kind): at the end of the instruction's last line, the
   innermost Python frame of its metadata (``stack_frame_id`` through the
   stack-frame tables, or ``source_file``/``source_line``;
-  :func:`hlo_lsp.sources.python_stack`), e.g. ``make_dump.py:95``; the tooltip
+  :func:`hlo_lsp.features.sources.python_stack`), e.g. ``make_dump.py:95``; the tooltip
   has the innermost frame and its caller. Clients may turn it off
   (docs/protocol.md, initialization option ``inlayHints``).
 - ``tupleElement`` (kind "parameter"): after ``index=N`` of a
   ``get-tuple-element`` whose operand is a cuBLAS / cuBLASLt custom-call, what
   that element is (``output``, ``d_amax ...``, ``workspace ...``;
-  :func:`hlo_lsp.backend_config.cublaslt_result_names`).
+  :func:`hlo_lsp.model.backend_config.cublaslt_result_names`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import bisect
 import os
 from dataclasses import dataclass
 
-from ..kernels import result_names, short_shape
-from ..model import Computation, HloModule, Instruction
-from ..sources import format_frame, python_stack
+from hlo_lsp.model.kernels import result_names, short_shape
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.features.sources import format_frame, python_stack
 
 CATEGORIES = ("operandShape", "source", "tupleElement")
 

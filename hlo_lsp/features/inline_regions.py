@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import HloModule
+from hlo_lsp.model.hlo import HloModule
 
 KINDS = ("metadata", "backend_config", "frontend_attributes")
 

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from ..model import HloModule, SourceFrame, unescape
-from ..sources import format_frame
+from hlo_lsp.model.hlo import HloModule, SourceFrame, unescape
+from hlo_lsp.features.sources import format_frame
 
 _FRAME_ID = re.compile(r"\bstack_frame_id=(\d+)")
 _SOURCE_FILE = re.compile(r'\bsource_file="((?:[^"\\]|\\.)*)"')
@@ -48,7 +48,7 @@ def source_links(module: HloModule,
                  resolve: Callable[[str], str] = lambda p: p) -> list[SourceLink]:
     """Links for all source locations in metadata, in text order. ``resolve``
     turns a path as written in the dump into the path to link to (e.g.
-    :func:`hlo_lsp.sources.resolve_source_path`)."""
+    :func:`hlo_lsp.features.sources.resolve_source_path`)."""
     out: list[SourceLink] = []
     frames_memo: dict[int, list[SourceFrame]] = {}
     for comp in module.computations:

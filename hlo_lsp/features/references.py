@@ -3,9 +3,9 @@ computation (with the definition itself when the client asks for it)."""
 
 from __future__ import annotations
 
-from ..index import Kind, find_at
-from ..model import Computation, HloModule, Instruction
-from . import Span
+from hlo_lsp.model.index import Kind, find_at
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.model.spans import Span
 
 
 def references(module: HloModule, offset: int, include_declaration: bool = True) -> list[Span]:

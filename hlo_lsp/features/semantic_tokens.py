@@ -16,7 +16,7 @@ parameter      computation signature parameters (+ ``declaration``), and the
                definition (+ ``declaration``) and uses of ``parameter(N)``
                instructions
 keyword        ``HloModule``, ``ENTRY``, ``ROOT`` (no modifier) and opcodes, which
-               carry one family modifier (:func:`hlo_lsp.opcodes.family`)
+               carry one family modifier (:func:`hlo_lsp.model.opcodes.family`)
 comment        de-emphasised attribute ranges: ``metadata={...}`` (+ ``metadata``)
                and ``backend_config=...`` (+ ``backendConfig``), name included
 =============  ==============================================================
@@ -29,7 +29,7 @@ Encoding (LSP spec, "Semantic Tokens"): five integers per token: line delta,
 start delta (relative to the previous token when on the same line), length,
 type index, modifier bit set. Lines and columns are in the code units of the
 negotiated position encoding (UTF-16 by default) through
-:class:`hlo_lsp.text.LineIndex`. Tokens never span lines: a multi-line
+:class:`hlo_lsp.syntax.lines.LineIndex`. Tokens never span lines: a multi-line
 attribute is split into one token per line. Shapes, attribute names and
 literals are left to the TextMate grammar.
 """
@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import bisect
 
-from ..model import Computation, HloModule, Instruction
-from ..opcodes import family
-from ..text import LineIndex
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.model.opcodes import family
+from hlo_lsp.syntax.lines import LineIndex
 
 TOKEN_TYPES: tuple[str, ...] = ("namespace", "function", "variable", "parameter", "keyword",
                                 "comment")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model import HloModule
+from hlo_lsp.model.hlo import HloModule
 
 
 @dataclass(slots=True)

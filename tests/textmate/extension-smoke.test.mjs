@@ -191,7 +191,7 @@ test('extension smoke test: fake server without executeCommandProvider (client-s
 function realServerPython() {
   const python = process.env.HLO_LSP_PYTHON || 'python3';
   try {
-    execFileSync(python, ['-c', 'import hlo_lsp.server, pygls'], { cwd: REPO, env: { ...process.env, PYTHONPATH: REPO }, stdio: 'ignore', timeout: 60000 });
+    execFileSync(python, ['-c', 'import hlo_lsp.lsp.server, pygls'], { cwd: REPO, env: { ...process.env, PYTHONPATH: REPO }, stdio: 'ignore', timeout: 60000 });
     return python;
   } catch {
     return undefined;

@@ -1,0 +1,42 @@
+"""``hlo-lsp diff OLD NEW [--module NAME] [--json]``: compare the kernel
+summaries of two dumps of the same program (:mod:`hlo_lsp.features.compare`): custom-calls
+that appeared or disappeared, fusions that appeared, disappeared or changed kind,
+counts per category. Exit status 0 either way (1 is not "different")."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def _run(args: argparse.Namespace) -> int:
+    from hlo_lsp.features.compare import compare, format_text
+    from hlo_lsp.dump.loading import load
+    from hlo_lsp.features.summary import kernel_summary
+
+    old = load(args.old, args.module)
+    new = load(args.new, args.module)
+    diff = compare(kernel_summary(old.module), kernel_summary(new.module))
+    if args.json:
+        data = diff.to_dict()
+        data["old"]["path"] = old.path
+        data["new"]["path"] = new.path
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_text(diff, f"old {old.path}", f"new {new.path}"))
+    return 0
+
+
+def add_subcommand(subparsers) -> None:
+    """Register ``diff`` (see module docstring)."""
+    p = subparsers.add_parser(
+        "diff", help="compare the kernels of two dumps of the same program",
+        description="Which custom-calls appeared or disappeared, which fusions changed "
+                    "kind, and counts per category, between OLD and NEW.")
+    p.add_argument("old", help="the old HLO file or dump directory")
+    p.add_argument("new", help="the new HLO file or dump directory")
+    p.add_argument("--module", metavar="NAME", help="the module (several in a file)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=_run)

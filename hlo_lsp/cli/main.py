@@ -1,0 +1,107 @@
+"""Command line: ``hlo-lsp`` (the server on stdio) and its subcommands.
+
+- ``hlo-lsp`` / ``hlo-lsp serve``: run the language server over stdio.
+- ``hlo-lsp check FILE...``: print diagnostics as ``file:line:col: severity: message``;
+  exit status 1 if any error.
+- ``hlo-lsp demo [FILE]``: start the real server and drive it with a real LSP
+  client over stdio through hover, definition, references, outline and folding,
+  printing what an editor would show.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import pkgutil
+import sys
+
+from hlo_lsp import __version__
+
+
+def _serve(args: argparse.Namespace) -> int:
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, args.log_level.upper()),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from hlo_lsp.lsp.server import server
+    server.start_io()
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    import os
+
+    from hlo_lsp.features.diagnostics import diagnostics
+    from hlo_lsp.dump.names import is_non_hlo_dump_file
+    from hlo_lsp.model.hlo import Severity
+    from hlo_lsp.syntax.parser import parse
+    from hlo_lsp.syntax.lines import LineIndex
+
+    errors = 0
+    for path in args.files:
+        if is_non_hlo_dump_file(os.path.basename(path)):
+            if not args.quiet:
+                print(f"{path}: skipped (an XLA dump report, not HLO text)")
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError as exc:
+            print(f"{path}: error: {exc.strerror}", file=sys.stderr)
+            errors += 1
+            continue
+        module = parse(text)
+        lines = LineIndex(text)
+        problems = diagnostics(module)
+        for p in problems:
+            line, col = lines.position(p.start)
+            print(f"{path}:{line + 1}:{col + 1}: {p.severity.name.lower()}: {p.message}")
+        errors += sum(p.severity == Severity.ERROR for p in problems)
+        if not problems and not args.quiet:
+            print(f"{path}: ok ({len(module.computations)} computations, "
+                  f"{module.instruction_count()} instructions)")
+    return 1 if errors else 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from hlo_lsp.cli.demo import run_demo
+    return run_demo(args.file)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hlo-lsp",
+                                     description="Language server for XLA HLO text.")
+    parser.add_argument("--version", action="version", version=f"hlo-lsp {__version__}")
+    parser.add_argument("--log-level", default="warning",
+                        choices=["debug", "info", "warning", "error"],
+                        help="server log level (logs go to stderr)")
+    sub = parser.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", help="run the language server on stdio (default)")
+    serve.add_argument("--stdio", action="store_true", help="accepted for editor compatibility")
+    serve.set_defaults(run=_serve)
+    check = sub.add_parser("check", help="print diagnostics for HLO files")
+    check.add_argument("files", nargs="+")
+    check.add_argument("-q", "--quiet", action="store_true", help="print only problems")
+    check.set_defaults(run=_check)
+    demo = sub.add_parser("demo", help="drive the real server over stdio on a bundled dump")
+    demo.add_argument("file", nargs="?", help="an HLO file (default: the bundled FP8 GPU dump)")
+    demo.set_defaults(run=_demo)
+    from hlo_lsp.cli import commands
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        importlib.import_module(f"{commands.__name__}.{info.name}").add_subcommand(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--stdio" in argv and not any(a in argv for a in ("serve", "check", "demo")):
+        argv.remove("--stdio")  # `hlo-lsp --stdio`, as some editor configs pass
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is None:
+        args.run = _serve
+    from hlo_lsp.dump.loading import LoadError
+    try:
+        return args.run(args)
+    except LoadError as exc:  # a subcommand could not read its FILE: say so, no traceback
+        print(f"hlo-lsp {args.command}: error: {exc}", file=sys.stderr)
+        return 2

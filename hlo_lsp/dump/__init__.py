@@ -1,0 +1,11 @@
+"""The XLA dump directory on disk.
+
+- :mod:`.names`: what a dump file is called, and what its name says.
+- :mod:`.reports`: buffer-assignment and memory-usage reports.
+- :mod:`.index`: the index of the HLO files of the workspace (symbols,
+  before/after counterparts).
+- :mod:`.loading`: pick and load a module from a file or directory (CLI).
+- :mod:`.recipe`, :mod:`.recompile`: how a dump was made, and making it again.
+
+Imports :mod:`hlo_lsp.model` and :mod:`hlo_lsp.syntax`; never pygls or lsprotocol.
+"""

@@ -1,0 +1,522 @@
+"""Recipes: how an XLA dump directory was made, so that it can be made again.
+
+A *recipe* is the command line of the JAX program, its working directory, the
+few environment variables that decide what XLA does (``XLA_FLAGS``,
+``JAX_PLATFORMS``, ``CUDA_VISIBLE_DEVICES``), the platform and the jax/jaxlib
+versions. ``hlo-lsp dump`` writes one as ``hlo-lsp-recipe.json`` into the dump
+directory (format in docs/protocol.md, "Recipe file"). For a dump made without
+it, :func:`infer_recipe` *proposes* one from the Python stack frames in the
+dump; a proposal is only ever run after the user confirmed it.
+
+Facts used here (xla/service/dump.cc, xla/debug_options_flags.cc, JAX docs):
+
+- ``--xla_dump_to=DIR`` makes XLA write every module it compiles into DIR;
+  ``--xla_dump_hlo_as_text`` selects the text form. In ``XLA_FLAGS`` a flag
+  given twice takes its last value, so the dump flags are replaced, not added.
+- ``JAX_PLATFORMS`` (``cuda``, ``rocm``, ``cpu``, ``tpu``) restricts the
+  backends JAX initialises.
+- An NVIDIA GPU is visible when ``nvidia-smi`` is on PATH and succeeds, or
+  ``/dev/nvidia0`` exists; an AMD one when ``rocm-smi`` succeeds or ``/dev/kfd``
+  exists; a TPU VM has ``/dev/accel0`` or ``/dev/vfio/0``.
+
+Everything here is synchronous and cheap except :func:`probe_versions`, which
+starts the program's Python interpreter once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import functools
+import json
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+RECIPE_FILE = "hlo-lsp-recipe.json"
+FORMAT = "hlo-lsp-recipe/1"
+PLATFORMS = ("cuda", "rocm", "cpu", "tpu")
+GPU_PLATFORMS = ("cuda", "rocm")
+RECORDED_ENV = ("XLA_FLAGS", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES")
+PROBE_TIMEOUT_S = 120.0
+
+_PLATFORM_LABEL = {"cuda": "GPU", "rocm": "GPU", "cpu": "CPU", "tpu": "TPU"}
+
+
+class RecipeError(Exception):
+    """A problem the user can fix (bad recipe file, nothing to infer...). ``str()``
+    is a complete sentence meant to be shown as is, without a traceback."""
+
+
+class PlatformError(RecipeError):
+    """The requested platform is not available on this machine."""
+
+
+@dataclass
+class Recipe:
+    """How to re-run the JAX program that wrote a dump.
+
+    ``command`` is an argv list run in ``cwd`` (absolute). ``env`` holds only the
+    variables of :data:`RECORDED_ENV` that were set, as the program saw them
+    (``XLA_FLAGS`` includes ``--xla_dump_to=<the dump dir>``). ``platform`` is one
+    of :data:`PLATFORMS`. ``created`` is an ISO-8601 UTC time, ``host`` the
+    machine's host name. ``origin`` ("recipe", "setting", "inferred" or "cli")
+    and ``note`` (why an inferred recipe was proposed) are not saved.
+    """
+
+    command: list[str]
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+    platform: str = "cpu"
+    jax_version: str | None = None
+    jaxlib_version: str | None = None
+    python: str | None = None
+    created: str = ""
+    host: str = ""
+    origin: str = "recipe"
+    note: str = ""
+
+    def to_json(self) -> dict:
+        """The JSON object stored in ``hlo-lsp-recipe.json``."""
+        return {"format": FORMAT, "command": list(self.command), "cwd": self.cwd,
+                "env": dict(self.env), "platform": self.platform,
+                "jax_version": self.jax_version, "jaxlib_version": self.jaxlib_version,
+                "python": self.python, "created": self.created, "host": self.host}
+
+    @classmethod
+    def from_json(cls, data: object, origin: str = "recipe") -> "Recipe":
+        """Decode :meth:`to_json` output. Raises RecipeError when required fields
+        (``command``: non-empty list of strings, ``cwd``: string) are missing."""
+        if not isinstance(data, dict):
+            raise RecipeError("the recipe is not a JSON object")
+        command = data.get("command")
+        if (not isinstance(command, list) or not command
+                or not all(isinstance(a, str) for a in command)):
+            raise RecipeError("the recipe has no 'command' (a list of strings)")
+        cwd = data.get("cwd")
+        if not isinstance(cwd, str) or not cwd:
+            raise RecipeError("the recipe has no 'cwd'")
+        env = data.get("env") or {}
+        if not isinstance(env, dict):
+            raise RecipeError("the recipe's 'env' is not an object")
+        platform = data.get("platform") or "cpu"
+        if platform not in PLATFORMS:
+            raise RecipeError(f"the recipe's platform {platform!r} is not one of "
+                              f"{', '.join(PLATFORMS)}")
+
+        def opt(name: str) -> str | None:
+            v = data.get(name)
+            return v if isinstance(v, str) else None
+
+        return cls(list(command), cwd, {str(k): str(v) for k, v in env.items()}, platform,
+                   opt("jax_version"), opt("jaxlib_version"), opt("python"),
+                   opt("created") or "", opt("host") or "", origin)
+
+    def display_command(self) -> str:
+        """The command as a shell would print it."""
+        return shlex.join(self.command)
+
+    def made_here(self) -> bool:
+        """True when the recipe records this machine's host name."""
+        return bool(self.host) and self.host == socket.gethostname()
+
+
+# ------------------------------------------------------------------ files ---
+
+def recipe_path(dump_dir: str | os.PathLike) -> pathlib.Path:
+    """``<dump_dir>/hlo-lsp-recipe.json``."""
+    return pathlib.Path(dump_dir) / RECIPE_FILE
+
+
+def load_recipe(dump_dir: str | os.PathLike) -> Recipe | None:
+    """The recipe stored in ``dump_dir``, or None when there is none.
+    Raises RecipeError when the file exists but cannot be used."""
+    path = recipe_path(dump_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RecipeError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RecipeError(f"{path} is not valid JSON: {exc}") from None
+    try:
+        return Recipe.from_json(data)
+    except RecipeError as exc:
+        raise RecipeError(f"{path}: {exc}") from None
+
+
+def save_recipe(recipe: Recipe, dump_dir: str | os.PathLike) -> pathlib.Path:
+    """Write ``recipe`` to ``<dump_dir>/hlo-lsp-recipe.json`` atomically (temp file
+    + rename); returns the path. OSError propagates."""
+    path = recipe_path(dump_dir)
+    tmp = path.with_name(f".{RECIPE_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(recipe.to_json(), indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with seconds (``2025-01-31T12:00:00Z``)."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ------------------------------------------------------------------ flags ---
+
+def set_dump_flags(xla_flags: str | None, dump_dir: str) -> str:
+    """``xla_flags`` (the user's ``XLA_FLAGS``) with any ``--xla_dump_to`` replaced
+    by ``--xla_dump_to=dump_dir`` and ``--xla_dump_hlo_as_text`` ensured.
+
+    Other flags keep their order and spelling (quoted values stay quoted). A path
+    with spaces is double-quoted, which XLA's flag parser accepts.
+    """
+    try:
+        tokens = shlex.split(xla_flags or "", posix=False)
+    except ValueError:  # unbalanced quote: fall back to whitespace
+        tokens = (xla_flags or "").split()
+    kept = [t for t in tokens
+            if not re.match(r"^--xla_dump_to(=|$)", t)
+            and not re.match(r"^--xla_dump_hlo_as_text(=|$)", t)]
+    where = f'"{dump_dir}"' if re.search(r"\s", dump_dir) else dump_dir
+    return " ".join(kept + [f"--xla_dump_to={where}", "--xla_dump_hlo_as_text"])
+
+
+def dump_to_of(xla_flags: str | None) -> str | None:
+    """The value of the last ``--xla_dump_to=`` in ``xla_flags``, or None."""
+    found = re.findall(r'--xla_dump_to=("[^"]*"|\S+)', xla_flags or "")
+    return found[-1].strip('"') if found else None
+
+
+# -------------------------------------------------------------- platforms ---
+
+def _runs(argv: Sequence[str], timeout: float = 10.0) -> bool:
+    exe = shutil.which(argv[0])
+    if exe is None:
+        return False
+    try:
+        return subprocess.run([exe, *argv[1:]], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=timeout).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def accelerator_visible(platform: str) -> bool:
+    """Whether this machine shows an accelerator for ``platform`` ("cuda", "rocm",
+    "tpu"; "cpu" is always True). Cached for the life of the process; see the
+    module docstring for the tests used."""
+    if platform == "cpu":
+        return True
+    if platform == "cuda":
+        return os.path.exists("/dev/nvidia0") or _runs(["nvidia-smi", "-L"])
+    if platform == "rocm":
+        return os.path.exists("/dev/kfd") or _runs(["rocm-smi"])
+    if platform == "tpu":
+        return os.path.exists("/dev/accel0") or os.path.exists("/dev/vfio/0")
+    return False
+
+
+def default_platform() -> str | None:
+    """The GPU platform this machine has ("cuda" first, then "rocm"), else None."""
+    for p in GPU_PLATFORMS:
+        if accelerator_visible(p):
+            return p
+    return None
+
+
+def platform_label(platform: str) -> str:
+    """"GPU", "CPU" or "TPU"."""
+    return _PLATFORM_LABEL.get(platform, platform.upper())
+
+
+def _missing(platform: str) -> str:
+    if platform == "cuda":
+        return ("no NVIDIA GPU is visible on this machine (nvidia-smi is not on PATH or "
+                "fails, and /dev/nvidia0 does not exist)")
+    if platform == "rocm":
+        return ("no AMD GPU is visible on this machine (rocm-smi is not on PATH or fails, "
+                "and /dev/kfd does not exist)")
+    return "no TPU is visible on this machine (/dev/accel0 and /dev/vfio/0 do not exist)"
+
+
+def choose_platform(requested: str | None, recipe_platform: str | None = None,
+                    allow_cpu_fallback: bool = True, hint: str = "") -> tuple[str, str]:
+    """The platform to run on and a note for the user ("" when nothing to say).
+
+    ``requested`` is "cuda", "rocm", "cpu", "tpu", "gpu" (whichever GPU is
+    visible), or None/"auto". An explicit accelerator that this machine lacks
+    raises PlatformError. With "auto": the recipe's platform when this machine
+    has it, else a visible GPU, else "cpu" with a note when
+    ``allow_cpu_fallback``, else PlatformError. ``hint`` (what the user can do,
+    e.g. "Use --platform cpu.") ends PlatformError messages.
+    """
+    req = (requested or "auto").lower()
+    if req == "gpu":
+        req = default_platform() or "cuda"
+    if req not in (*PLATFORMS, "auto"):
+        raise PlatformError(f"unknown platform {requested!r}: use one of auto, gpu, "
+                            f"{', '.join(PLATFORMS)}")
+    if req != "auto":
+        if not accelerator_visible(req):
+            raise PlatformError(f"platform {req} was requested, but {_missing(req)}. "
+                                f"{hint}".strip())
+        return req, ""
+    if recipe_platform in PLATFORMS and accelerator_visible(recipe_platform):
+        return recipe_platform, ""
+    gpu = default_platform()
+    if gpu is not None:
+        return gpu, ""
+    why = ("the recipe was made on " + platform_label(recipe_platform or "")
+           if recipe_platform and recipe_platform != "cpu" else "")
+    if not allow_cpu_fallback:
+        missing = _missing("cuda")
+        raise PlatformError(f"{missing[0].upper()}{missing[1:]}. {hint}".strip())
+    note = "no GPU is visible on this machine; compiling on the CPU"
+    if why:
+        note += f" although {why}"
+    return "cpu", note
+
+
+# ----------------------------------------------------------- the program ---
+
+_PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?(?:\.exe)?$")
+
+
+def python_interpreter(command: Sequence[str], cwd: str,
+                       env: Mapping[str, str] | None = None) -> str | None:
+    """The absolute path of the Python interpreter ``command`` starts with
+    (``python3 train.py``, ``/venv/bin/python -m pkg``, ``env A=1 python x.py``),
+    or None when it does not start with one or it cannot be found on PATH."""
+    args = list(command)
+    if args and os.path.basename(args[0]) == "env":
+        args = args[1:]
+        while args and "=" in args[0] and not args[0].startswith("-"):
+            args = args[1:]
+    if not args or not _PYTHON.match(os.path.basename(args[0])):
+        return None
+    exe = args[0]
+    if os.sep in exe:
+        path = exe if os.path.isabs(exe) else os.path.join(cwd, exe)
+        return os.path.normpath(path) if os.access(path, os.X_OK) else None
+    path_var = (env or os.environ).get("PATH", os.defpath)
+    return shutil.which(exe, path=path_var)
+
+
+def resolved_command(recipe: Recipe) -> list[str]:
+    """``recipe.command`` with a bare interpreter name (``python``, ``python3``,
+    also after ``env A=1``) replaced by the recorded ``recipe.python`` when that
+    file is executable: the program runs with the interpreter it ran with when
+    the dump was made, whatever PATH the language server was started with."""
+    argv = list(recipe.command)
+    if not recipe.python or not os.access(recipe.python, os.X_OK):
+        return argv
+    i = 0
+    if argv and os.path.basename(argv[0]) == "env":
+        i = 1
+        while i < len(argv) and "=" in argv[i] and not argv[i].startswith("-"):
+            i += 1
+    if i < len(argv) and os.sep not in argv[i] and _PYTHON.match(argv[i]):
+        argv[i] = recipe.python
+    return argv
+
+
+PROBE_CODE = ("import jax, jaxlib; print(jax.__version__); "
+              "print(getattr(jaxlib, '__version__', '') or jaxlib.version.__version__)")
+
+
+def probe_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment for the version probe: ``env`` without ``XLA_FLAGS``
+    (importing jax compiles nothing, but be sure nothing is dumped)."""
+    out = dict(env if env is not None else os.environ)
+    out.pop("XLA_FLAGS", None)
+    return out
+
+
+def parse_probe_output(returncode: int, stdout: str) -> tuple[str | None, str | None]:
+    """``(jax, jaxlib)`` versions from the output of :data:`PROBE_CODE`."""
+    lines = stdout.split()
+    if returncode != 0 or len(lines) < 2:
+        return None, None
+    return lines[0], lines[1]
+
+
+def probe_versions(python: str, cwd: str, env: Mapping[str, str] | None = None,
+                   timeout: float = PROBE_TIMEOUT_S) -> tuple[str | None, str | None]:
+    """``(jax.__version__, jaxlib.__version__)`` as the program's interpreter
+    ``python`` reports them (it is run once with ``-c``); ``(None, None)`` when it
+    cannot import jax or does not answer within ``timeout`` seconds. Blocking;
+    :func:`hlo_lsp.dump.recompile.probe_versions_async` is the cancellable variant."""
+    try:
+        out = subprocess.run([python, "-c", PROBE_CODE], cwd=cwd, env=probe_env(env),
+                             timeout=timeout, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None
+    return parse_probe_output(out.returncode, out.stdout)
+
+
+def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
+                platform: str) -> dict[str, str]:
+    """The environment to run ``recipe`` in: ``base_env`` with the recipe's
+    ``CUDA_VISIBLE_DEVICES``, ``XLA_FLAGS`` (the recipe's, else ``base_env``'s)
+    with the dump flags set to ``dump_to``, and ``JAX_PLATFORMS=platform``."""
+    env = dict(base_env)
+    if "CUDA_VISIBLE_DEVICES" in recipe.env:
+        env["CUDA_VISIBLE_DEVICES"] = recipe.env["CUDA_VISIBLE_DEVICES"]
+    flags = recipe.env.get("XLA_FLAGS", env.get("XLA_FLAGS", ""))
+    env["XLA_FLAGS"] = set_dump_flags(flags, dump_to)
+    env["JAX_PLATFORMS"] = platform
+    return env
+
+
+def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of :data:`RECORDED_ENV` that are set in ``env``."""
+    return {k: env[k] for k in RECORDED_ENV if k in env}
+
+
+def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
+               base_env: Mapping[str, str] | None = None, origin: str = "cli") -> Recipe:
+    """A recipe for running ``command`` in ``cwd`` so that it dumps into
+    ``dump_dir`` on ``platform`` (versions not probed yet; see :func:`probe_versions`)."""
+    base = dict(os.environ if base_env is None else base_env)
+    cwd = os.path.abspath(cwd)
+    probe = Recipe(list(command), cwd)
+    env = program_env(base, probe, os.path.abspath(dump_dir), platform)
+    return Recipe(list(command), cwd, recorded_env(env), platform,
+                  python=python_interpreter(command, cwd, env), created=now_iso(),
+                  host=socket.gethostname(), origin=origin)
+
+
+# -------------------------------------------------------------- inference ---
+
+_LIBRARY = re.compile(r"(?:^<|/site-packages/|/dist-packages/|/lib/python\d)")
+
+
+def _default_python(workspace: str | None) -> str:
+    for rel in (".venv/bin/python", "venv/bin/python"):
+        if workspace and os.access(os.path.join(workspace, rel), os.X_OK):
+            return os.path.join(workspace, rel)
+    import importlib.util
+    if importlib.util.find_spec("jax") is not None:
+        return sys.executable
+    return shutil.which("python3") or "python3"
+
+
+def _outermost_files(module) -> Counter:
+    """(file, function) of the outermost frame of every stack in ``module``,
+    counted; falls back to the ``source_file`` of older metadata."""
+    found: Counter = Counter()
+    frames = module.frames
+    for fid in frames.frames:
+        stack = frames.resolve(fid)
+        if stack:
+            found[(stack[-1].file, stack[-1].function)] += 1
+    if found:
+        return found
+    for comp in module.computations:
+        for ins in comp.instructions:
+            file = ins.metadata.get("source_file")
+            if isinstance(file, str) and file:
+                found[(file, "")] += 1
+    return found
+
+
+def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None = None,
+                 python: str | None = None) -> Recipe | None:
+    """Propose a recipe for a dump made without ``hlo-lsp dump``; None when the
+    dump names no Python file.
+
+    The program is the outermost Python file of the stack-frame tables (the last
+    frame of every resolved stack, xla/hlo/ir/stack_frames.cc), or the
+    ``source_file`` of older metadata. Files that exist on disk (relative paths
+    tried against ``workspace`` and the dump's parent), that are not library
+    code, and whose outermost function is ``<module>`` (the script itself) are
+    preferred, then the most frequent. ``module`` (an HloModule) is looked at
+    first, then up to 8 other HLO files of ``dump_dir``. The command is
+    ``[python, file]`` relative to ``cwd`` = ``workspace`` when the file is inside
+    it, else the file's directory. The result has ``origin="inferred"`` and a
+    ``note``; it must be confirmed by the user before it is run.
+    """
+    from hlo_lsp.dump.names import parse_dump_name
+    from hlo_lsp.syntax.parser import parse
+
+    dump_dir = pathlib.Path(dump_dir).resolve()
+    modules = [module] if module is not None else []
+    candidates: Counter = Counter()
+    source = ""
+    for m in modules:
+        candidates = _outermost_files(m)
+        source = m.name.name if getattr(m, "name", None) else ""
+    if not candidates and dump_dir.is_dir():
+        files = sorted((p for p in dump_dir.iterdir()
+                        if p.is_file() and parse_dump_name(p.name) is not None),
+                       key=lambda p: p.stat().st_size)
+        for p in files[:8]:
+            try:
+                m = parse(p.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+            candidates = _outermost_files(m)
+            if candidates:
+                source = p.name
+                break
+    if not candidates:
+        return None
+    bases = [b for b in (workspace, str(dump_dir.parent), str(dump_dir)) if b]
+
+    def where(file: str) -> str | None:
+        if os.path.isabs(file):
+            return file if os.path.isfile(file) else None
+        for b in bases:
+            p = os.path.normpath(os.path.join(b, file))
+            if os.path.isfile(p):
+                return p
+        return None
+
+    def rank(item):
+        (file, function), count = item
+        return (where(file) is not None, not _LIBRARY.search(file),
+                function == "<module>", count)
+
+    (file, function), _ = max(candidates.items(), key=rank)
+    path = where(file) or (file if os.path.isabs(file) else
+                           os.path.normpath(os.path.join(bases[0], file)))
+    if workspace and os.path.commonpath([os.path.abspath(workspace), path]) == \
+            os.path.abspath(workspace):
+        cwd = os.path.abspath(workspace)
+    else:
+        cwd = os.path.dirname(path)
+    python = python or _default_python(workspace)
+    note = (f"{os.path.relpath(path, cwd)} is the outermost Python file in the stack "
+            f"frames of {source or 'the dump'}")
+    if where(file) is None:
+        note += " (it does not exist on this machine)"
+    return Recipe([python, os.path.relpath(path, cwd)], cwd, {}, "cpu", python=python,
+                  created=now_iso(), host=socket.gethostname(), origin="inferred", note=note)
+
+
+def configured_recipe(command: str | Sequence[str], cwd: str | None,
+                      fallback_cwd: str) -> Recipe:
+    """A recipe from the setting ``hlo.recompile.command`` (a shell-like string or
+    an argv list) and ``hlo.recompile.cwd``. Raises RecipeError when empty."""
+    argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+    if not argv:
+        raise RecipeError("the setting hlo.recompile.command is empty")
+    where = os.path.abspath(os.path.expanduser(cwd)) if cwd else fallback_cwd
+    return Recipe(argv, where, {}, "cpu", python=python_interpreter(argv, where),
+                  created=now_iso(), host=socket.gethostname(), origin="setting")
+
+
+def replace(recipe: Recipe, **changes) -> Recipe:
+    """A copy of ``recipe`` with ``changes`` applied (dataclasses.replace)."""
+    return dataclasses.replace(recipe, **changes)

@@ -1,0 +1,603 @@
+"""Re-run a dump's JAX program and swap the fresh dump in, safely.
+
+:func:`recompile` runs a :class:`~hlo_lsp.dump.recipe.Recipe` as a subprocess in its
+own session (``start_new_session=True``), so that cancelling kills the whole
+process tree with ``os.killpg`` (POSIX only). XLA writes into a NEW temporary
+directory next to the dump; only when the program exits 0 and wrote HLO text
+are the old dump files moved to a backup directory, the new ones moved in and
+the backup removed. On failure, cancellation or timeout the old dump is left
+byte-identical and the temporary directory is removed.
+
+Dump file names follow xla/service/dump.cc (``[ts.]module_NNNN.name.suffix``,
+see :mod:`hlo_lsp.dump.names`). Module numbers change between runs (JAX compiles a
+different number of helper modules first), so a file is mapped to its
+counterpart by module name, occurrence of that name (in number order), stage
+and platform, never by number.
+
+A bare ``python`` at the start of the command is replaced by the interpreter
+the recipe recorded (:func:`hlo_lsp.dump.recipe.resolved_command`). Nothing here
+imports pygls: the server (:mod:`hlo_lsp.lsp.handlers.recompile`) and
+the CLI (:mod:`hlo_lsp.cli.commands.dump`) drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import tempfile
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+from hlo_lsp.dump.names import DumpName, parse_dump_name
+from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, now_iso, parse_probe_output, platform_label, probe_env, program_env, python_interpreter, recorded_env, resolved_command, save_recipe
+
+TERMINATE_GRACE_S = 3.0
+STDERR_TAIL_LINES = 40
+MAX_COUNTED_BYTES = 256 * 1024 * 1024
+_READ_CHUNK = 64 * 1024
+# A dump directory entry that XLA wrote (file or per-module folder).
+DUMP_ENTRY = re.compile(r"^(?:\d+\.)?module_\d+")
+
+OutputCallback = Callable[[str, str], None]
+
+
+# ------------------------------------------------------------ subprocess ---
+
+@dataclass
+class RunResult:
+    """How a program run ended. ``returncode`` is None when it was killed by us
+    (``cancelled`` or ``timed_out``); a negative code is a signal. ``stderr_tail``
+    holds the last :data:`STDERR_TAIL_LINES` lines of stderr."""
+
+    returncode: int | None
+    cancelled: bool = False
+    timed_out: bool = False
+    stderr_tail: str = ""
+    seconds: float = 0.0
+    error: str = ""
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def kill_process_tree(proc: asyncio.subprocess.Process,
+                            grace: float = TERMINATE_GRACE_S) -> None:
+    """SIGTERM the process group of ``proc`` (started with ``start_new_session=True``,
+    so its group id is its pid), wait up to ``grace`` seconds, then SIGKILL the
+    group, which also ends children that outlived the leader."""
+    _signal_group(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(proc.wait(), grace)
+    _signal_group(proc.pid, signal.SIGKILL)
+    await proc.wait()
+
+
+async def _pump(stream: asyncio.StreamReader | None, name: str,
+                on_output: OutputCallback | None, tail: deque | None) -> None:
+    if stream is None:
+        return
+    pending = b""
+    while True:
+        chunk = await stream.read(_READ_CHUNK)
+        if not chunk:
+            break
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:
+            line = raw.decode("utf-8", errors="replace").rstrip("\r")
+            if tail is not None:
+                tail.append(line)
+            if on_output is not None:
+                on_output(name, line)
+    if pending:
+        line = pending.decode("utf-8", errors="replace")
+        if tail is not None:
+            tail.append(line)
+        if on_output is not None:
+            on_output(name, line)
+
+
+async def run_program(argv: list[str], cwd: str, env: Mapping[str, str], *,
+                      on_output: OutputCallback | None = None,
+                      cancel: asyncio.Event | None = None,
+                      timeout: float | None = None) -> RunResult:
+    """Run ``argv`` in ``cwd`` with exactly ``env``; stdin is /dev/null, each line of
+    stdout/stderr goes to ``on_output(stream_name, line)`` as it arrives.
+
+    Setting ``cancel`` or passing ``timeout`` seconds kills the process tree
+    (:func:`kill_process_tree`) and returns with ``cancelled``/``timed_out``. If the
+    awaiting task itself is cancelled, the tree is SIGKILLed before
+    CancelledError propagates. A command that cannot be started gives
+    ``returncode=None`` and ``error``; it never raises OSError.
+    """
+    t0 = time.monotonic()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=dict(env), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True)
+    except OSError as exc:
+        return RunResult(None, error=f"cannot run {argv[0]!r} in {cwd}: "
+                                     f"{exc.strerror or exc}")
+    tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+    readers = [asyncio.create_task(_pump(proc.stdout, "stdout", on_output, None)),
+               asyncio.create_task(_pump(proc.stderr, "stderr", on_output, tail))]
+    waiter = asyncio.create_task(proc.wait())
+    stopper = asyncio.create_task(cancel.wait()) if cancel is not None else None
+    cancelled = timed_out = False
+    try:
+        done, _ = await asyncio.wait({waiter} | ({stopper} if stopper else set()),
+                                     timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if waiter not in done:
+            cancelled = stopper is not None and stopper in done
+            timed_out = not cancelled
+            await kill_process_tree(proc)
+    except asyncio.CancelledError:
+        _signal_group(proc.pid, signal.SIGKILL)
+        raise
+    finally:
+        if stopper is not None:
+            stopper.cancel()
+        # Children that keep the pipes open must not keep us waiting.
+        _, pending = await asyncio.wait(readers, timeout=2.0)
+        for task in pending:
+            task.cancel()
+        if not waiter.done():
+            waiter.cancel()
+    return RunResult(None if (cancelled or timed_out) else proc.returncode, cancelled,
+                     timed_out, "\n".join(tail), time.monotonic() - t0)
+
+
+async def probe_versions_async(python: str, cwd: str, env: Mapping[str, str],
+                               timeout: float = PROBE_TIMEOUT_S
+                               ) -> tuple[str | None, str | None]:
+    """``(jax, jaxlib)`` versions as ``python -c`` :data:`~hlo_lsp.dump.recipe.PROBE_CODE`
+    reports them, ``(None, None)`` on any failure or after ``timeout`` seconds.
+    Cancelling the awaiting task kills the probe."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            python, "-c", PROBE_CODE, cwd=cwd, env=probe_env(env),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None, None
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        await kill_process_tree(proc, 0)
+        return None, None
+    except asyncio.CancelledError:
+        _signal_group(proc.pid, signal.SIGKILL)
+        raise
+    return parse_probe_output(proc.returncode or 0,
+                              out.decode("utf-8", errors="replace"))
+
+
+# -------------------------------------------------------- dump directory ---
+
+def dump_entries(directory: str | os.PathLike) -> list[str]:
+    """Names in ``directory`` that XLA wrote (``[ts.]module_NNNN...`` files and
+    per-module folders), sorted; other files (the recipe, the user's) are not."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if DUMP_ENTRY.match(n))
+
+
+def hlo_files(directory: str | os.PathLike) -> dict[str, DumpName]:
+    """The HLO text files of a dump directory, name -> decoded name."""
+    out: dict[str, DumpName] = {}
+    for name in dump_entries(directory):
+        decoded = parse_dump_name(name)
+        if decoded is not None and os.path.isfile(os.path.join(directory, name)):
+            out[name] = decoded
+    return out
+
+
+def swap_dump(dump_dir: str | os.PathLike, new_dir: str | os.PathLike) -> None:
+    """Replace the dump entries of ``dump_dir`` by everything in ``new_dir``.
+
+    Old entries are first moved to a backup directory next to ``dump_dir``,
+    then the new ones are moved in, then the backup is removed. If a move
+    fails, what was moved is moved back (nothing is lost) and the OSError
+    propagates. ``new_dir`` and ``dump_dir`` must be on the same file system
+    (they are siblings here), so every move is a rename.
+    """
+    dump_dir = pathlib.Path(dump_dir)
+    new_dir = pathlib.Path(new_dir)
+    backup = pathlib.Path(_sibling_temp_dir(dump_dir, "backup"))
+    moved_out: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in dump_entries(dump_dir):
+            os.replace(dump_dir / name, backup / name)
+            moved_out.append(name)
+        for name in sorted(os.listdir(new_dir)):
+            os.replace(new_dir / name, dump_dir / name)
+            moved_in.append(name)
+    except OSError:
+        for name in reversed(moved_in):
+            with contextlib.suppress(OSError):
+                os.replace(dump_dir / name, new_dir / name)
+        for name in reversed(moved_out):
+            with contextlib.suppress(OSError):
+                os.replace(backup / name, dump_dir / name)
+        with contextlib.suppress(OSError):
+            if not os.listdir(backup):
+                os.rmdir(backup)
+        raise
+    shutil.rmtree(backup, ignore_errors=True)
+
+
+def _sibling_temp_dir(dump_dir: pathlib.Path, what: str) -> str:
+    """A new empty directory next to ``dump_dir`` (inside it when the parent is not
+    writable or another file system), named ``.<dump>.hlo-lsp-<what>-XXXX``
+    (hidden, and never taken for a dump entry)."""
+    prefix = f".{dump_dir.name}.hlo-lsp-{what}-"
+    try:
+        # A mount point's parent is another file system: renames would fail.
+        if os.stat(dump_dir.parent).st_dev == os.stat(dump_dir).st_dev:
+            return tempfile.mkdtemp(prefix=prefix, dir=dump_dir.parent)
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix=prefix, dir=dump_dir)
+
+
+# ----------------------------------------------------------- what changed ---
+
+@dataclass
+class OpCounts:
+    """Custom-calls per ``custom_call_target`` and fusions per kind (``kLoop``,
+    ``kInput``, ``kOutput``, ``kCustom``; a ``kCustom`` fusion whose
+    backend_config names a kind, e.g. ``__triton_gemm``, counts as
+    ``kCustom:__triton_gemm``) in one HLO module."""
+
+    custom_calls: Counter = field(default_factory=Counter)
+    fusions: Counter = field(default_factory=Counter)
+
+
+def count_ops(path: str | os.PathLike) -> OpCounts | None:
+    """Count custom-calls and fusions in the HLO text file ``path`` with the
+    project's parser; None when it cannot be read or is larger than
+    :data:`MAX_COUNTED_BYTES`."""
+    from hlo_lsp.model.backend_config import decode_backend_config
+    from hlo_lsp.model.hlo import unescape
+    from hlo_lsp.syntax.parser import parse
+
+    try:
+        if os.path.getsize(path) > MAX_COUNTED_BYTES:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as f:
+            module = parse(f.read())
+    except OSError:
+        return None
+    counts = OpCounts()
+    for comp in module.computations:
+        for ins in comp.instructions:
+            if ins.opcode == "custom-call":
+                target = ins.attribute("custom_call_target")
+                counts.custom_calls[unescape(target.value.strip('"')) if target else "?"] += 1
+            elif ins.opcode == "fusion":
+                kind_attr = ins.attribute("kind")
+                kind = kind_attr.value if kind_attr else "?"
+                config = ins.attribute("backend_config")
+                if kind == "kCustom" and config is not None:
+                    data = decode_backend_config(config.value).data
+                    if isinstance(data, dict):
+                        inner = (data.get("fusion_backend_config")
+                                 or data.get("fusion_config") or {})
+                        if isinstance(inner, dict) and isinstance(inner.get("kind"), str):
+                            kind = f"kCustom:{inner['kind']}"
+                counts.fusions[kind] += 1
+    return counts
+
+
+@dataclass
+class ModuleChange:
+    """Before/after counts of one module's after-optimizations HLO.
+
+    ``file_before``/``file_after`` are file names (None when the module is new
+    or gone); ``custom_calls``/``fusions`` map a target/kind to (before, after).
+    """
+
+    module: str
+    file_before: str | None
+    file_after: str | None
+    custom_calls: dict[str, tuple[int, int]] = field(default_factory=dict)
+    fusions: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def totals(self) -> dict[str, tuple[int, int]]:
+        """``{"custom-calls": (before, after), "fusions": (before, after)}``."""
+        def total(d):
+            return (sum(b for b, _ in d.values()), sum(a for _, a in d.values()))
+        return {"custom-calls": total(self.custom_calls), "fusions": total(self.fusions)}
+
+    @property
+    def changed(self) -> bool:
+        """Whether any count differs, or the module appeared or disappeared."""
+        return (self.file_before is None or self.file_after is None
+                or any(b != a for b, a in [*self.custom_calls.values(),
+                                           *self.fusions.values()]))
+
+    def describe(self) -> str:
+        """One line, e.g. ``jit_step (module_0004 → module_0006): fusions 1 → 2
+        (kLoop 1 → 2), custom-calls 0 → 0``."""
+        def number(name):
+            m = re.match(r"^(?:\d+\.)?(module_\d+)", name or "")
+            return m.group(1) if m else "?"
+
+        if self.file_before is None:
+            head = f"{self.module} ({number(self.file_after)}): new"
+        elif self.file_after is None:
+            return f"{self.module} ({number(self.file_before)}): gone"
+        else:
+            nb, na = number(self.file_before), number(self.file_after)
+            head = f"{self.module} ({nb} → {na})" if nb != na else f"{self.module} ({na})"
+        parts = []
+        for label, per in (("fusions", self.fusions), ("custom-calls", self.custom_calls)):
+            b, a = self.totals[label]
+            detail = ", ".join(f"{k} {x} → {y}" for k, (x, y) in sorted(per.items())
+                               if x != y)
+            parts.append(f"{label} {b} → {a}" + (f" ({detail})" if detail else ""))
+        return f"{head}: " + ", ".join(parts)
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (pairs become ``[before, after]`` lists)."""
+        return {"module": self.module, "fileBefore": self.file_before,
+                "fileAfter": self.file_after,
+                "customCalls": {k: list(v) for k, v in self.custom_calls.items()},
+                "fusions": {k: list(v) for k, v in self.fusions.items()},
+                "totals": {k: list(v) for k, v in self.totals.items()}}
+
+
+def _instances(files: Mapping[str, DumpName]) -> dict[str, list[tuple[str, int]]]:
+    """module name -> [(timestamp, number)] in order of appearance."""
+    out: dict[str, set[tuple[str, int]]] = {}
+    for d in files.values():
+        out.setdefault(d.module_name, set()).add((d.timestamp, d.number))
+    return {k: sorted(v, key=lambda t: (t[1], t[0])) for k, v in out.items()}
+
+
+def map_files(old: Mapping[str, DumpName],
+              new: Mapping[str, DumpName]) -> dict[str, str | None]:
+    """Each old HLO file name -> the new file name of the same module (by name and
+    occurrence of that name, not number), stage and platform; the same stage on
+    another platform when the platform changed (``cpu_`` -> ``sm_9.0_gpu_``);
+    None when the new dump lacks it."""
+    old_inst, new_inst = _instances(old), _instances(new)
+    by_key: dict[tuple, str] = {}
+    by_stage: dict[tuple, str] = {}
+    for name, d in sorted(new.items()):
+        by_key.setdefault((d.module_name, d.timestamp, d.number, d.stage, d.platform), name)
+        by_stage.setdefault((d.module_name, d.timestamp, d.number, d.stage), name)
+    out: dict[str, str | None] = {}
+    for name, d in old.items():
+        rank = old_inst[d.module_name].index((d.timestamp, d.number))
+        targets = new_inst.get(d.module_name, [])
+        if rank >= len(targets):
+            out[name] = None
+            continue
+        ts, num = targets[rank]
+        out[name] = (by_key.get((d.module_name, ts, num, d.stage, d.platform))
+                     or by_stage.get((d.module_name, ts, num, d.stage)))
+    return out
+
+
+def _after_files(files: Mapping[str, DumpName]) -> dict[tuple[str, int], str]:
+    """(module name, occurrence) -> its after-optimizations file (before-
+    optimizations when there is none)."""
+    inst = _instances(files)
+    out: dict[tuple[str, int], str] = {}
+    for stage in ("before_optimizations", "after_optimizations"):
+        for name, d in sorted(files.items()):
+            if d.stage == stage:
+                out[(d.module_name, inst[d.module_name].index((d.timestamp, d.number)))] = name
+    return out
+
+
+def compare_dumps(old_dir: str | os.PathLike, old: Mapping[str, DumpName],
+                  new_dir: str | os.PathLike,
+                  new: Mapping[str, DumpName]) -> list[ModuleChange]:
+    """Per module (name and occurrence), custom-call and fusion counts of the old
+    and the new dump, in module-name order. Parses files: run it in a thread."""
+    a, b = _after_files(old), _after_files(new)
+    changes = []
+    for key in sorted(set(a) | set(b)):
+        ca = count_ops(os.path.join(old_dir, a[key])) if key in a else None
+        cb = count_ops(os.path.join(new_dir, b[key])) if key in b else None
+        ca, cb = ca or OpCounts(), cb or OpCounts()
+        change = ModuleChange(key[0], a.get(key), b.get(key))
+        for attr, out in (("custom_calls", change.custom_calls), ("fusions", change.fusions)):
+            before, after = getattr(ca, attr), getattr(cb, attr)
+            for k in set(before) | set(after):
+                out[k] = (before.get(k, 0), after.get(k, 0))
+        changes.append(change)
+    return changes
+
+
+# ------------------------------------------------------------ recompile ---
+
+@dataclass
+class RecompileResult:
+    """What :func:`recompile` did.
+
+    ``mapping``: each requested open file (absolute path) -> its new counterpart
+    (absolute path; the same path when the name did not change), None when the
+    new dump lacks it; empty unless ``ok``. ``changes``: per module, see
+    :class:`ModuleChange`. ``error``: why it failed (with ``stderr_tail``).
+    ``summary``: a few lines for the user.
+    """
+
+    ok: bool
+    dump_dir: str
+    command: str
+    platform: str
+    cancelled: bool = False
+    timed_out: bool = False
+    returncode: int | None = None
+    seconds: float = 0.0
+    error: str = ""
+    stderr_tail: str = ""
+    mapping: dict[str, str | None] = field(default_factory=dict)
+    changes: list[ModuleChange] = field(default_factory=list)
+    recipe_file: str | None = None
+    summary: str = ""
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (what the ``hlo.recompile`` command returns)."""
+        return {"ok": self.ok, "cancelled": self.cancelled, "timedOut": self.timed_out,
+                "returncode": self.returncode, "platform": self.platform,
+                "command": self.command, "dumpDir": self.dump_dir,
+                "seconds": round(self.seconds, 3), "error": self.error,
+                "stderrTail": self.stderr_tail, "mapping": dict(self.mapping),
+                "changes": [c.to_json() for c in self.changes],
+                "recipeFile": self.recipe_file, "summary": self.summary}
+
+
+def summarize(result: RecompileResult, focus: Iterable[str] = (),
+              max_lines: int = 8) -> str:
+    """The user-facing text of ``result``: a head line, renamed open files, and
+    the changes of the modules in ``focus`` (module names) plus other modules
+    whose counts changed, at most ``max_lines`` of them."""
+    where = platform_label(result.platform)
+    if result.cancelled:
+        return f"Recompile cancelled; the old dump in {result.dump_dir} is unchanged."
+    if not result.ok:
+        head = f"Recompile on {where} failed: {result.error}"
+        if result.stderr_tail:
+            tail = result.stderr_tail.splitlines()[-12:]
+            head += "\n" + "\n".join(tail)
+        return head + f"\nThe old dump in {result.dump_dir} is unchanged."
+    lines = [f"Recompiled on {where} in {result.seconds:.1f} s (`{result.command}`)."]
+    for old, new in result.mapping.items():
+        if new is None:
+            lines.append(f"{os.path.basename(old)}: no longer in the dump.")
+        elif os.path.basename(old) != os.path.basename(new):
+            lines.append(f"{os.path.basename(old)} is now {os.path.basename(new)}.")
+    focus = set(focus)
+    shown = [c for c in result.changes if c.module in focus]
+    shown += [c for c in result.changes if c.module not in focus and c.changed]
+    for c in shown[:max_lines]:
+        lines.append(c.describe())
+    if len(shown) > max_lines:
+        lines.append(f"... and {len(shown) - max_lines} more modules changed.")
+    if not shown:
+        lines.append("No custom-call or fusion counts changed.")
+    return "\n".join(lines)
+
+
+async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: str,
+                    open_files: Iterable[str] = (), on_output: OutputCallback | None = None,
+                    cancel: asyncio.Event | None = None, timeout: float | None = None,
+                    base_env: Mapping[str, str] | None = None, save: bool = True,
+                    probe: bool = True) -> RecompileResult:
+    """Run ``recipe`` on ``platform`` so that XLA dumps into a new temporary
+    directory next to ``dump_dir``, then swap the new dump in (:func:`swap_dump`).
+
+    ``open_files`` are absolute paths of files of ``dump_dir`` whose new
+    counterparts the result should name (``mapping``). ``base_env`` (default:
+    this process's environment) is extended per :func:`hlo_lsp.dump.recipe.program_env`.
+    With ``save``, the recipe is (re)written to ``dump_dir`` on success with the
+    time, platform and — when ``probe`` and the command starts with a Python
+    interpreter — the jax/jaxlib versions that interpreter reports. Failures,
+    cancellation (``cancel`` set) and ``timeout`` leave the old dump as it was.
+    CancelledError of the awaiting task kills the program and propagates.
+    """
+    dump_path = pathlib.Path(dump_dir).resolve()
+    dump_path.mkdir(parents=True, exist_ok=True)
+    result = RecompileResult(False, str(dump_path), recipe.display_command(), platform)
+    env = dict(base_env if base_env is not None else os.environ)
+    work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
+    run_env = program_env(env, recipe, str(work), platform)
+    argv = resolved_command(recipe)
+    python = python_interpreter(argv, recipe.cwd, run_env) if probe else None
+    versions = (asyncio.ensure_future(probe_versions_async(python, recipe.cwd, run_env))
+                if python and os.path.isdir(recipe.cwd) else None)
+    t0 = time.monotonic()
+    try:
+        if not os.path.isdir(recipe.cwd):
+            result.error = f"the working directory {recipe.cwd} does not exist"
+            return _done(result, t0)
+        run = await run_program(argv, recipe.cwd, run_env, on_output=on_output,
+                                cancel=cancel, timeout=timeout)
+        result.returncode, result.cancelled, result.timed_out = (
+            run.returncode, run.cancelled, run.timed_out)
+        result.stderr_tail = run.stderr_tail
+        if run.error:
+            result.error = run.error
+            return _done(result, t0)
+        if run.cancelled:
+            return _done(result, t0)
+        if run.timed_out:
+            result.error = f"the program did not finish within {timeout:g} s and was stopped"
+            return _done(result, t0)
+        if run.returncode != 0:
+            result.error = (f"the program exited with status {run.returncode}"
+                            if run.returncode and run.returncode > 0 else
+                            f"the program was killed by signal {-(run.returncode or 0)}")
+            return _done(result, t0)
+        new_files = hlo_files(work)
+        if not new_files:
+            result.error = ("the program exited 0 but XLA wrote no HLO text into the "
+                            "new dump directory: does it compile anything, or set "
+                            "--xla_dump_to itself (XLA_FLAGS is read at jax's first "
+                            "compile; the last --xla_dump_to wins)?")
+            return _done(result, t0)
+        old_files = hlo_files(dump_path)
+        result.changes = await asyncio.to_thread(compare_dumps, dump_path, old_files, work,
+                                                 new_files)
+        names = map_files(old_files, new_files)
+        for path in open_files:
+            base, folder = os.path.basename(path), os.path.dirname(os.path.abspath(path))
+            if os.path.realpath(folder) != str(dump_path) or base not in names:
+                continue
+            new = names[base]
+            # Keep the caller's spelling of the directory (symlinks), so URIs match.
+            result.mapping[path] = os.path.join(folder, new) if new else None
+        try:
+            swap_dump(dump_path, work)
+        except OSError as exc:
+            result.mapping = {}
+            result.error = (f"could not move the new dump into {dump_path}: "
+                            f"{exc.strerror or exc}")
+            return _done(result, t0)
+        result.ok = True
+        if save:
+            jax_v = jaxlib_v = None
+            if versions is not None:
+                jax_v, jaxlib_v = await versions
+            final_env = program_env(env, recipe, str(dump_path), platform)
+            saved = Recipe(list(recipe.command), recipe.cwd, recorded_env(final_env),
+                           platform, jax_v or recipe.jax_version,
+                           jaxlib_v or recipe.jaxlib_version, python or recipe.python,
+                           now_iso(), socket.gethostname())
+            try:
+                result.recipe_file = str(save_recipe(saved, dump_path))
+            except OSError as exc:
+                result.summary = f"(could not write the recipe: {exc.strerror})"
+        return _done(result, t0)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if versions is not None and not versions.done():
+            versions.cancel()
+
+
+def _done(result: RecompileResult, t0: float) -> RecompileResult:
+    result.seconds = time.monotonic() - t0
+    extra = result.summary
+    focus = {parse_dump_name(os.path.basename(p)).module_name for p in result.mapping
+             if parse_dump_name(os.path.basename(p)) is not None}
+    result.summary = summarize(result, focus) + (f"\n{extra}" if extra else "")
+    return result

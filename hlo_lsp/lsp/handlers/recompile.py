@@ -1,0 +1,416 @@
+"""Recompile a dump from its JAX program, and links from metadata to Python.
+
+- ``textDocument/codeAction``: on any instruction or the module header of an XLA
+  dump file, "Recompile with JAX on GPU and refresh" (CPU/TPU when that is the
+  platform it would run on), kind ``source.hlo.recompile``, running the command
+  ``hlo.recompile`` with arguments ``[uri]``.
+- ``workspace/executeCommand`` ``hlo.recompile``: resolve the recipe (the
+  ``hlo-lsp-recipe.json`` of the dump directory; else the setting
+  ``hlo.recompile.command``; else one inferred from the stack frames, run only
+  after the user answered "Run" to ``window/showMessageRequest``), run it in a
+  subprocess with ``window/workDoneProgress`` (cancellable: the progress cancel
+  notification and ``$/cancelRequest`` both kill the process tree), stream its
+  output as ``window/logMessage``, then refresh: ``window/showDocument`` for
+  each open file whose module was renumbered, fresh diagnostics for every open
+  file, and a ``window/showMessage`` saying what changed. Returns
+  :meth:`hlo_lsp.dump.recompile.RecompileResult.to_json` (plus ``shownDocuments``).
+- ``textDocument/documentLink``: every ``stack_frame_id=N`` and
+  ``source_file=".." source_line=N`` links to ``file:///...py#L<line>`` with the
+  call stack as tooltip; relative paths are resolved per
+  :func:`hlo_lsp.features.sources.search_dirs`.
+
+Settings (docs/protocol.md): ``hlo.recompile.command`` (string or argv list),
+``hlo.recompile.cwd``, ``hlo.recompile.platform`` (auto, gpu, cuda, rocm, cpu,
+tpu), ``hlo.recompile.timeout`` (seconds), read from the initialization options
+(``{"hlo": {"recompile": {...}}}`` or flat ``"hlo.recompile.command"`` keys)
+and, when the client supports it, ``workspace/configuration`` section
+``hlo.recompile`` (which wins).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from hlo_lsp.features.links import source_links
+from hlo_lsp.dump.names import parse_dump_name
+from hlo_lsp.dump.recipe import PlatformError, Recipe, RecipeError, choose_platform, configured_recipe, infer_recipe, load_recipe, platform_label
+from hlo_lsp.dump.recompile import recompile
+from hlo_lsp.lsp.server import analyze, guarded, to_diagnostic, to_range
+from hlo_lsp.features.sources import resolve_source_path, search_dirs
+
+log = logging.getLogger("hlo_lsp.dump.recompile")
+
+COMMAND = "hlo.recompile"
+ACTION_KIND = "source.hlo.recompile"
+RUN, CANCEL = "Run", "Cancel"
+MAX_LOG_LINES = 5000
+PROGRESS_EVERY_S = 0.25
+CONFIG_TIMEOUT_S = 5.0
+
+_running: set[str] = set()
+
+
+# ---------------------------------------------------------------- helpers ---
+
+def _dump_file(uri: str | None) -> str | None:
+    """The absolute path of ``uri`` when it is an XLA dump file, else None."""
+    if not isinstance(uri, str):
+        return None
+    path = to_fs_path(uri)
+    if not path or parse_dump_name(os.path.basename(path)) is None:
+        return None
+    return os.path.abspath(path)
+
+
+def _workspace_dirs(ls) -> list[str]:
+    dirs = []
+    for folder in (ls.workspace.folders or {}).values():
+        path = to_fs_path(folder.uri)
+        if path:
+            dirs.append(path)
+    root = getattr(ls.workspace, "root_path", None)
+    if root and root not in dirs:
+        dirs.append(root)
+    return dirs
+
+
+def _init_settings(ls) -> dict[str, Any]:
+    opts = ls.options if isinstance(ls.options, dict) else {}
+    merged: dict[str, Any] = {}
+    nested = opts.get("hlo")
+    for src in ((nested or {}).get("recompile") if isinstance(nested, dict) else None,
+                opts.get("recompile"),
+                {k[len("hlo.recompile."):]: v for k, v in opts.items()
+                 if isinstance(k, str) and k.startswith("hlo.recompile.")}):
+        if isinstance(src, dict):
+            merged.update(src)
+    return merged
+
+
+async def recompile_settings(ls, uri: str) -> dict[str, Any]:
+    """``hlo.recompile.*`` settings: initialization options, overridden by the
+    client's ``workspace/configuration`` answer for section ``hlo.recompile``
+    (asked only when the client supports it; empty values are ignored)."""
+    merged = _init_settings(ls)
+    caps = ls.client_capabilities
+    if caps.workspace is not None and caps.workspace.configuration:
+        try:
+            answer = await asyncio.wait_for(ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(
+                    scope_uri=uri, section="hlo.recompile")])), CONFIG_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - a client that cannot answer has no settings
+            log.info("workspace/configuration for hlo.recompile failed", exc_info=True)
+            answer = None
+        if answer and isinstance(answer[0], dict):
+            merged.update({k: v for k, v in answer[0].items() if v not in (None, "", [])})
+    return merged
+
+
+def _planned_platform(settings: dict[str, Any], dump_dir: str) -> str:
+    """The platform a recompile would most likely use, for the action's title."""
+    requested = settings.get("platform")
+    try:
+        recipe = load_recipe(dump_dir)
+    except RecipeError:
+        recipe = None
+    try:
+        return choose_platform(requested, recipe.platform if recipe else None)[0]
+    except PlatformError:
+        return str(requested or "cuda")
+
+
+def _say(ls, kind: types.MessageType, message: str) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+
+def _fail(ls, message: str, **extra) -> dict:
+    _say(ls, types.MessageType.Error, message)
+    return {"ok": False, "cancelled": False, "error": message, **extra}
+
+
+# ------------------------------------------------------------- the command ---
+
+async def _resolve_recipe(ls, uri: str, path: str, settings: dict[str, Any]
+                          ) -> tuple[Recipe | None, str]:
+    """The recipe to run and "" — or None and why not (already told the user)."""
+    dump_dir = os.path.dirname(path)
+    workspace = next(iter(_workspace_dirs(ls)), None)
+    try:
+        recipe = load_recipe(dump_dir)
+    except RecipeError as exc:
+        return None, f"Cannot recompile: {exc}"
+    confirm = ""
+    if recipe is not None and not recipe.made_here():
+        confirm = (f"The recipe in {dump_dir} was written on another machine "
+                   f"({recipe.host or 'unknown host'}).")
+    if recipe is None and settings.get("command"):
+        try:
+            recipe = configured_recipe(settings["command"], settings.get("cwd"),
+                                       workspace or dump_dir)
+        except (RecipeError, ValueError) as exc:
+            return None, f"Cannot recompile: hlo.recompile.command: {exc}"
+    if recipe is None:
+        analysis = await ls.analysis(uri)
+        recipe = infer_recipe(dump_dir, analysis.module if analysis else None, workspace)
+        if recipe is None:
+            return None, ("Cannot recompile: this dump names no Python file and has no "
+                          "recipe. Make it with `hlo-lsp dump -- python your_program.py`, "
+                          "or set hlo.recompile.command.")
+        confirm = f"No recipe for this dump; {recipe.note}."
+    if confirm:
+        answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=(f"{confirm} Run `{recipe.display_command()}` in {recipe.cwd} to "
+                     "recompile it? (Set hlo.recompile.command to choose the command.)"),
+            actions=[types.MessageActionItem(title=RUN),
+                     types.MessageActionItem(title=CANCEL)]))
+        if answer is None or answer.title != RUN:
+            return None, ""
+    return recipe, ""
+
+
+def _watch_request_cancel(ls, cancel: asyncio.Event) -> None:
+    """Set ``cancel`` when the client sends ``$/cancelRequest`` for the running
+    ``workspace/executeCommand`` request. pygls answers the request as cancelled
+    but keeps running the command's coroutine, so the request's future is
+    watched (pygls 2 internals, guarded)."""
+    loop = asyncio.get_running_loop()
+    try:
+        msg_id = ls.protocol.msg_id
+        outer = ls.protocol._request_futures.get(msg_id) if msg_id is not None else None
+    except Exception:  # noqa: BLE001
+        outer = None
+    if outer is not None:
+        outer.add_done_callback(
+            lambda f: f.cancelled() and loop.call_soon_threadsafe(cancel.set))
+
+
+async def _start_progress(ls, title: str, message: str,
+                          cancel: asyncio.Event) -> str | None:
+    """Begin a cancellable progress report whose cancel button sets ``cancel``."""
+    token = await ls.begin_progress(title, message, cancellable=True, kind="recompile")
+    if token is None:
+        return None
+    loop = asyncio.get_running_loop()
+    future = ls.work_done_progress.tokens.get(token)
+    if future is not None:
+        future.add_done_callback(
+            lambda f: f.cancelled() and loop.call_soon_threadsafe(cancel.set))
+    return token
+
+
+async def _refresh(ls, result, command_uri: str) -> list[str]:
+    """Fresh diagnostics for the open files of the dump, showDocument for the
+    renumbered ones; returns the URIs shown."""
+    caps = ls.client_capabilities
+    can_show = bool(caps.window and caps.window.show_document
+                    and caps.window.show_document.support)
+    shown = []
+    loop = asyncio.get_running_loop()
+    for old_path, new_path in result.mapping.items():
+        old_uri = from_fs_path(old_path)
+        if new_path is None:
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=old_uri, diagnostics=[]))
+            continue
+        new_uri = from_fs_path(new_path)
+        try:
+            with open(new_path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        a = await loop.run_in_executor(None, analyze, new_uri, 0, text,
+                                       ls.position_encoding())
+        diags = [to_diagnostic(p, a.lines) for p in a.problems]
+        if new_uri != old_uri:
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=old_uri, diagnostics=[]))
+            if can_show:
+                try:
+                    await ls.window_show_document_async(types.ShowDocumentParams(
+                        uri=new_uri, take_focus=old_uri == command_uri))
+                    shown.append(new_uri)
+                except Exception:  # noqa: BLE001
+                    log.info("window/showDocument failed", exc_info=True)
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=new_uri, diagnostics=diags))
+    return shown
+
+
+async def run_recompile(ls, uri: str) -> dict:
+    """The ``hlo.recompile`` command for the dump file ``uri``; see the module
+    docstring. Never raises (errors are shown and returned)."""
+    path = _dump_file(uri)
+    if path is None:
+        return _fail(ls, f"hlo.recompile: {uri!r} is not a file of an XLA dump directory.")
+    dump_dir = os.path.dirname(path)
+    if dump_dir in _running:
+        return _fail(ls, f"A recompile of {dump_dir} is already running.")
+    _running.add(dump_dir)
+    try:
+        return await _run_locked(ls, uri, path, dump_dir)
+    finally:
+        _running.discard(dump_dir)
+
+
+async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
+    settings = await recompile_settings(ls, uri)
+    recipe, why = await _resolve_recipe(ls, uri, path, settings)
+    if recipe is None:
+        if why:
+            return _fail(ls, why)
+        _say(ls, types.MessageType.Info, "Recompile cancelled; nothing was run.")
+        return {"ok": False, "cancelled": True, "error": "not confirmed"}
+    try:
+        platform, note = choose_platform(
+            settings.get("platform"), recipe.platform if recipe.origin == "recipe" else None,
+            hint="Set hlo.recompile.platform to cpu (or auto) to compile on the CPU.")
+    except PlatformError as exc:
+        return _fail(ls, f"Cannot recompile: {exc}")
+    timeout = settings.get("timeout")
+    timeout = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else None
+
+    cancel = asyncio.Event()
+    _watch_request_cancel(ls, cancel)
+    name = parse_dump_name(os.path.basename(path))
+    title = f"Recompiling {name.module_name if name else 'dump'} on {platform_label(platform)}"
+    token = await _start_progress(ls, title, recipe.display_command(), cancel)
+    log_lines = 0
+    last_report = 0.0
+
+    def log_message(message: str, kind=types.MessageType.Log) -> None:
+        ls.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def on_output(stream: str, line: str) -> None:
+        nonlocal log_lines, last_report
+        log_lines += 1
+        if log_lines <= MAX_LOG_LINES:
+            log_message(f"[hlo.recompile {stream}] {line}")
+        elif log_lines == MAX_LOG_LINES + 1:
+            log_message("[hlo.recompile] ... more output not shown")
+        now = time.monotonic()
+        if token is not None and line.strip() and now - last_report >= PROGRESS_EVERY_S:
+            last_report = now
+            ls.work_done_progress.report(token, types.WorkDoneProgressReport(
+                message=line[:120]))
+
+    if note:
+        log_message(f"[hlo.recompile] {note}", types.MessageType.Info)
+    log_message(f"[hlo.recompile] running `{recipe.display_command()}` in {recipe.cwd} "
+                f"(JAX_PLATFORMS={platform})", types.MessageType.Info)
+    open_files = [p for u in ls.workspace.text_documents
+                  if (p := _dump_file(u)) is not None and os.path.dirname(p) == dump_dir]
+    if path not in open_files:
+        open_files.append(path)
+    try:
+        result = await recompile(recipe, dump_dir, platform=platform, open_files=open_files,
+                                 on_output=on_output, cancel=cancel, timeout=timeout,
+                                 save=recipe.origin != "setting")
+    finally:
+        if token is not None:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+            ls.work_done_progress.tokens.pop(token, None)
+    shown: list[str] = []
+    if result.ok:
+        shown = await _refresh(ls, result, uri)
+        summary = result.summary + (f"\n{note}" if note else "")
+        _say(ls, types.MessageType.Info, summary)
+    elif result.cancelled:
+        _say(ls, types.MessageType.Info, result.summary)
+    else:
+        _say(ls, types.MessageType.Error, result.summary)
+    log_message(f"[hlo.recompile] {result.summary}", types.MessageType.Info)
+    out = result.to_json()
+    out["shownDocuments"] = shown
+    out["mapping"] = {from_fs_path(k): (from_fs_path(v) if v else None)
+                      for k, v in result.mapping.items()}
+    return out
+
+
+# --------------------------------------------------------------- register ---
+
+def register(server) -> None:
+    """Register the code action, the ``hlo.recompile`` command and documentLink."""
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[ACTION_KIND]))
+    @guarded(default=None)
+    async def code_actions(ls, params: types.CodeActionParams):
+        """The recompile action on an instruction or the header of a dump file."""
+        uri = params.text_document.uri
+        path = _dump_file(uri)
+        if path is None:
+            return None
+        only = params.context.only if params.context else None
+        if only and not any(ACTION_KIND == str(getattr(k, "value", k)) or
+                            ACTION_KIND.startswith(str(getattr(k, "value", k)) + ".")
+                            for k in only):
+            return None
+        a = await ls.analysis(uri)
+        if a is None:
+            return None
+        pos = params.range.start
+        offset = a.lines.offset(pos.line, pos.character)
+        on_header = a.module.name is not None and offset <= a.module.header_end
+        if not on_header and a.module.instruction_at(offset) is None:
+            return None
+        platform = _planned_platform(_init_settings(ls), os.path.dirname(path))
+        title = f"Recompile with JAX on {platform_label(platform)} and refresh"
+        return [types.CodeAction(title=title, kind=ACTION_KIND,
+                                 command=types.Command(title=title, command=COMMAND,
+                                                       arguments=[uri]))]
+
+    @server.command(COMMAND)
+    async def recompile_command(ls, *args):
+        """``hlo.recompile [uri]``: see :func:`run_recompile`."""
+        uri = args[0] if args else None
+        if isinstance(uri, dict):
+            uri = uri.get("uri")
+        try:
+            return await run_recompile(ls, uri)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - report, never crash the server
+            log.exception("hlo.recompile failed")
+            return _fail(ls, f"hlo.recompile failed: {exc!r}")
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK,
+                    types.DocumentLinkOptions(resolve_provider=False))
+    @guarded(default=[])
+    async def document_links(ls, params: types.DocumentLinkParams):
+        """Metadata source locations as links to ``file.py#L<line>``; in buffer
+        assignment reports, instruction names as links to the HLO dump."""
+        from hlo_lsp.lsp.handlers.workspace import report_document_links
+        reported = await report_document_links(ls, params)
+        if reported is not None:
+            return reported
+        uri = params.text_document.uri
+        a = await ls.analysis(uri)
+        if a is None:
+            return []
+        root = ls.options.get("sourceRoot") if isinstance(ls.options, dict) else None
+        dirs = search_dirs(to_fs_path(uri), _workspace_dirs(ls),
+                           root if isinstance(root, str) else None)
+        memo: dict[str, str] = {}
+
+        def resolve(p: str) -> str:
+            if p not in memo:
+                memo[p] = resolve_source_path(p, dirs)
+            return memo[p]
+
+        out = []
+        for link in source_links(a.module, resolve):
+            target = from_fs_path(link.path) if os.path.isabs(link.path) else None
+            if target is None:
+                continue
+            out.append(types.DocumentLink(range=to_range(a.lines, link.start, link.end),
+                                          target=f"{target}#L{link.line}",
+                                          tooltip=link.tooltip))
+        return out

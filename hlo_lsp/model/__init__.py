@@ -1,0 +1,22 @@
+"""The model: plain Python data for an HLO module, and pure queries over it.
+
+Standard library only; nothing here parses text or touches the disk.
+
+- :mod:`.hlo`: HloModule, Computation, Instruction, Ref (names with exact
+  character offsets), Problem; mirrors xla/hlo/ir.
+- :mod:`.shapes`: element types, dimensions, layouts (``minor_to_major``, tiles).
+- :mod:`.opcodes`: XLA's opcodes and their families.
+- :mod:`.backend_config`: custom-call targets and GPU ``backend_config`` fields.
+- :mod:`.kernels`: what an instruction runs as (fusion kind, custom-call target).
+- :mod:`.index`: ``find_at(module, offset)``, the one "what is here" query.
+- :mod:`.callsites`: which operand feeds a called computation's parameter.
+- :mod:`.check`: semantic problems (undefined names, duplicate definitions...).
+- :mod:`.spans`: Span and FileTarget, what features point at.
+"""
+
+from hlo_lsp.model.hlo import (Computation, HloModule, Instruction, Problem, Ref, Severity,
+                               SourceFrame)
+from hlo_lsp.model.spans import FileTarget, Span
+
+__all__ = ["Computation", "FileTarget", "HloModule", "Instruction", "Problem", "Ref",
+           "Severity", "SourceFrame", "Span"]

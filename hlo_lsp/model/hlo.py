@@ -1,0 +1,466 @@
+"""The HLO model: module, computations, instructions, with exact source ranges.
+
+Plain Python, no LSP types. Every definition and every reference to an
+instruction or a computation carries its character offsets into the document
+text (``start`` inclusive, ``end`` exclusive); :class:`hlo_lsp.syntax.lines.LineIndex`
+converts them to line/column. Names are stored without the optional ``%``
+sigil; ranges cover the sigil.
+
+Structure mirrors xla/hlo/ir (HloModule, HloComputation, HloInstruction).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import weakref
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import Iterator
+
+from hlo_lsp.model.shapes import ArrayShape, Shape, TupleShape, parse_array_shape
+
+
+class Severity(Enum):
+    ERROR = 1
+    WARNING = 2
+    INFORMATION = 3
+    HINT = 4
+
+
+@dataclass(slots=True)
+class Problem:
+    """A diagnostic in model terms: offsets into the text and a message."""
+
+    start: int
+    end: int
+    message: str
+    severity: Severity = Severity.ERROR
+    source: str = "hlo-lsp"
+
+
+@dataclass(slots=True)
+class Ref:
+    """One occurrence of a name (definition or use) at ``[start, end)``."""
+
+    name: str
+    start: int
+    end: int
+
+
+@dataclass(slots=True)
+class ShapeToken:
+    """A shape as written in the text, decoded on first access.
+
+    ``text`` is the source text of an array shape, or the rendered text of a tuple;
+    ``elements`` holds the element ShapeTokens of a tuple shape, else ``None``.
+    """
+
+    text: str
+    start: int
+    end: int
+    elements: list["ShapeToken"] | None = None
+
+    def decode(self) -> Shape:
+        """The decoded shape. Raises ValueError for malformed array shapes."""
+        if self.elements is not None:
+            return TupleShape(tuple(e.decode() for e in self.elements))
+        return parse_array_shape(self.text)
+
+
+@dataclass(slots=True)
+class Operand:
+    """An operand: a use of an instruction by name, optionally with its shape
+    printed in front (``as_text()`` style) or a bare name (ShortParsable dumps)."""
+
+    ref: Ref
+    shape: ShapeToken | None = None
+
+
+@dataclass(slots=True)
+class Attribute:
+    """``name=value``. ``value`` is the verbatim value text."""
+
+    name: str
+    name_start: int
+    value: str
+    value_start: int
+    value_end: int
+
+
+@dataclass(slots=True)
+class ComputationRef:
+    """A reference to a computation from attribute ``attr`` (``calls``, ``to_apply``...)."""
+
+    attr: str
+    ref: Ref
+
+
+_METADATA_ITEM = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
+
+
+def decode_metadata(value: str) -> dict[str, str | int]:
+    """Decode a ``metadata={...}`` value into ``{key: value}``.
+
+    Keys follow xla/xla_data.proto OpMetadata (op_type, op_name, source_file,
+    source_line, stack_frame_id, ...). Quoted values are unescaped; integers parsed.
+    """
+    out: dict[str, str | int] = {}
+    for key, raw in _METADATA_ITEM.findall(value):
+        if raw.startswith('"'):
+            out[key] = unescape(raw[1:-1])
+        else:
+            try:
+                out[key] = int(raw)
+            except ValueError:
+                out[key] = raw
+    return out
+
+
+def unescape(s: str) -> str:
+    """Undo the C escapes XLA uses in quoted strings (``\\"``, ``\\\\``, ``\\n``...)."""
+    if "\\" not in s:
+        return s
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
+
+
+@dataclass(slots=True, eq=False)
+class Instruction:
+    """One HLO instruction ``[ROOT] name = shape opcode(operands), attributes``.
+
+    ``start``/``end`` span the whole instruction text. ``parameter_number`` is N for
+    ``parameter(N)``; ``literal`` is the ``(...)`` text of a constant.
+
+    ``computation`` (the computation holding the instruction) is kept as a weak
+    reference: without a reference cycle between a computation and its
+    instructions, a model that is no longer used is freed at once by reference
+    counting, and the server can exclude live models from the cyclic garbage
+    collector's scans (see hlo_lsp.lsp.server.analyze).
+    """
+
+    name: Ref
+    opcode: str
+    opcode_start: int
+    shape: ShapeToken | None
+    operands: list[Operand]
+    attributes: list[Attribute]
+    called: list[ComputationRef]
+    control_predecessors: list[Ref]
+    start: int
+    end: int
+    is_root: bool = False
+    parameter_number: int | None = None
+    literal: str | None = None
+    _computation: "weakref.ref[Computation] | None" = None
+
+    @property
+    def computation(self) -> "Computation | None":
+        """The computation holding this instruction, while it is alive."""
+        ref = self._computation
+        return None if ref is None else ref()
+
+    @computation.setter
+    def computation(self, comp: "Computation | None") -> None:
+        self._computation = None if comp is None else weakref.ref(comp)
+
+    def attribute(self, name: str) -> Attribute | None:
+        """The first attribute called ``name``, or None."""
+        for a in self.attributes:
+            if a.name == name:
+                return a
+        return None
+
+    @property
+    def metadata(self) -> dict[str, str | int]:
+        a = self.attribute("metadata")
+        return decode_metadata(a.value) if a else {}
+
+    def uses(self) -> Iterator[Ref]:
+        """Every instruction reference inside this instruction (operands, control deps)."""
+        for op in self.operands:
+            yield op.ref
+        yield from self.control_predecessors
+
+
+@dataclass(slots=True, eq=False)
+class Parameter:
+    """A parameter in a computation signature ``(name: shape, ...)``."""
+
+    ref: Ref
+    shape: ShapeToken
+
+
+@dataclass(eq=False)
+class Computation:
+    """A computation: ``[ENTRY] name (params) -> shape { instructions }``.
+
+    ``start`` is the start of the header, ``body_start`` the offset of ``{`` and
+    ``end`` the offset just past ``}`` (or of the last parsed instruction when the
+    closing brace is missing).
+    """
+
+    name: Ref
+    is_entry: bool
+    params: list[Parameter]
+    result: ShapeToken | None
+    start: int
+    body_start: int
+    end: int
+    instructions: list[Instruction] = field(default_factory=list)
+    execution_thread: str | None = None
+    closed: bool = True
+
+    @cached_property
+    def by_name(self) -> dict[str, Instruction]:
+        """Instructions by name (first definition wins)."""
+        out: dict[str, Instruction] = {}
+        for ins in self.instructions:
+            out.setdefault(ins.name.name, ins)
+        return out
+
+    @cached_property
+    def users_by_name(self) -> dict[str, list[Instruction]]:
+        """Instruction name -> the instructions of this computation that use it
+        (as an operand or a control predecessor), each once, in text order."""
+        out: dict[str, list[Instruction]] = {}
+        for ins in self.instructions:
+            for name in dict.fromkeys(r.name for r in ins.uses()):
+                out.setdefault(name, []).append(ins)
+        return out
+
+    @property
+    def root(self) -> Instruction | None:
+        """The ROOT instruction, else the last one (XLA's rule)."""
+        for ins in self.instructions:
+            if ins.is_root:
+                return ins
+        return self.instructions[-1] if self.instructions else None
+
+    def parameters(self) -> dict[int, Instruction]:
+        """``parameter(N)`` instructions by N."""
+        return {i.parameter_number: i for i in self.instructions
+                if i.parameter_number is not None}
+
+    def shift(self, delta: int) -> None:
+        """Move every offset of this computation by ``delta`` characters (used when
+        an edit earlier in the document moved an unchanged computation)."""
+        if not delta:
+            return
+        _shift_ref(self.name, delta)
+        for p in self.params:
+            _shift_ref(p.ref, delta)
+            _shift_shape(p.shape, delta)
+        if self.result is not None:
+            _shift_shape(self.result, delta)
+        self.start += delta
+        self.body_start += delta
+        self.end += delta
+        for ins in self.instructions:
+            _shift_ref(ins.name, delta)
+            ins.opcode_start += delta
+            ins.start += delta
+            ins.end += delta
+            if ins.shape is not None:
+                _shift_shape(ins.shape, delta)
+            for op in ins.operands:
+                _shift_ref(op.ref, delta)
+                if op.shape is not None:
+                    _shift_shape(op.shape, delta)
+            for a in ins.attributes:
+                a.name_start += delta
+                a.value_start += delta
+                a.value_end += delta
+            for c in ins.called:
+                _shift_ref(c.ref, delta)
+            for r in ins.control_predecessors:
+                _shift_ref(r, delta)
+
+    def signature(self, with_name: bool = True) -> str:
+        """``name(p0: shape, ...) -> shape`` as printed in hovers."""
+        params = ", ".join(f"{p.ref.name}: {p.shape.text}" for p in self.params)
+        result = f" -> {self.result.text}" if self.result else ""
+        return f"{self.name.name if with_name else ''}({params}){result}"
+
+
+def _shift_ref(ref: Ref, delta: int) -> None:
+    ref.start += delta
+    ref.end += delta
+
+
+def _shift_shape(shape: ShapeToken, delta: int) -> None:
+    shape.start += delta
+    shape.end += delta
+    for e in shape.elements or ():
+        _shift_shape(e, delta)
+
+
+@dataclass(slots=True)
+class FileLocation:
+    file_name_id: int
+    function_name_id: int
+    line: int
+    end_line: int = 0
+    column: int = 0
+    end_column: int = 0
+
+
+@dataclass(slots=True)
+class SourceFrame:
+    """A resolved Python stack frame: file, function, 1-based line and column
+    (0 when unknown); ``end_column`` is exclusive."""
+
+    file: str
+    function: str
+    line: int
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+
+
+@dataclass(slots=True)
+class StackFrameTables:
+    """The FileNames / FunctionNames / FileLocations / StackFrames tables of a dump.
+
+    Ids are 1-based by position (xla/hlo/ir/stack_frames.cc). ``frames`` maps a
+    frame id to ``(file_location_id, parent_frame_id as printed)``.
+    """
+
+    file_names: dict[int, str] = field(default_factory=dict)
+    function_names: dict[int, str] = field(default_factory=dict)
+    file_locations: dict[int, FileLocation] = field(default_factory=dict)
+    frames: dict[int, tuple[int, int]] = field(default_factory=dict)
+    start: int = -1
+    end: int = -1
+    sections: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def resolve(self, frame_id: int, limit: int = 256) -> list[SourceFrame]:
+        """The call stack of ``stack_frame_id=frame_id``, innermost frame first.
+
+        The text prints ``parent_frame_id`` as parent+1: ``P`` means frame ``P-1``
+        and ``P=1`` (printed 0+1) means no parent (xla/hlo/ir/stack_frames.cc,
+        PrintStackFrameIndex). Cycles and unknown ids end the chain.
+        """
+        out: list[SourceFrame] = []
+        seen: set[int] = set()
+        fid = frame_id
+        while fid in self.frames and fid not in seen and len(out) < limit:
+            seen.add(fid)
+            loc_id, parent_printed = self.frames[fid]
+            loc = self.file_locations.get(loc_id)
+            if loc is not None:  # the tables count columns from 0; SourceFrame from 1
+                out.append(SourceFrame(self.file_names.get(loc.file_name_id, "?"),
+                                       self.function_names.get(loc.function_name_id, "?"),
+                                       loc.line, loc.column + 1, loc.end_line,
+                                       loc.end_column + 1))
+            fid = parent_printed - 1
+        return out
+
+
+@dataclass(eq=False)
+class HloModule:
+    """A parsed HLO text document.
+
+    ``computations`` are in text order; ``problems`` holds syntax errors and
+    semantic findings. A document without ``HloModule`` header has ``name`` None.
+    """
+
+    text: str
+    name: Ref | None = None
+    header_attributes: list[Attribute] = field(default_factory=list)
+    header_end: int = 0
+    computations: list[Computation] = field(default_factory=list)
+    frames: StackFrameTables = field(default_factory=StackFrameTables)
+    problems: list[Problem] = field(default_factory=list)
+
+    @cached_property
+    def by_name(self) -> dict[str, Computation]:
+        """Computations by name (first definition wins)."""
+        out: dict[str, Computation] = {}
+        for c in self.computations:
+            out.setdefault(c.name.name, c)
+        return out
+
+    @property
+    def entry(self) -> Computation | None:
+        """The ENTRY computation, else the last one (XLA's rule)."""
+        for c in self.computations:
+            if c.is_entry:
+                return c
+        return self.computations[-1] if self.computations else None
+
+    @cached_property
+    def _starts(self) -> list[int]:
+        return [c.start for c in self.computations]
+
+    def computation_at(self, offset: int) -> Computation | None:
+        """The computation whose text contains ``offset``."""
+        i = bisect.bisect_right(self._starts, offset) - 1
+        if i >= 0 and offset <= self.computations[i].end:
+            return self.computations[i]
+        return None
+
+    def instruction_at(self, offset: int) -> Instruction | None:
+        """The instruction whose text contains ``offset`` (end inclusive)."""
+        comp = self.computation_at(offset)
+        if comp is None:
+            return None
+        ins = comp.instructions
+        lo, hi = 0, len(ins)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ins[mid].start <= offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo - 1
+        if i >= 0 and offset <= ins[i].end:
+            return ins[i]
+        return None
+
+    def instruction_count(self) -> int:
+        return sum(len(c.instructions) for c in self.computations)
+
+    def header_attribute(self, name: str) -> Attribute | None:
+        for a in self.header_attributes:
+            if a.name == name:
+                return a
+        return None
+
+    @cached_property
+    def callers(self) -> dict[str, list[tuple[Instruction, ComputationRef]]]:
+        """Computation name -> the instructions (with the reference) that call it."""
+        out: dict[str, list[tuple[Instruction, ComputationRef]]] = {}
+        for c in self.computations:
+            for ins in c.instructions:
+                for cref in ins.called:
+                    out.setdefault(cref.ref.name, []).append((ins, cref))
+        return out
+
+    @cached_property
+    def users(self) -> dict[int, list[Instruction]]:
+        """``id(instruction)`` -> instructions that use it as operand or control predecessor."""
+        out: dict[int, list[Instruction]] = {}
+        for c in self.computations:
+            scope = c.by_name
+            for ins in c.instructions:
+                seen: set[int] = set()
+                for ref in ins.uses():
+                    target = scope.get(ref.name)
+                    if target is not None and id(target) not in seen:
+                        seen.add(id(target))
+                        out.setdefault(id(target), []).append(ins)
+        return out
+
+
+def strip_sigil(name: str) -> str:
+    """``%foo.1`` -> ``foo.1``."""
+    return name[1:] if name.startswith("%") else name
+
+
+__all__ = [
+    "ArrayShape", "Attribute", "Computation", "ComputationRef", "FileLocation",
+    "HloModule", "Instruction", "Operand", "Parameter", "Problem", "Ref", "Severity",
+    "ShapeToken", "SourceFrame", "StackFrameTables", "TupleShape", "decode_metadata",
+    "strip_sigil", "unescape",
+]

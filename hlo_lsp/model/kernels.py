@@ -1,0 +1,124 @@
+"""What one instruction runs as: custom-call target and library, fusion kinds,
+the meaning of a custom-call's tuple results.
+
+Shared by inlay hints, the readable view and the kernel summary. Facts:
+
+- ``custom_call_target`` values and their libraries: :data:`hlo_lsp.model.backend_config.
+  CUSTOM_CALL_TARGETS` (xla/service/gpu/cublas_cudnn.cc and other registrations).
+- Fusion kinds: the HLO ``kind=`` attribute (kLoop/kInput/kOutput/kCustom,
+  xla/hlo/ir/hlo_instruction.h FusionKind) and the backend kind in
+  ``backend_config``: GPU ``fusion_backend_config.kind``
+  (xla/service/gpu/backend_configs.proto), CPU ``fusion_config.kind``
+  (e.g. ``__ynn_fusion``).
+- XLA's GemmFusion pass (xla/service/gpu/transforms/gemm_fusion.cc) names the
+  kCustom fusions it creates ``gemm_fusion_<dot>`` (computation
+  ``gemm_fusion_<dot>_computation``) and sets their backend kind to
+  ``__triton_gemm``; dumps quoted without backend_config (seed 001) only keep
+  the name, so :func:`fusion_backend_kind` infers the kind from it.
+"""
+
+from __future__ import annotations
+
+from hlo_lsp.model.backend_config import cublaslt_result_names, decode_backend_config
+from hlo_lsp.model.hlo import Instruction, unescape
+
+#: Backend fusion kind -> short label used in summaries and code lenses.
+BACKEND_KIND_LABELS = {
+    "__triton_gemm": "Triton GEMM",
+    "__triton_nested_gemm_fusion": "Triton GEMM",
+    "__triton": "Triton",
+    "__triton_softmax": "Triton",
+    "__cudnn$fusion": "cuDNN",
+    "__custom_fusion": "custom fusion",
+    "__dynamic_memcpy": "dynamic memcpy",
+    "__ynn_fusion": "YNNPACK",
+}
+
+#: HLO fusion kind -> short label.
+HLO_KIND_LABELS = {"kLoop": "loop", "kInput": "input", "kOutput": "output",
+                   "kCustom": "custom"}
+
+
+def custom_call_target(ins: Instruction) -> str | None:
+    """The unquoted ``custom_call_target`` of ``ins``, or None."""
+    attr = ins.attribute("custom_call_target")
+    if attr is None:
+        return None
+    value = attr.value
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = unescape(value[1:-1])
+    return value
+
+
+def backend_config_data(ins: Instruction) -> dict | None:
+    """The decoded JSON ``backend_config`` of ``ins`` when it is a JSON object."""
+    attr = ins.attribute("backend_config")
+    if attr is None:
+        return None
+    data = decode_backend_config(attr.value).data
+    return data if isinstance(data, dict) else None
+
+
+def hlo_fusion_kind(ins: Instruction) -> str:
+    """The ``kind=`` of a fusion (``kLoop``...), "" when absent."""
+    attr = ins.attribute("kind")
+    return attr.value if attr is not None else ""
+
+
+def fusion_backend_kind(ins: Instruction) -> tuple[str, bool]:
+    """``(backend kind, inferred)`` of a fusion instruction.
+
+    The kind comes from ``fusion_backend_config.kind`` (GPU) or
+    ``fusion_config.kind`` (CPU). Without a backend_config, a kCustom fusion
+    named ``gemm_fusion_*`` is XLA's GemmFusion output: ``("__triton_gemm",
+    True)``. ``("", False)`` when unknown.
+    """
+    data = backend_config_data(ins)
+    if data is not None:
+        for key in ("fusion_backend_config", "fusion_config"):
+            sub = data.get(key)
+            if isinstance(sub, dict) and isinstance(sub.get("kind"), str):
+                return sub["kind"], False
+    if hlo_fusion_kind(ins) == "kCustom" and ins.name.name.startswith("gemm_fusion_"):
+        return "__triton_gemm", True
+    return "", False
+
+
+def gemm_damax(ins: Instruction) -> bool:
+    """Whether a cuBLAS(Lt) call's ``gemm_backend_config.damax_output`` is true."""
+    data = backend_config_data(ins)
+    gemm = data.get("gemm_backend_config") if data is not None else None
+    return bool(isinstance(gemm, dict) and gemm.get("damax_output"))
+
+
+def result_names(ins: Instruction) -> list[str]:
+    """Meaning of each tuple element returned by a cuBLAS / cuBLASLt custom-call
+    (``output``, ``d_amax``, ``workspace``; :func:`backend_config.cublaslt_result_names`),
+    [] for other instructions or non-tuple results."""
+    target = custom_call_target(ins)
+    if target is None or ins.shape is None or ins.shape.elements is None:
+        return []
+    return cublaslt_result_names(target, len(ins.shape.elements), gemm_damax(ins))
+
+
+def short_shape(text: str) -> str:
+    """A shape without its layouts: ``f32[32,64]{1,0}`` -> ``f32[32,64]``; tuples
+    keep their structure: ``(f32[2]{0}, s8[4]{0})`` -> ``(f32[2], s8[4])``."""
+    if "{" not in text:
+        return text
+    out: list[str] = []
+    depth = 0
+    prev = ""
+    for ch in text:
+        if ch == "{" and (depth or prev == "]"):
+            depth += 1
+            continue
+        if depth:
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+            continue
+        out.append(ch)
+        prev = ch
+    return "".join(out)

@@ -1,0 +1,407 @@
+"""Big documents: a skeleton for answers before the full parse, and parses that
+reuse every computation an edit did not touch.
+
+XLA prints each computation header at column 0 and its instructions indented,
+one per line. The :class:`Skeleton` finds the header lines with one regular
+expression search over the text (tens of milliseconds for megabytes) and splits
+the document into chunks: the module header with its stack-frame tables, then
+one chunk per computation. The chunks are only a way to cut the work; each is
+parsed with the grammar (``grammar/hlo.lark``). A chunk that does not parse on
+its own is read with the parser's error recovery, alone; when the module header
+or the stack-frame tables do not parse, the caller falls back to the whole-text
+parse with recovery. A file laid out differently is never misread, only parsed
+more slowly.
+
+- :func:`parse_chunked` parses chunk by chunk (a first parse in one piece, then
+  cut at the computations), reusing the computations of a previous parse outside
+  the edited window (:class:`hlo_lsp.syntax.edits.EditWindow`), shifted to their new
+  offsets: an edit reparses only the computation it touched.
+- :class:`ChunkCache` bounds the memory of the chunks parsed for quick answers.
+- :func:`quick_definition` answers go-to-definition on an operand or a
+  computation reference from two grammar-parsed lines (the cursor's and the
+  target's) found by searching the text: no full parse needed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from lark.exceptions import UnexpectedInput
+
+from hlo_lsp.syntax.edits import EditWindow
+from hlo_lsp.model.spans import Span
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction, Problem
+from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment
+from hlo_lsp.syntax.lines import LineIndex
+
+#: A computation header line: a name at column 0, the line ending with "{".
+_HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[^\n]*\{[ \t]*$", re.M)
+_HEAD_NAME = re.compile(r"(?:ENTRY[ \t]+)?%?([A-Za-z_][\w.\-]*)")
+
+
+class Skeleton:
+    """Computation chunk boundaries of a document (character offsets)."""
+
+    __slots__ = ("text", "heads", "_names")
+
+    def __init__(self, text: str, heads: list[int] | None = None) -> None:
+        self.text = text
+        self.heads: list[int] = [m.start() for m in _HEAD.finditer(text)] \
+            if heads is None else heads
+        self._names: dict[str, int] | None = None
+
+    def edited(self, text: str, window: EditWindow) -> Skeleton:
+        """The skeleton of ``text``, the result of an edit of this skeleton's text
+        described by ``window``: header lines outside the lines the edit touched
+        are kept (shifted after it); only those lines are searched again."""
+        old = self.text
+        first = old.rfind("\n", 0, window.start) + 1          # same in both texts
+        last_new = text.find("\n", window.new_end)
+        last_new = len(text) if last_new < 0 else last_new
+        last_old = last_new - window.delta                     # same line end in old
+        heads = self.heads
+        keep = bisect.bisect_left(heads, first)
+        after = bisect.bisect_right(heads, last_old)
+        out = heads[:keep]
+        out.extend(m.start() for m in _HEAD.finditer(text, first, last_new))
+        delta = window.delta
+        out.extend([h + delta for h in heads[after:]] if delta else heads[after:])
+        return Skeleton(text, out)
+
+    def head_named(self, name: str) -> int | None:
+        """Offset of the header line that names computation ``name`` (a candidate:
+        callers confirm it with the grammar), or None."""
+        if self._names is None:
+            names: dict[str, int] = {}
+            for head in self.heads:
+                m = _HEAD_NAME.match(self.text, head)
+                if m:
+                    names.setdefault(m.group(1), head)
+            self._names = names
+        return self._names.get(name)
+
+    def bounds(self, i: int) -> tuple[int, int]:
+        """``[start, end)`` of the i-th computation chunk."""
+        end = self.heads[i + 1] if i + 1 < len(self.heads) else len(self.text)
+        return self.heads[i], end
+
+    @property
+    def prefix_end(self) -> int:
+        """End of the module header and stack-frame tables."""
+        return self.heads[0] if self.heads else len(self.text)
+
+    def chunk_index(self, offset: int) -> int:
+        """Index of the chunk containing ``offset``; -1 in the prefix."""
+        return bisect.bisect_right(self.heads, offset) - 1
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One computation chunk of a chunked parse: ``[start, end)`` in the text,
+    what it parsed to, and the syntax problems found in it (when it did not
+    parse on its own and was read with error recovery)."""
+
+    start: int
+    end: int
+    computations: list[Computation]
+    problems: list[Problem]
+
+
+def parse_chunked(text: str, skeleton: Skeleton | None = None,
+                  previous: HloModule | None = None,
+                  window: EditWindow | None = None) -> HloModule | None:
+    """Parse ``text`` chunk by chunk (one computation each, see :class:`Skeleton`);
+    None when the module header or the stack-frame tables do not parse (the
+    caller then uses :func:`hlo_lsp.syntax.parser.parse` on the whole text).
+
+    A chunk that does not parse on its own is read with the parser's error
+    recovery, so its problems cost one computation's parse, not the document's.
+
+    Reuse: the chunks of ``previous`` (an earlier parse of this document) are
+    taken over where the text is unchanged, moved to their new offsets (they are
+    then shared with, and moved in, ``previous``). With ``window``, the edit that
+    turned ``previous.text`` into ``text``, every chunk outside it is reused
+    without looking at its text; without it, unchanged chunks are found by
+    comparing their text. The result carries ``chunks`` and ``prefix`` (the
+    parsed module header and stack-frame tables) for the next edit.
+    """
+    skeleton = skeleton or Skeleton(text)
+    reuse = _reuser(text, previous, window)
+    module = HloModule(text)
+    prefix_end = skeleton.prefix_end
+    old_prefix = getattr(previous, "prefix", None)
+    if (window is not None and old_prefix is not None and old_prefix[0] == prefix_end
+            and window.start >= prefix_end):
+        prefix_items = old_prefix[1]  # the edit is after it: same text, same offsets
+    else:
+        try:
+            prefix = text[:prefix_end]
+            prefix_items = parse_fragment(prefix, "start", 0) if prefix.strip() else []
+        except UnexpectedInput:
+            return None
+        if any(isinstance(it, Computation) for it in prefix_items):
+            return None  # a computation the skeleton did not see: not XLA's layout
+    items: list = list(prefix_items)
+    heads = skeleton.heads
+    chunks = _parse_whole(text, heads) if reuse is _NO_REUSE else None
+    if chunks is None:
+        chunks = []
+        for start, end in zip(heads, [*heads[1:], len(text)]):
+            chunk = reuse(start, end)
+            if chunk is None:
+                chunk = _parse_chunk(text, start, end)
+            chunks.append(chunk)
+    for chunk in chunks:
+        items.extend(chunk.computations)
+        if chunk.problems:
+            module.problems.extend(chunk.problems)
+    _assemble(module, items)
+    module.chunks = chunks
+    module.prefix = (prefix_end, prefix_items)
+    return module
+
+
+def _parse_whole(text: str, heads: list[int]) -> list[Chunk] | None:
+    """Every chunk from one parse of the text after the module header (cheaper
+    than a parse per chunk when nothing can be reused); None when that text does
+    not parse or its computations do not line up with the chunks."""
+    if not heads:
+        return []
+    try:
+        parsed = parse_fragment(text[heads[0]:], "start", heads[0])
+    except UnexpectedInput:
+        return None
+    if len(parsed) != len(heads) or not all(
+            isinstance(comp, Computation) and comp.start == head
+            for comp, head in zip(parsed, heads)):
+        return None
+    return [Chunk(head, end, [comp], [])
+            for comp, head, end in zip(parsed, heads, [*heads[1:], len(text)])]
+
+
+def _parse_chunk(text: str, start: int, end: int) -> Chunk:
+    """Parse ``text[start:end]`` with the grammar; with error recovery if needed."""
+    piece = text[start:end]
+    try:
+        parsed = parse_fragment(piece, "start", start)
+        if all(isinstance(it, Computation) for it in parsed):
+            return Chunk(start, end, parsed, [])
+    except UnexpectedInput:
+        pass
+    sub = parse(piece)
+    for comp in sub.computations:
+        comp.shift(start)
+    problems = [Problem(p.start + start, p.end + start, p.message, p.severity, p.source)
+                for p in sub.problems]
+    if sub.name is not None or sub.frames.start >= 0:
+        problems.append(Problem(start, start + 1, "unexpected module header or "
+                                "stack-frame table inside a computation"))
+    return Chunk(start, end, sub.computations, problems)
+
+
+def _NO_REUSE(start: int, end: int) -> None:
+    """The reuser when there is no previous parse."""
+    return None
+
+
+def _reuser(text: str, previous: HloModule | None, window: EditWindow | None):
+    """A function ``(start, end) -> Chunk | None`` giving the chunk of ``previous``
+    that covers the same text as ``text[start:end]``, moved there."""
+    old: list[Chunk] = getattr(previous, "chunks", None) or []
+    if not old:
+        return _NO_REUSE
+    by_start = {c.start: c for c in old}
+
+    def moved(c: Chunk, delta: int) -> Chunk:
+        if delta:
+            for comp in c.computations:
+                comp.shift(delta)
+            for p in c.problems:
+                p.start += delta
+                p.end += delta
+            c.start += delta
+            c.end += delta
+        return c
+
+    if window is not None:
+        def by_window(start: int, end: int) -> Chunk | None:
+            if end <= window.start:
+                c = by_start.get(start)
+                return c if c is not None and c.end == end else None
+            if start >= window.new_end:
+                delta = window.delta
+                c = by_start.get(start - delta)
+                return moved(c, delta) if c is not None and c.end == end - delta else None
+            return None
+        return by_window
+
+    old_text = previous.text
+    by_text = {old_text[c.start:c.end]: c for c in old}
+
+    def by_text_lookup(start: int, end: int) -> Chunk | None:
+        c = by_text.pop(text[start:end], None)
+        return None if c is None else moved(c, start - c.start)
+    return by_text_lookup
+
+
+# ------------------------------------------------------------ quick answers --
+
+def _line_bounds(text: str, offset: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return start, (len(text) if end < 0 else end)
+
+
+def _instruction_on_line(text: str, offset: int) -> Instruction | None:
+    start, end = _line_bounds(text, offset)
+    try:
+        ins = parse_fragment(text[start:end], "instruction", start)
+    except UnexpectedInput:
+        return None
+    return ins if isinstance(ins, Instruction) else None
+
+
+def _name_pattern(name: str) -> str:
+    return r"%?" + re.escape(name) + r"(?![\w.\-])"
+
+
+def find_instruction(text: str, name: str, start: int, end: int) -> Instruction | None:
+    """The instruction called ``name`` defined in ``text[start:end]`` (one
+    computation), found by searching for ``name =`` at a line start and confirmed
+    by parsing that line with the grammar."""
+    pattern = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?" + _name_pattern(name) + r"[ \t]*=", re.M)
+    for m in pattern.finditer(text, start, end):
+        ins = _instruction_on_line(text, m.end())
+        if ins is not None and ins.name.name == name:
+            return ins
+    return None
+
+
+def find_computation_head(text: str, name: str,
+                          skeleton: Skeleton | None = None) -> tuple[int, int] | None:
+    """Span of the name of computation ``name`` in its header line, confirmed by
+    parsing the header with the grammar's ``computation_head`` rule. With a
+    ``skeleton`` the candidate comes from its table of header names (no search)."""
+    if skeleton is not None:
+        head = skeleton.head_named(name)
+        starts = [] if head is None else [head]
+    else:
+        pattern = re.compile(r"^(?:ENTRY[ \t]+)?" + _name_pattern(name)
+                             + r"[ \t]*(?:\(|->|\{)", re.M)
+        starts = [m.start() for m in pattern.finditer(text)]
+    for start in starts:
+        line_start, line_end = _line_bounds(text, start)
+        try:
+            head = parse_fragment(text[line_start:line_end], "computation_head", line_start)
+        except UnexpectedInput:
+            continue
+        ref = head[2]
+        if ref.name == name:
+            return ref.start, ref.end
+    return None
+
+
+def quick_definition(text: str, skeleton: Skeleton, offset: int) -> list[Span] | None:
+    """Go-to-definition without a full parse, for an operand, a control
+    predecessor or a computation reference at ``offset``; None for anything else
+    (the caller then waits for the full analysis)."""
+    ins = _instruction_on_line(text, offset)
+    if ins is None:
+        return None
+    for ref in ins.uses():
+        if ref.start <= offset <= ref.end:
+            i = skeleton.chunk_index(offset)
+            if i < 0:
+                return None
+            start, end = skeleton.bounds(i)
+            target = find_instruction(text, ref.name, start, end)
+            return [Span(target.name.start, target.name.end)] if target else None
+    for cref in ins.called:
+        if cref.ref.start <= offset <= cref.ref.end:
+            head = find_computation_head(text, cref.ref.name, skeleton)
+            return [Span(*head)] if head else None
+    if ins.name.start <= offset <= ins.name.end and ins.parameter_number is None:
+        return [Span(ins.name.start, ins.name.end)]
+    return None
+
+
+class ChunkCache:
+    """Parsed chunks of one text for quick answers, least recently used first
+    out: at most ``max_chars`` characters of chunk text are held parsed (a
+    parsed chunk takes about 10x its text in memory), so hovering all over a
+    100 MB dump keeps memory bounded. The module header (key -1) always stays."""
+
+    def __init__(self, max_chars: int = 8 * 1024 * 1024) -> None:
+        self.max_chars = max_chars
+        self.chars = 0
+        self._items: OrderedDict[int, tuple[int, list]] = OrderedDict()
+
+    def get(self, key: int, size: int, parse_chunk) -> list:
+        """The items of chunk ``key`` (``size`` characters), parsed by
+        ``parse_chunk()`` if not held. Raises what ``parse_chunk`` raises."""
+        held = self._items.get(key)
+        if held is not None:
+            self._items.move_to_end(key)
+            return held[1]
+        items = parse_chunk()
+        self._items[key] = (size, items)
+        self.chars += size
+        while self.chars > self.max_chars and len(self._items) > 1:
+            old_key, (old_size, _) = next(iter(self._items.items()))
+            if old_key == -1:
+                self._items.move_to_end(old_key)
+                continue
+            del self._items[old_key]
+            self.chars -= old_size
+        return items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: int) -> bool:
+        return key in self._items
+
+
+def partial_module(text: str, skeleton: Skeleton, offset: int,
+                   cache: ChunkCache | None = None) -> HloModule | None:
+    """A module holding only what a hover at ``offset`` needs: the header and
+    stack-frame tables, the computation containing ``offset`` and the
+    computations it calls. None when those pieces do not parse on their own.
+    ``cache`` keeps the parsed pieces for the next call on the same text."""
+    cache = ChunkCache() if cache is None else cache
+
+    def chunk(j: int) -> list:
+        if j < 0:
+            prefix = text[:skeleton.prefix_end]
+            return cache.get(j, len(prefix), lambda: parse_fragment(prefix, "start", 0)
+                             if prefix.strip() else [])
+        s, e = skeleton.bounds(j)
+        return cache.get(j, e - s, lambda: parse_fragment(text[s:e], "start", s))
+
+    i = skeleton.chunk_index(offset)
+    if i < 0:
+        return None
+    items: list = []
+    try:
+        items.extend(chunk(-1))
+        [comp] = chunk(i)
+        callees = {c.ref.name for ins in comp.instructions for c in ins.called}
+        for name in sorted(callees):
+            head = find_computation_head(text, name, skeleton)
+            if head is not None:
+                items.extend(chunk(skeleton.chunk_index(head[0])))
+        items.append(comp)
+    except (UnexpectedInput, ValueError):
+        return None
+    module = HloModule(text)
+    _assemble(module, items)
+    module.computations.sort(key=lambda c: c.start)
+    module.partial = True
+    return module
+
+
+__all__ = ["ChunkCache", "LineIndex", "Skeleton", "find_computation_head", "find_instruction",
+           "parse_chunked", "partial_module", "quick_definition"]

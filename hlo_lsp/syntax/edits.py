@@ -1,0 +1,95 @@
+"""Text edits as the server receives them, and the window of text they touched.
+
+An editor sends each keystroke as ``didChange`` with one or more incremental
+changes (a range in the previous text and its replacement). Applying them by
+splitting a multi-megabyte document into lines costs tens of milliseconds; here
+each change is a slice and a concatenation, using the :class:`LineIndex` of the
+text before it (kept up to date by :meth:`LineIndex.edited`).
+
+Every change (or run of changes) is summarised by an :class:`EditWindow`: the
+text before ``start`` is unchanged, and the text from ``old_end`` in the old
+document equals the text from ``new_end`` in the new one. The window is what
+the incremental steps need: the line index, the computation skeleton
+(:mod:`hlo_lsp.syntax.chunks`) and the chunked parse reuse everything outside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from hlo_lsp.syntax.lines import LineIndex
+
+
+@dataclass(frozen=True, slots=True)
+class EditWindow:
+    """Offsets (characters) of the region an edit replaced.
+
+    ``old[:start] == new[:start]`` and ``old[old_end:] == new[new_end:]``;
+    ``0 <= start <= old_end`` and ``start <= new_end``.
+    """
+
+    start: int
+    old_end: int
+    new_end: int
+
+    @property
+    def delta(self) -> int:
+        """How far the text after the window moved (characters, may be < 0)."""
+        return self.new_end - self.old_end
+
+    def map(self, offset: int) -> int:
+        """Where an offset of the old text lands in the new text: unchanged before
+        the window, shifted after it, the window's new end inside it."""
+        if offset <= self.start:
+            return offset
+        if offset >= self.old_end:
+            return offset + self.delta
+        return self.new_end
+
+    def then(self, later: EditWindow) -> EditWindow:
+        """The window of this edit followed by ``later`` (whose offsets are in the
+        text this edit produced), relative to the text before this edit."""
+        start = min(self.start, later.start)
+        new_end = max(later.map(self.new_end), later.new_end)
+        return EditWindow(start, new_end - self.delta - later.delta, new_end)
+
+
+def compose(windows: Iterable[EditWindow | None]) -> EditWindow | None:
+    """One window for a sequence of edits; None if any of them is unknown (a
+    full-text replacement) or there are none."""
+    out: EditWindow | None = None
+    for i, w in enumerate(windows):
+        if w is None:
+            return None
+        out = w if i == 0 else out.then(w)
+    return out
+
+
+Change = tuple[tuple[int, int, int, int] | None, str]
+"""One content change: ((start line, start character, end line, end character)
+in the code units of the position encoding, or None for the whole text; the
+replacement text)."""
+
+
+def apply_changes(text: str, lines: LineIndex,
+                  changes: Iterable[Change]) -> tuple[str, LineIndex, EditWindow | None]:
+    """Apply LSP content changes in order to ``text`` (whose line index is
+    ``lines``). Returns the new text, its line index and the window of all the
+    changes together (None when one of them replaced the whole text).
+
+    Positions past the end of a line or of the text clamp, as LSP requires.
+    """
+    window: EditWindow | None = None
+    whole = False
+    for rng, new in changes:
+        if rng is None:
+            text, lines, whole = new, LineIndex(new, lines.encoding), True
+            continue
+        start = lines.offset(rng[0], rng[1])
+        end = max(start, lines.offset(rng[2], rng[3]))
+        step = EditWindow(start, end, start + len(new))
+        text = text[:start] + new + text[end:]
+        lines = lines.edited(text, step)
+        window = step if window is None else window.then(step)
+    return text, lines, (None if whole else window)

@@ -1,0 +1,777 @@
+"""Parse HLO text into the model of :mod:`hlo_lsp.model`, with error recovery.
+
+The syntax is ``grammar/hlo.lark`` (LALR, contextual lexer). The lark
+transformer below builds model objects while parsing (no parse tree), which is
+the fast path for valid dumps: one pass over the text.
+
+Error recovery: when the whole text does not parse, the first error is reported
+where lark found it (as XLA reports its first error), and the text is re-read in
+pieces: the module header, then each computation (a header line through its
+closing ``}``). A computation that still fails is parsed line by line with the
+grammar's ``computation_head`` and ``instruction`` start rules, so one broken
+instruction costs one diagnostic and the rest of the file stays navigable.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import threading
+import weakref
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
+                             UnexpectedToken)
+from lark.grammar import Rule
+
+try:  # lark's own Cython-compiled LALR parser and lexer: same grammar, ~2x faster
+    import lark_cython
+except ImportError:  # pragma: no cover - optional accelerator
+    lark_cython = None
+
+_TOKEN_TYPES: tuple[type, ...] = (Token,) if lark_cython is None else (
+    Token, lark_cython.lark_cython.Token)
+
+from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, Operand, Parameter, Problem, Ref, ShapeToken, unescape
+
+GRAMMAR_FILE = "hlo.lark"
+_ROW_ITEM = re.compile(r"([A-Za-z_]+)=(-?\d+)")
+
+
+def grammar_text() -> str:
+    """The text of ``hlo.lark``: from the installed package (the wheel ships it as
+    ``hlo_lsp/grammar/hlo.lark``) or, in a source checkout, from ``grammar/``.
+
+    Raises FileNotFoundError if neither exists.
+    """
+    packaged = resources.files("hlo_lsp").joinpath("grammar", GRAMMAR_FILE)
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    source = Path(__file__).resolve().parents[2] / "grammar" / GRAMMAR_FILE
+    return source.read_text(encoding="utf-8")
+
+
+class _Builder(Transformer):
+    """Builds model objects from grammar rules; ``base`` offsets every position.
+
+    Callbacks receive a rule's children as lark hands them over: tokens (with
+    ``type``, ``value``, ``start_pos``, ``end_pos``) and what the callbacks of
+    sub-rules returned. The hot rules (``instruction``, ``instructions``,
+    ``operands``, the attribute alternatives) keep every child token, so their
+    callbacks index the children by position; see ``grammar/hlo.lark``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
+        self.base = 0
+
+    # -- helpers ---------------------------------------------------------
+    def _ref(self, tok: Token) -> Ref:
+        """The Ref of a NAME token (without its ``%``)."""
+        value = tok.value
+        start = tok.start_pos + self.base
+        return Ref(value[1:] if value[0] == "%" else value, start, start + len(value))
+
+    def _shape(self, tok: Token) -> ShapeToken:
+        """The ShapeToken of an ARRAY_SHAPE token."""
+        return ShapeToken(tok.value, tok.start_pos + self.base, tok.end_pos + self.base)
+
+    # -- module ------------------------------------------------------------
+    def start(self, items):
+        return items
+
+    def module_header(self, items):
+        name = self._ref(items[1])
+        attrs = [a for a in items[2:] if isinstance(a, Attribute)]
+        end = attrs[-1].value_end if attrs else name.end
+        return ("header", name, attrs, items[0].start_pos + self.base, end)
+
+    def header_attribute(self, items):
+        """``ATTRIBUTE | ATTR_NAME ATTR_VALUE``, as in instructions."""
+        acc = self.attribute(items) if len(items) == 1 else self.split_attribute(items)
+        return acc[0][0]
+
+    def string_row(self, items):
+        num, text = items
+        return (int(num.value), unescape(text.value[1:-1]), text.end_pos + self.base)
+
+    def braced_row(self, items):
+        num, text = items
+        return (int(num.value), text.value, text.end_pos + self.base)
+
+    def _table(self, kind, items):
+        kw = items[0]
+        rows = items[1:]
+        end = rows[-1][2] if rows else kw.end_pos + self.base
+        return ("table", kind, kw.start_pos + self.base, end, [r[:2] for r in rows])
+
+    def file_names(self, items):
+        return self._table("FileNames", items)
+
+    def function_names(self, items):
+        return self._table("FunctionNames", items)
+
+    def file_locations(self, items):
+        return self._table("FileLocations", items)
+
+    def stack_frames(self, items):
+        return self._table("StackFrames", items)
+
+    # -- computations ------------------------------------------------------
+    def computation_head(self, items):
+        is_entry = items[0].type == "ENTRY"
+        name_tok = items[1] if is_entry else items[0]
+        params: list[Parameter] = []
+        result = None
+        for it in items:
+            if isinstance(it, tuple) and it and it[0] == "signature":
+                params, result = it[1], it[2]
+        lbrace = items[-1]
+        return ("head", is_entry, self._ref(name_tok), params, result,
+                items[0].start_pos + self.base, lbrace.end_pos - 1 + self.base)
+
+    def signature(self, items):
+        """``LPAR parameters? RPAR (ARROW shape)?`` or ``ARROW shape``."""
+        params = items[1] if items[1].__class__ is list else []
+        result = items[-1] if isinstance(items[-1], ShapeToken) else None
+        return ("signature", params, result)
+
+    def parameters(self, items):
+        """``(parameters COMMA)? PARAM_NAME shape``: the parameters so far, with
+        this one appended."""
+        if len(items) == 4:
+            params, _, tok, shape = items
+        else:
+            params = []
+            tok, shape = items
+        if shape.__class__ is not ShapeToken:
+            shape = self._shape(shape)
+        name = tok.value.rstrip()[:-1].rstrip()  # `name: `
+        start = tok.start_pos + self.base
+        params.append(Parameter(Ref(name[1:] if name[0] == "%" else name, start,
+                                    start + len(name)), shape))
+        return params
+
+    def computation(self, items):
+        _, is_entry, name, params, result, start, body_start = items[0]
+        instructions = items[1] if len(items) > 2 and isinstance(items[1], list) else []
+        end = body_start + 1
+        thread = None
+        for it in items[1:]:
+            if isinstance(it, _TOKEN_TYPES):  # RBRACE
+                end = it.end_pos + self.base
+            elif isinstance(it, tuple):  # execution_thread
+                thread = it[1]
+                end = it[2]
+        comp = Computation(name, is_entry, params, result, start, body_start, end,
+                           instructions, thread)
+        holder = weakref.ref(comp)  # Instruction.computation, shared by all of them
+        for ins in instructions:
+            ins._computation = holder
+        return comp
+
+    def execution_thread(self, items):
+        tok = items[-1]
+        return ("thread", unescape(tok.value[1:-1]), tok.end_pos + self.base)
+
+    def instructions(self, items):
+        if len(items) == 1:
+            return items  # a new list holding the first instruction
+        instructions, instruction = items
+        instructions.append(instruction)
+        return instructions
+
+    # -- instructions ------------------------------------------------------
+    def instruction(self, items):
+        """``ROOT? (TYPED_DEFINITION | DEFINITION shape?) (OPCODE operands? RPAR |
+        PARAMETER | PARAMETER_OPEN INT RPAR | CONSTANT LITERAL) attributes?``"""
+        base = self.base
+        tok = items[0]
+        is_root = tok.type == "ROOT"
+        if is_root:
+            start = tok.start_pos + base
+            tok = items[1]
+            i = 2
+        else:
+            i = 1
+        value = tok.value  # `  %name = ` or `  %name = f32[2]{0}`
+        text = value.lstrip()
+        name_start = tok.start_pos + base + len(value) - len(text)
+        if not is_root:
+            start = name_start
+        equal = text.index("=")
+        name = text[:equal].rstrip()
+        ref = Ref(name[1:] if name[0] == "%" else name, name_start, name_start + len(name))
+        shape = None
+        if tok.type == "TYPED_DEFINITION":
+            shape_text = text[equal + 1:].lstrip()
+            end = tok.end_pos + base
+            shape = ShapeToken(shape_text, end - len(shape_text), end)
+        tok = items[i]
+        i += 1
+        if tok.__class__ is ShapeToken:
+            shape = tok
+            tok = items[i]
+            i += 1
+        elif tok.type == "ARRAY_SHAPE":
+            shape = ShapeToken(tok.value, tok.start_pos + base, tok.end_pos + base)
+            tok = items[i]
+            i += 1
+        kind = tok.type
+        value = tok.value  # `  opcode(`, `  parameter(0)`, `  parameter(` or `  constant`
+        text = value.lstrip()
+        opcode_start = tok.start_pos + base + len(value) - len(text)
+        operands: list[Operand] = []
+        parameter_number = literal = None
+        if kind == "OPCODE":
+            opcode = text[:-1]
+            if opcode[-1] <= " ":
+                opcode = opcode.rstrip()
+            tok = items[i]
+            i += 1
+            if tok.__class__ is list:
+                operands = tok
+                tok = items[i]
+                i += 1
+        elif kind == "PARAMETER":  # `parameter(N)`
+            opcode = "parameter"
+            parameter_number = int(text[text.index("(") + 1:-1])
+        elif kind == "PARAMETER_OPEN":
+            opcode = "parameter"
+            parameter_number = int(items[i].value)
+            tok = items[i + 1]
+            i += 2
+        else:  # CONSTANT LITERAL
+            opcode = "constant"
+            tok = items[i]
+            literal = tok.value
+            i += 1
+        if i < len(items):
+            attributes, called, control = items[i]
+            return Instruction(ref, opcode, opcode_start, shape, operands, attributes,
+                               called, control, start, attributes[-1].value_end,
+                               is_root, parameter_number, literal)
+        return Instruction(ref, opcode, opcode_start, shape, operands, [], [], [], start,
+                           tok.end_pos + base, is_root, parameter_number, literal)
+
+    def operands(self, items):
+        """``(operands COMMA)? shape? NAME`` or ``(operands COMMA)? INT``: the list
+        of operands so far, with this one appended."""
+        first = items[0]
+        if first.__class__ is list:
+            operands = first
+            first = items[2]
+        else:
+            operands = []
+        tok = items[-1]  # NAME or INT
+        value = tok.value
+        start = tok.start_pos + self.base
+        ref = Ref(value[1:] if value[0] == "%" else value, start, start + len(value))
+        if tok is first:
+            operands.append(Operand(ref))
+        else:
+            operands.append(Operand(ref, first if first.__class__ is ShapeToken
+                                    else self._shape(first)))
+        return operands
+
+    # -- shapes ------------------------------------------------------------
+    def shape(self, items):
+        tok = items[0]
+        return tok if isinstance(tok, ShapeToken) else self._shape(tok)
+
+    def tuple_shape(self, items):
+        """``LPAR [shape (COMMA shape)*] RPAR``: spans from "(" to just past ")"."""
+        elements = [e for e in items if isinstance(e, ShapeToken)]
+        text = "(" + ", ".join(e.text for e in elements) + ")"
+        return ShapeToken(text, items[0].end_pos - 1 + self.base, items[-1].end_pos + self.base,
+                          elements)
+
+    # -- attributes --------------------------------------------------------
+    # The attributes of an instruction accumulate from left to right in a tuple
+    # (attributes, computation references, control predecessors). Each callback
+    # receives ``[tuple] name-token value...``, the tuple missing before the first
+    # attribute, and returns the tuple with one more attribute; the name token is
+    # `, name=`.
+
+    def attribute(self, items):
+        """``, name=value``, one token (the hot path: inlined)."""
+        if len(items) == 2:
+            acc, tok = items
+        else:
+            tok = items[0]
+            acc = ([], [], [])
+        base = self.base
+        raw = tok.value
+        equal = raw.index("=")
+        name = raw[1:equal].strip()
+        value = raw[equal + 1:].lstrip()
+        end = tok.end_pos + base
+        acc[0].append(Attribute(name, tok.start_pos + base + raw.find(name, 1), value,
+                                end - len(value), end))
+        return acc
+
+    def split_attribute(self, items):
+        """``, name=`` and the value as two tokens."""
+        value = items[-1]
+        return self._add(items, value.start_pos + self.base, value.end_pos + self.base,
+                         value.value)[0]
+
+    def _add(self, items, value_start: int, value_end: int, value_text: str):
+        """Append the attribute named by the name token of ``items``; return the
+        tuple and the attribute's name."""
+        acc = items[0]
+        if acc.__class__ is tuple:
+            tok = items[1]
+        else:
+            tok = acc
+            acc = ([], [], [])
+        raw = tok.value
+        name = raw[1:-1].strip()
+        acc[0].append(Attribute(name, tok.start_pos + self.base + raw.find(name, 1),
+                                value_text, value_start, value_end))
+        return acc, name
+
+    def computation_attribute(self, items):
+        """A single computation name, or a braced list of them."""
+        i = 2 if items[0].__class__ is tuple else 1
+        base = self.base
+        first = items[i]
+        refs = [self._ref(t) for t in items[i:] if t.type == "NAME"]
+        text = ", ".join("%" + r.name for r in refs)
+        if first.type == "LBRACE":
+            start, end = first.end_pos - 1 + base, items[-1].end_pos + base
+            text = "{" + text + "}"
+        else:
+            start, end = refs[0].start, refs[0].end
+        acc, attr = self._add(items, start, end, text)
+        acc[1].extend(ComputationRef(attr, r) for r in refs)
+        return acc
+
+    def control_predecessors(self, items):
+        i = 2 if items[0].__class__ is tuple else 1
+        base = self.base
+        refs = [self._ref(t) for t in items[i:] if t.type == "NAME"]
+        acc, _ = self._add(items, items[i].end_pos - 1 + base, items[-1].end_pos + base,
+                           "{" + ", ".join("%" + r.name for r in refs) + "}")
+        acc[2].extend(refs)
+        return acc
+
+    def literal_attribute(self, items):
+        shape, value = items[-2], items[-1]
+        return self._add(items, shape.start_pos + self.base, value.end_pos + self.base,
+                         f"{shape.value} {value.value}")[0]
+
+
+class _IdentityRule(Rule):
+    """A grammar rule that hashes and compares by identity, in C."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+
+
+def _streamline(lark: Lark) -> None:
+    """Spare the LALR loop two Python-level costs per reduction that come from
+    lark's grammar objects, not from the grammar: each reduction looks up the
+    rule's callback in a dict keyed by rules (``Rule.__hash__``), compares the
+    rule with the end state (``Rule.__eq__``), and finds the next state by the
+    rule's name, a lark ``Token`` whose ``__eq__`` is Python code. Every rule of
+    a parser is a distinct object, so identity hashing finds the same callbacks,
+    and a plain ``str`` name finds the same states; the tables are otherwise
+    untouched. Without the expected layout of lark's objects, nothing is done.
+    """
+    try:
+        callbacks = lark.parser.parser.parser_conf.callbacks
+    except AttributeError:  # pragma: no cover - another lark version
+        return
+    if not all(type(rule) is Rule for rule in callbacks):  # pragma: no cover
+        return
+    items = list(callbacks.items())
+    callbacks.clear()  # the same dict object is held by the LALR parser
+    for rule, callback in items:
+        rule.__class__ = _IdentityRule
+        rule.origin.name = str(rule.origin.name)
+        callbacks[rule] = callback
+
+
+_local = threading.local()
+
+
+def _parser(fast: bool = False) -> tuple[Lark, _Builder]:
+    """This thread's LALR parser with its model builder (each thread has its own,
+    so parses in different threads never wait for each other). ``fast`` selects
+    lark-cython when installed; its errors are not reportable, so error paths use
+    pure lark."""
+    key = "fast" if fast and lark_cython is not None else "pure"
+    cached = getattr(_local, key, None)
+    if cached is None:
+        builder = _Builder()
+        extra = {"_plugins": lark_cython.plugins} if key == "fast" else {}
+        lark = Lark(grammar_text(), parser="lalr", lexer="contextual",
+                    start=["start", "instruction", "computation_head"],
+                    transformer=builder, maybe_placeholders=False, **extra)
+        _streamline(lark)
+        cached = (lark, builder)
+        setattr(_local, key, cached)
+    return cached
+
+
+class _SlowPathNeeded(Exception):
+    """The fast parser failed: parse again with pure lark for a reportable error."""
+
+
+def _run_fast(text: str, start: str = "start", base: int = 0):
+    """Parse on the fast path; raises _SlowPathNeeded (or UnexpectedInput without
+    lark-cython) on any error."""
+    if lark_cython is None:
+        return _run(text, start, base)
+    lark, builder = _parser(True)
+    builder.base = base
+    try:
+        return lark.parse(text, start=start)
+    except Exception as exc:  # lark-cython errors are not well-formed: redo slowly
+        raise _SlowPathNeeded() from exc
+    finally:
+        builder.base = 0
+
+
+def _run(text: str, start: str, base: int = 0):
+    lark, builder = _parser()
+    builder.base = base
+    try:
+        return lark.parse(text, start=start)
+    finally:
+        builder.base = 0
+
+
+def warm_up() -> None:
+    """Build this thread's parsers (about 0.2 s the first time in a thread), and
+    the regular expression of every lexer state, which lark otherwise compiles
+    when a parse first reaches the state. Those of the pure-lark parser are
+    built here; lark-cython's are the same patterns, found in the cache of
+    Python's re module when it builds them."""
+    _parser(True)
+    lark, _ = _parser()
+    for lexer in getattr(lark.parser.lexer, "lexers", {}).values():
+        getattr(lexer, "scanner", None)  # a property that builds the state's scanner
+
+
+def parse_fragment(text: str, start: str, base: int = 0):
+    """Parse ``text`` (a piece of a document beginning at offset ``base``) with one
+    of the grammar's start rules: "start" -> list of module items,
+    "instruction" -> Instruction, "computation_head" -> head tuple.
+
+    Raises lark.exceptions.UnexpectedInput when the piece does not parse.
+    """
+    try:
+        return _run_fast(text, start, base)
+    except _SlowPathNeeded:
+        return _run(text, start, base)
+
+
+# ---------------------------------------------------------------- messages --
+
+_TERMINAL_WORDS = {
+    "NAME": "a name", "INT": "an integer", "STRING": "a string",
+    "ARRAY_SHAPE": "a shape such as f32[2,3]{1,0}", "ATTR_VALUE": "an attribute value",
+    "BALANCED": "a {...} value", "LITERAL": "a literal in (...)", "LBRACE": "'{'",
+    "RBRACE": "'}'", "RPAR": "')'", "LPAR": "'('", "COMMA": "','", "ARROW": "'->'",
+    "COLON": "':'", "ROOT": "ROOT", "ENTRY": "ENTRY", "HLO_MODULE": "HloModule",
+    "$END": "end of input", "PARAM_NAME": "'name:'",
+    "DEFINITION": "'name ='", "TYPED_DEFINITION": "'name ='",
+    "OPCODE": "an opcode and '('", "CONSTANT": "constant",
+    "PARAMETER": "parameter(", "PARAMETER_OPEN": "parameter(",
+    "ATTRIBUTE": "', attribute='", "ATTR_NAME": "', attribute='",
+    "COMPUTATION_ATTR": "', attribute='", "CONTROL_PREDECESSORS": "', attribute='",
+    "LITERAL_ATTR": "', attribute='", "EXECUTION_THREAD": "', execution_thread='",
+}
+
+
+def _describe_expected(expected) -> str:
+    words = sorted({_TERMINAL_WORDS.get(t, t.lower()) for t in expected})
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    return ", ".join(words)
+
+
+def _problem_from(exc: UnexpectedInput, text: str, base: int) -> Problem:
+    """Turn a lark error into a Problem whose range is the offending token."""
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        if tok.type == "$END":
+            pos = base + len(text)
+            return Problem(max(pos - 1, 0), pos,
+                           "unexpected end of input; expected " +
+                           _describe_expected(exc.expected))
+        raw = str(tok)
+        if tok.type in ("DEFINITION", "TYPED_DEFINITION"):
+            raw = raw[:raw.index("=")]  # the name
+        shown = raw.strip()  # without the blanks some tokens take (`, name=`)
+        start = tok.start_pos + base + len(raw) - len(raw.lstrip())
+        end = start + len(shown)
+        if len(shown) > 40:
+            shown = shown[:37] + "..."
+        expected = _describe_expected(exc.expected)
+        return Problem(start, max(end, start + 1), f"unexpected {shown!r}" +
+                       (f"; expected {expected}" if expected else ""))
+    if isinstance(exc, UnexpectedCharacters):
+        start = exc.pos_in_stream + base
+        ch = text[exc.pos_in_stream:exc.pos_in_stream + 1]
+        line_end = text.find("\n", exc.pos_in_stream)
+        end = base + (line_end if line_end >= 0 else len(text))
+        allowed = exc.allowed or set()
+        hint = ""
+        if ch in "{[(\"'":
+            hint = " (an unbalanced bracket or unterminated string?)"
+        msg = f"unexpected character {ch!r}{hint}"
+        if allowed:
+            msg += "; expected " + _describe_expected(allowed)
+        return Problem(start, max(end, start + 1), msg)
+    if isinstance(exc, UnexpectedEOF):
+        pos = base + len(text)
+        return Problem(max(pos - 1, 0), pos, "unexpected end of input")
+    return Problem(base, base + 1, str(exc).splitlines()[0])
+
+
+# ------------------------------------------------------------------ entry ---
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0          # parses running with the collector paused (all threads)
+_gc_resume = False      # whether the collector ran before the first of them
+
+
+@contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector while a parse builds its model.
+
+    A parse allocates hundreds of thousands of objects that all outlive it; the
+    collector would traverse them again and again as they accumulate (a quarter
+    of the time of a 4 MB parse) and find nothing to free. Pauses nest and may
+    overlap across threads: the collector runs again when the last one ends, if
+    it was running when the first began.
+    """
+    global _gc_pauses, _gc_resume
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_resume:
+                gc.enable()
+
+
+def parse(text: str) -> HloModule:
+    """Parse HLO text into an :class:`HloModule`. Never raises on bad input.
+
+    Syntax errors become ``module.problems`` (the first one where lark found it,
+    then one per unparsable instruction or header); semantic checks are in
+    :func:`hlo_lsp.model.check.check`.
+    """
+    with paused_gc():
+        return _parse(text)
+
+
+def _parse(text: str) -> HloModule:
+    module = HloModule(text)
+    if "\x00" in text:
+        text_for_parse = text.replace("\x00", " ")
+        module.problems.append(Problem(text.index("\x00"), text.index("\x00") + 1,
+                                       "binary data (NUL byte): this is not HLO text"))
+    else:
+        text_for_parse = text
+    try:
+        items = parse_fragment(text_for_parse, "start")
+    except UnexpectedInput as exc:
+        first = _problem_from(exc, text_for_parse, 0)
+        items, problems = _recover(text_for_parse)
+        # The whole-text error is often a consequence of a problem the recovery
+        # pinned down more precisely on the same or the previous line.
+        line_before = text_for_parse.rfind("\n", 0, max(text_for_parse.rfind(
+            "\n", 0, first.start), 0))
+        if not any(line_before < p.start <= first.end for p in problems):
+            module.problems.append(first)
+        module.problems.extend(problems)
+    except RecursionError:  # pragma: no cover - pathological nesting
+        module.problems.append(Problem(0, 1, "input too deeply nested to parse"))
+        items = []
+    _assemble(module, items)
+    return module
+
+
+def _assemble(module: HloModule, items) -> None:
+    tables = module.frames
+    for it in items:
+        if isinstance(it, Computation):
+            module.computations.append(it)
+        elif isinstance(it, tuple) and it[0] == "header":
+            if module.name is None:
+                _, module.name, module.header_attributes, _, module.header_end = it
+        elif isinstance(it, tuple) and it[0] == "table":
+            _, kind, start, end, rows = it
+            tables.sections.append((kind, start, end))
+            tables.start = start if tables.start < 0 else min(tables.start, start)
+            tables.end = max(tables.end, end)
+            if kind == "FileNames":
+                tables.file_names.update(rows)
+            elif kind == "FunctionNames":
+                tables.function_names.update(rows)
+            elif kind == "FileLocations":
+                for num, body in rows:
+                    f = dict((k, int(v)) for k, v in _ROW_ITEM.findall(body))
+                    tables.file_locations[num] = FileLocation(
+                        f.get("file_name_id", 0), f.get("function_name_id", 0),
+                        f.get("line", 0), f.get("end_line", 0), f.get("column", 0),
+                        f.get("end_column", 0))
+            elif kind == "StackFrames":
+                for num, body in rows:
+                    f = dict((k, int(v)) for k, v in _ROW_ITEM.findall(body))
+                    tables.frames[num] = (f.get("file_location_id", 0),
+                                          f.get("parent_frame_id", 0))
+
+
+# ---------------------------------------------------------------- recovery --
+
+_HEAD_LINE = re.compile(r"[ \t]*(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*(?:\(|->|\{)")
+_INSTR_LINE = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?[\w.\-]+[ \t]*=")
+_CLOSE_LINE = re.compile(r"[ \t]*\}")
+_MAX_JOIN = 20  # lines an instruction may span in recovery
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of each line, end excluding the newline."""
+    out = []
+    pos = 0
+    n = len(text)
+    while pos <= n:
+        nl = text.find("\n", pos)
+        if nl < 0:
+            out.append((pos, n))
+            break
+        out.append((pos, nl))
+        pos = nl + 1
+    return out
+
+
+def _recover(text: str):
+    """Parse ``text`` in pieces after the whole-text parse failed.
+
+    Returns (items, problems) where items are what :func:`_assemble` accepts.
+    """
+    lines = _lines(text)
+    items: list = []
+    problems: list[Problem] = []
+    # Find computation head lines: a head-looking line that is not an instruction.
+    heads = [i for i, (s, e) in enumerate(lines)
+             if _HEAD_LINE.match(text, s, e) and not _INSTR_LINE.match(text, s, e)]
+    # The module header and stack-frame tables: everything before the first head.
+    first = heads[0] if heads else len(lines)
+    prefix_end = lines[first][0] if first < len(lines) else len(text)
+    if text[:prefix_end].strip():
+        try:
+            items.extend(_run(text[:prefix_end], "start"))
+        except UnexpectedInput as exc:
+            problems.append(_problem_from(exc, text[:prefix_end], 0))
+    for k, h in enumerate(heads):
+        stop = heads[k + 1] if k + 1 < len(heads) else len(lines)
+        s = lines[h][0]
+        e = lines[stop - 1][1] if stop > h else lines[h][1]
+        chunk = text[s:e]
+        try:
+            items.extend(_run(chunk, "start", s))
+            continue
+        except UnexpectedInput:
+            pass
+        comp = _recover_computation(text, lines, h, stop, problems)
+        if comp is not None:
+            items.append(comp)
+    return items, problems
+
+
+def _incomplete(exc: UnexpectedInput, text: str, base: int, end: int) -> bool:
+    """Whether a failed parse of ``text[base:end]`` may succeed with the next line
+    joined: the input ended early, the piece ends with a comma whose attribute
+    name is on the next line (``, name=`` is one token), or an opened bracket or
+    string was not closed on this line."""
+    if isinstance(exc, UnexpectedEOF):
+        return True
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        return tok.type == "$END" or (
+            tok.type == "COMMA" and not text[base + tok.end_pos:end].strip())
+    if isinstance(exc, UnexpectedCharacters):
+        return text[base + exc.pos_in_stream:base + exc.pos_in_stream + 1] in "{[(\"'"
+    return False
+
+
+def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
+    s, e = lines[h]
+    # The header may continue over several lines until "{".
+    head_end = h
+    while head_end < stop - 1 and "{" not in text[lines[head_end][0]:lines[head_end][1]]:
+        head_end += 1
+    head_text_end = lines[head_end][1]
+    try:
+        head = _run(text[s:head_text_end].rstrip(), "computation_head", s)
+    except UnexpectedInput as exc:
+        problems.append(_problem_from(exc, text[s:head_text_end], s))
+        return None
+    _, is_entry, name, params, result, start, body_start = head
+    comp = Computation(name, is_entry, params, result, start, body_start, head_text_end)
+    i = head_end + 1
+    closed = False
+    while i < stop:
+        ls, le = lines[i]
+        line = text[ls:le]
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            i += 1
+            continue
+        if _CLOSE_LINE.match(line):
+            comp.end = ls + line.index("}") + 1
+            closed = True
+            break
+        parsed = None
+        first_exc = None
+        j = i
+        while j < stop and j < i + _MAX_JOIN:
+            try:
+                parsed = _run(text[ls:lines[j][1]], "instruction", ls)
+                break
+            except UnexpectedInput as exc:
+                if first_exc is None:
+                    first_exc = exc
+                if not _incomplete(exc, text, ls, lines[j][1]):
+                    break
+            j += 1
+        if parsed is not None:
+            parsed.computation = comp
+            comp.instructions.append(parsed)
+            comp.end = parsed.end
+            i = j + 1
+        else:
+            # Report the first line's own error: for an incomplete line, at its end.
+            problems.append(_problem_from(first_exc, text[ls:le], ls))
+            i += 1
+    for k in range(i + 1, stop):
+        ls, le = lines[k]
+        rest = text[ls:le].strip()
+        if rest and not rest.startswith("//") and closed:
+            message = (f"unexpected text after the end of computation {name.name}"
+                       if not rest.startswith("HloModule") else
+                       "a second HloModule: XLA reads one module per file "
+                       "(split `// -----` sections into files of their own)")
+            problems.append(Problem(ls + text[ls:le].index(rest[0]), le, message))
+            break
+    if not closed:
+        problems.append(Problem(comp.start, comp.body_start + 1,
+                                f"computation {name.name} is not closed with '}}'"))
+        comp.closed = False
+    return comp

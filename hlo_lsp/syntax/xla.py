@@ -1,0 +1,141 @@
+"""XLA's own verdict on a document: jaxlib's HLO parser, in a worker process.
+
+``jax._src.lib.xla_client.hlo.hlo_module_from_text`` is the parser XLA itself
+uses. hlo-lsp reports its first error as a diagnostic (source ``xla``) beside
+its own, so the editor agrees with XLA on every file: our grammar tolerates
+attributes it does not model yet, XLA knows which ones each opcode accepts.
+
+The parser runs in a separate process (``python -m hlo_lsp.syntax.xla``): a
+CHECK failure inside XLA aborts that process, never the language server, and a
+hung parse is killed after a timeout. Without jaxlib the oracle is unavailable
+and nothing is reported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+
+log = logging.getLogger("hlo_lsp.xla")
+
+_WAS_PARSING = re.compile(r"was parsing (\d+):(\d+): error: ([^\n]*)")
+
+
+@dataclass(frozen=True, slots=True)
+class XlaVerdict:
+    """XLA's answer: ``ok`` and counts, or the error at 1-based ``line``/``column``."""
+
+    ok: bool
+    message: str = ""
+    line: int = 0
+    column: int = 0
+    computations: int = 0
+    instructions: int = 0
+
+
+def available() -> bool:
+    """True when jaxlib (XLA's parser) can be imported."""
+    return importlib.util.find_spec("jaxlib") is not None
+
+
+def verdict_from_error(error: str) -> XlaVerdict:
+    """Turn XLA's error text into a verdict at the innermost ``was parsing L:C``."""
+    found = _WAS_PARSING.findall(error)
+    if not found:
+        first = error.strip().splitlines()[0] if error.strip() else "XLA rejected the text"
+        return XlaVerdict(False, first, 1, 1)
+    line, col, msg = found[-1]
+    return XlaVerdict(False, msg.strip(), int(line), int(col))
+
+
+class XlaOracle:
+    """A persistent worker process running XLA's parser; thread-safe, blocking.
+
+    ``check(text)`` returns an XlaVerdict, or None when the worker could not
+    answer (jaxlib missing, crash, timeout after ``timeout`` seconds).
+    """
+
+    def __init__(self, python: str = sys.executable, timeout: float = 60.0) -> None:
+        self.python = python
+        self.timeout = timeout
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> subprocess.Popen:
+        env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+        return subprocess.Popen([self.python, "-m", "hlo_lsp.syntax.xla"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
+
+    def check(self, text: str) -> XlaVerdict | None:
+        data = text.encode("utf-8", "surrogatepass")
+        with self._lock:
+            for _attempt in range(2):
+                if self._proc is None or self._proc.poll() is not None:
+                    self._proc = self._start()
+                proc = self._proc
+                timer = threading.Timer(self.timeout, proc.kill)
+                timer.start()
+                try:
+                    proc.stdin.write(f"{len(data)}\n".encode() + data)
+                    proc.stdin.flush()
+                    line = proc.stdout.readline()
+                except OSError:
+                    line = b""
+                finally:
+                    timer.cancel()
+                if line:
+                    reply = json.loads(line)
+                    if reply.get("ok"):
+                        return XlaVerdict(True, computations=reply["computations"],
+                                          instructions=reply["instructions"])
+                    if "error" in reply:
+                        return verdict_from_error(reply["error"])
+                    return None  # jaxlib missing in the worker
+                log.warning("XLA parser worker died (exit %s); restarting", proc.poll())
+                self._proc = None
+            return None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                self._proc.kill()
+            self._proc = None
+
+
+def _worker() -> int:
+    """Worker loop: read ``<n bytes>\\n<text>`` requests, answer one JSON line each."""
+    try:
+        from jax._src.lib import xla_client as xc
+    except Exception as exc:  # noqa: BLE001
+        xc = None
+        missing = repr(exc)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        header = stdin.readline()
+        if not header:
+            return 0
+        text = stdin.read(int(header)).decode("utf-8", "replace")
+        if xc is None:
+            reply = {"unavailable": missing}
+        else:
+            try:
+                module = xc.hlo.hlo_module_from_text(text)
+                comps = module.computations()
+                reply = {"ok": True, "computations": len(comps),
+                         "instructions": sum(len(c.instructions()) for c in comps)}
+            except Exception as exc:  # noqa: BLE001 - XLA raises XlaRuntimeError
+                reply = {"ok": False, "error": str(exc)}
+        stdout.write(json.dumps(reply).encode() + b"\n")
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    raise SystemExit(_worker())
