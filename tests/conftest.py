@@ -1,45 +1,12 @@
-"""Shared paths and helpers for tests on real dumps."""
+"""pytest set-up shared by every test: the corpus fixture, and the client side of
+requests that pytest-lsp's test client does not implement. Helpers and paths are
+in :mod:`tests.helpers`."""
 
 from __future__ import annotations
 
-import pathlib
-
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-CPU_DUMP = EXAMPLES / "cpu_dump"
-GPU = EXAMPLES / "gpu"
-FP8_DUMP = GPU / "jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt"
-FP8_REGRESSION = GPU / "jit_matmul_fn_with_scale.fp8_gemm_fusion.gpu_after_optimizations.txt"
-FP8_FUSED = GPU / "jit_matmul_fn_with_scale.fp8_cublaslt_fused.gpu_after_optimizations.txt"
-TRAIN_AFTER = CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt"
-TRAIN_BEFORE = CPU_DUMP / "module_0028.jit_train_step.before_optimizations.txt"
-CORPUS = ROOT.parent / "shared" / "corpus"
-
-
-def read(path: pathlib.Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-def offset_of(text: str, needle: str, delta: int = 0, occurrence: int = 0) -> int:
-    """Offset of the ``occurrence``-th ``needle`` in ``text`` plus ``delta``;
-    fails the test if absent."""
-    pos = -1
-    for _ in range(occurrence + 1):
-        pos = text.find(needle, pos + 1)
-        assert pos >= 0, f"{needle!r} not found"
-    return pos + delta
-
-
-def position_of(text: str, needle: str, delta: int = 0, start: int = 0):
-    """The LSP position (0-based line, UTF-16 column; the test texts are ASCII) of
-    the first ``needle`` at or after ``start``, plus ``delta`` characters."""
-    from lsprotocol import types
-
-    off = text.index(needle, start) + delta
-    return types.Position(line=text.count("\n", 0, off),
-                          character=off - (text.rfind("\n", 0, off) + 1))
+from tests.helpers import CORPUS
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 // Which documents are HLO beyond what `contributes.languages` can say. VS Code gives
 // `.txt` to Plain Text before it looks at `firstLine`, so a `.txt` file whose first line
 // starts with `HloModule` (docs/protocol.md) is switched to `hlo` by the extension.
-// No `vscode` import: unit-tested from tests/textmate/.
+// No `vscode` import: unit-tested from editors/vscode/test/.
 
 /** XLA's side files next to the HLO dumps: never HLO. */
 export const NOT_HLO_SUFFIXES = [

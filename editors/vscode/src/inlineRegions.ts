@@ -1,6 +1,6 @@
 // Pure logic for the `hlo/inlineRegions` request (docs/protocol.md): validating the
 // server's answer and choosing which ranges to hide. No `vscode` import here, so the
-// tests in tests/textmate/ can load this file with plain Node.
+// tests in editors/vscode/test/ can load this file with plain Node.
 
 export const INLINE_REGIONS_METHOD = 'hlo/inlineRegions';
 

@@ -1,5 +1,5 @@
 // Pure helpers for starting the server and for the `hlo.recompile` command.
-// No `vscode` import: unit-tested from tests/textmate/.
+// No `vscode` import: unit-tested from editors/vscode/test/.
 
 export interface ServerSettings {
   /** `hlo.server.path`: an executable; empty means "run the Python module". */

@@ -1,7 +1,7 @@
 // Pure helpers for the views built from server commands (docs/protocol.md, "Readable HLO"
 // and "Workspace"): the readable view and its links back to the original file, the
 // arguments of `hlo.readableView` / `hlo.showSummary` / `hlo.compareDumps`, and the
-// `hlo/counterpart` request. No `vscode` import: unit-tested from tests/textmate/.
+// `hlo/counterpart` request. No `vscode` import: unit-tested from editors/vscode/test/.
 
 import type { Position, Range } from './inlineRegions';
 

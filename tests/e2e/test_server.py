@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import position_of as _pos, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
+from tests.helpers import position_of as _pos, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 

@@ -28,9 +28,10 @@ from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump.recipe import RECIPE_FILE, PlatformError, Recipe, choose_platform, infer_recipe, python_interpreter, set_dump_flags
 from hlo_lsp.dump.recompile import hlo_files, map_files, run_program, swap_dump
 
-from conftest import position_of as _pos, CPU_DUMP, ROOT
+from tests.helpers import position_of as _pos, CPU_DUMP, ROOT
 
 jax = pytest.importorskip("jax")
+pytestmark = pytest.mark.slow  # runs JAX programs
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 USER_FLAG = "--xla_dump_disable_metadata=false"

@@ -15,7 +15,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import position_of as _pos, CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
+from tests.helpers import position_of as _pos, CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 GPU_NAME = "module_0040.jit_matmul_fn.sm_9.0_gpu_after_optimizations.txt"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FP8_DUMP, TRAIN_AFTER, offset_of, read
+from tests.helpers import FP8_DUMP, TRAIN_AFTER, offset_of, read
 from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, decode, semantic_tokens
 from hlo_lsp.syntax.parser import parse
 from hlo_lsp.syntax.lines import LineIndex

@@ -13,7 +13,7 @@ import time
 import pytest
 from lsprotocol import types
 
-from conftest import CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
+from tests.helpers import CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
 from hlo_lsp.dump.reports import buffer_hover, buffer_info, hlo_path_for_report, load_buffer_assignment, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at, report_paths_for_hlo
 from hlo_lsp.syntax.parser import parse
 from hlo_lsp.dump.index import WorkspaceIndex, counterpart_files, discover, find_counterparts, source_key, summarize_file, summarize_text

@@ -8,7 +8,7 @@ import gc
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import TRAIN_AFTER, read
+from tests.helpers import TRAIN_AFTER, read
 from hlo_lsp.lsp.collector import ModelCollector
 from hlo_lsp.syntax.chunks import parse_chunked
 from hlo_lsp.syntax.parser import parse

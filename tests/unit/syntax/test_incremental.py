@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from conftest import TRAIN_AFTER, read
+from tests.helpers import TRAIN_AFTER, read
 from hlo_lsp.model.check import check
 from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
 from hlo_lsp.features.diagnostics import diagnostics

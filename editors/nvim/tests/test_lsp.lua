@@ -1,5 +1,5 @@
 -- The plugin with the real server, inside Neovim:
---   HLO_LSP_CMD='python -m hlo_lsp' nvim --headless -u tests/nvim/minimal_init.lua -c 'luafile tests/nvim/test_lsp.lua'
+--   HLO_LSP_CMD='python -m hlo_lsp' nvim --headless -u editors/nvim/tests/minimal_init.lua -c 'luafile editors/nvim/tests/test_lsp.lua'
 -- Opens a real GPU dump (examples/gpu) and checks filetype, attach, hover,
 -- go-to-definition, the metadata toggle (buffer untouched), :HloRestart, the views
 -- (:HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart), and that a

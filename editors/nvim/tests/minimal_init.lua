@@ -1,12 +1,12 @@
 -- Minimal init for the headless Neovim tests (and for trying the plugin by hand):
---   nvim -u tests/nvim/minimal_init.lua some_dump.txt
+--   nvim -u editors/nvim/tests/minimal_init.lua some_dump.txt
 -- Environment:
 --   HLO_LSP_CMD    server command, split on whitespace (default: python -m hlo_lsp)
 --   HLO_TEST_SETUP 0: do not call require('hlo_lsp').setup() here
 --   HLO_LSP_MODE   force 'config' | 'start' | 'start_client' (testing the older paths)
 local this = debug.getinfo(1, 'S').source:sub(2)
 local tests_dir = vim.fn.fnamemodify(this, ':p:h')
-local repo = vim.fn.fnamemodify(tests_dir, ':h:h')
+local repo = vim.fn.fnamemodify(tests_dir, ':h:h:h')
 
 vim.g.hlo_test_repo = repo
 vim.g.hlo_test_dir = tests_dir

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CPU_DUMP, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
+from tests.helpers import CPU_DUMP, FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, read
 from hlo_lsp.model.check import check
 from hlo_lsp.syntax.parser import parse
 from hlo_lsp.model.shapes import parse_array_shape

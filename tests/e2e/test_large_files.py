@@ -14,7 +14,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import position_of as _pos, FP8_DUMP, read
+from tests.helpers import position_of as _pos, FP8_DUMP, read
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(
@@ -70,7 +70,7 @@ async def test_over_the_limit_hover_and_definition_still_work(client: LanguageCl
 def test_quick_answer_cache_is_bounded_and_keeps_the_header():
     """Hovering over every computation of a real dump with a small cache: the
     answers stay right while the parsed chunks held never exceed the bound."""
-    from conftest import TRAIN_AFTER
+    from tests.helpers import TRAIN_AFTER
     from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, partial_module
 
     text = read(TRAIN_AFTER)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import (FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read)
+from tests.helpers import (FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read)
 from hlo_lsp.model.spans import FileTarget
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges

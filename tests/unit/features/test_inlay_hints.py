@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read
+from tests.helpers import FP8_DUMP, FP8_REGRESSION, TRAIN_AFTER, offset_of, read
 from hlo_lsp.features.inlay_hints import inlay_hints
 from hlo_lsp.syntax.parser import parse
 

@@ -16,8 +16,9 @@ import sys
 import pytest
 
 jax = pytest.importorskip("jax")
+pytestmark = pytest.mark.slow  # runs JAX programs
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 MAKE_DUMP = ROOT / "examples" / "make_dump.py"
 COMMITTED = ROOT / "examples" / "cpu_dump"
 MAIN_MODULE = "jit_train_step"

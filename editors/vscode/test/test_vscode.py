@@ -1,7 +1,7 @@
 """The Node.js halves of the editor tests, run from pytest so the README's one
 test command covers them:
 
-- tests/textmate/run.sh: the TextMate grammar under vscode-textmate +
+- editors/vscode/test/run.sh: the TextMate grammar under vscode-textmate +
   vscode-oniguruma (VS Code's own engine) on real dumps, and the extension's
   pure modules plus a smoke run against the real server;
 - editors/vscode/build.sh: the extension bundles, type-checks and packages
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
 NPM = shutil.which("npm")
 
 if NPM is None and os.environ.get("HLO_LSP_REQUIRE_EDITORS"):
@@ -36,7 +37,7 @@ def _run(script: Path) -> None:
 
 
 def test_textmate_grammar_and_extension_modules():
-    _run(REPO / "tests" / "textmate" / "run.sh")
+    _run(HERE / "run.sh")
 
 
 def test_vscode_extension_builds_and_packages():

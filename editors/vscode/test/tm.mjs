@@ -8,7 +8,7 @@ import oniguruma from 'vscode-oniguruma';
 
 const require = createRequire(import.meta.url);
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
-export const REPO = path.resolve(HERE, '..', '..');
+export const REPO = path.resolve(HERE, '..', '..', '..');
 export const GRAMMAR_PATH = path.join(REPO, 'grammar', 'hlo.tmLanguage.json');
 
 let registryPromise;

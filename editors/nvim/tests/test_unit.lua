@@ -1,5 +1,5 @@
 -- Plugin checks that need no server:
---   HLO_TEST_SETUP=0 nvim --headless -u tests/nvim/minimal_init.lua -c 'luafile tests/nvim/test_unit.lua'
+--   HLO_TEST_SETUP=0 nvim --headless -u editors/nvim/tests/minimal_init.lua -c 'luafile editors/nvim/tests/test_unit.lua'
 -- filetype detection, syntax groups, the inline conceal logic fed with fake
 -- `hlo/inlineRegions` results, UTF-16 conversion, setup()/commands/lspconfig.
 local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')

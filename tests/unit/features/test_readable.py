@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import (CPU_DUMP, FP8_DUMP, FP8_FUSED, FP8_REGRESSION, TRAIN_AFTER, offset_of,
+from tests.helpers import (CPU_DUMP, FP8_DUMP, FP8_FUSED, FP8_REGRESSION, TRAIN_AFTER, offset_of,
                       read)
 from hlo_lsp.cli.main import main
 from hlo_lsp.features.diagnostics import diagnostics

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Headless Neovim tests for editors/nvim.
-#   tests/nvim/run.sh            # unit checks, then the real-server test
-#   tests/nvim/run.sh unit       # only the checks that need no server
-#   tests/nvim/run.sh lsp        # only the real-server test
+#   editors/nvim/tests/run.sh            # unit checks, then the real-server test
+#   editors/nvim/tests/run.sh unit       # only the checks that need no server
+#   editors/nvim/tests/run.sh lsp        # only the real-server test
 # Environment:
 #   HLO_LSP_CMD  server command (default: "python -m hlo_lsp", the python on PATH)
 #   NVIM         Neovim binary (default: nvim; installed with apt-get when missing)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
 nvim_bin="${NVIM:-nvim}"
 
 if ! command -v "$nvim_bin" >/dev/null 2>&1; then

@@ -1,6 +1,8 @@
-"""Runs the headless Neovim tests of editors/nvim (tests/nvim/) in a real Neovim.
+"""Runs the headless Neovim tests of editors/nvim (the Lua files beside this one) in a
+real Neovim.
 
-Skipped when `nvim` is not installed (tests/nvim/run.sh installs it with apt-get).
+Skipped when `nvim` is not installed (run.sh here installs it with apt-get), unless
+HLO_LSP_REQUIRE_EDITORS is set.
 """
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-NVIM_TESTS = REPO / "tests" / "nvim"
+NVIM_TESTS = Path(__file__).resolve().parent
+REPO = NVIM_TESTS.parents[2]
 NVIM = os.environ.get("NVIM") or shutil.which("nvim")
 
 if NVIM is None and os.environ.get("HLO_LSP_REQUIRE_EDITORS"):

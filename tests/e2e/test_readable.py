@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import position_of as _pos, FP8_DUMP, FP8_FUSED, FP8_REGRESSION, TRAIN_AFTER, read
+from tests.helpers import position_of as _pos, FP8_DUMP, FP8_FUSED, FP8_REGRESSION, TRAIN_AFTER, read
 from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
