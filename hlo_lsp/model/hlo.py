@@ -276,6 +276,38 @@ class Computation:
             for r in ins.control_predecessors:
                 _shift_ref(r, delta)
 
+    def shifted(self, delta: int) -> "Computation":
+        """A copy of this computation with every offset moved by ``delta``
+        characters; this one is left as it is (an analysis that a request still
+        reads keeps its offsets). Copies every object that holds an offset; the
+        strings are shared."""
+        def ref(r: Ref) -> Ref:
+            return Ref(r.name, r.start + delta, r.end + delta)
+
+        def shape(t: ShapeToken | None) -> ShapeToken | None:
+            if t is None:
+                return None
+            return ShapeToken(t.text, t.start + delta, t.end + delta,
+                              None if t.elements is None else [shape(e) for e in t.elements])
+
+        comp = Computation(ref(self.name), self.is_entry,
+                           [Parameter(ref(p.ref), shape(p.shape)) for p in self.params],
+                           shape(self.result), self.start + delta, self.body_start + delta,
+                           self.end + delta, [], self.execution_thread, self.closed)
+        for ins in self.instructions:
+            copy = Instruction(
+                ref(ins.name), ins.opcode, ins.opcode_start + delta, shape(ins.shape),
+                [Operand(ref(op.ref), shape(op.shape)) for op in ins.operands],
+                [Attribute(a.name, a.name_start + delta, a.value, a.value_start + delta,
+                           a.value_end + delta) for a in ins.attributes],
+                [ComputationRef(c.attr, ref(c.ref)) for c in ins.called],
+                [ref(r) for r in ins.control_predecessors],
+                ins.start + delta, ins.end + delta, ins.is_root, ins.parameter_number,
+                ins.literal)
+            copy.computation = comp
+            comp.instructions.append(copy)
+        return comp
+
     def signature(self, with_name: bool = True) -> str:
         """``name(p0: shape, ...) -> shape`` as printed in hovers."""
         params = ", ".join(f"{p.ref.name}: {p.shape.text}" for p in self.params)

@@ -112,7 +112,8 @@ class Chunk:
 
 def parse_chunked(text: str, skeleton: Skeleton | None = None,
                   previous: HloModule | None = None,
-                  window: EditWindow | None = None) -> HloModule | None:
+                  window: EditWindow | None = None,
+                  keep_previous: bool = False) -> HloModule | None:
     """Parse ``text`` chunk by chunk (one computation each, see :class:`Skeleton`);
     None when the module header or the stack-frame tables do not parse (the
     caller then uses :func:`hlo_lsp.syntax.parser.parse` on the whole text).
@@ -121,15 +122,18 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
     recovery, so its problems cost one computation's parse, not the document's.
 
     Reuse: the chunks of ``previous`` (an earlier parse of this document) are
-    taken over where the text is unchanged, moved to their new offsets (they are
-    then shared with, and moved in, ``previous``). With ``window``, the edit that
+    taken over where the text is unchanged, moved to their new offsets. By default
+    they are moved in place, so ``previous`` must no longer be read; with
+    ``keep_previous`` the chunks that move are copied instead (a request may
+    still be reading ``previous``: see :class:`hlo_lsp.lsp.documents.DocumentStore`),
+    and the ones that stay are shared. With ``window``, the edit that
     turned ``previous.text`` into ``text``, every chunk outside it is reused
     without looking at its text; without it, unchanged chunks are found by
     comparing their text. The result carries ``chunks`` and ``prefix`` (the
     parsed module header and stack-frame tables) for the next edit.
     """
     skeleton = skeleton or Skeleton(text)
-    reuse = _reuser(text, previous, window)
+    reuse = _reuser(text, previous, window, keep_previous)
     module = HloModule(text)
     prefix_end = skeleton.prefix_end
     old_prefix = getattr(previous, "prefix", None)
@@ -207,15 +211,22 @@ def _NO_REUSE(start: int, end: int) -> None:
     return None
 
 
-def _reuser(text: str, previous: HloModule | None, window: EditWindow | None):
+def _reuser(text: str, previous: HloModule | None, window: EditWindow | None,
+            keep_previous: bool = False):
     """A function ``(start, end) -> Chunk | None`` giving the chunk of ``previous``
-    that covers the same text as ``text[start:end]``, moved there."""
+    that covers the same text as ``text[start:end]``, moved there (a moved copy
+    with ``keep_previous``)."""
     old: list[Chunk] = getattr(previous, "chunks", None) or []
     if not old:
         return _NO_REUSE
     by_start = {c.start: c for c in old}
 
     def moved(c: Chunk, delta: int) -> Chunk:
+        if delta and keep_previous:
+            return Chunk(c.start + delta, c.end + delta,
+                         [comp.shifted(delta) for comp in c.computations],
+                         [Problem(p.start + delta, p.end + delta, p.message, p.severity,
+                                  p.source) for p in c.problems])
         if delta:
             for comp in c.computations:
                 comp.shift(delta)

@@ -252,3 +252,41 @@ async def test_indexing_500_files_runs_in_the_background(client: LanguageClient,
     assert symbol_s < 2.0
     print(f"\n500 files: hover {hover_s * 1000:.0f} ms during indexing, index "
           f"{_field(final, 'seconds')} s, workspace/symbol {symbol_s * 1000:.0f} ms")
+
+
+TRAIN = "module_0028.jit_train_step.cpu_after_optimizations"
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[:text.index(needle)].count("\n")
+
+
+async def test_report_links_and_definition_reach_the_hlo_dump(client: LanguageClient,
+                                                               dump: pathlib.Path):
+    """In XLA's buffer-assignment report (never opened as HLO), instruction names
+    link to their definition in the dump beside it, and definition on an
+    allocation header lists the instructions with a value in it; memory-usage
+    rows link into the buffer assignment."""
+    await start(client, dump)
+    ba = dump / f"{TRAIN}-buffer-assignment.txt"
+    mem = dump / f"{TRAIN}-memory-usage-report.txt"
+    hlo = read(dump / f"{TRAIN}.txt").splitlines()
+    text = read(ba)
+    links = await client.text_document_document_link_async(types.DocumentLinkParams(
+        text_document=types.TextDocumentIdentifier(uri=ba.as_uri())))
+    assert len(links) == 152
+    for link in links:
+        name = text.splitlines()[link.range.start.line][
+            link.range.start.character:link.range.end.character]
+        uri, line = link.target.split("#L")
+        assert uri == (dump / f"{TRAIN}.txt").as_uri() and f"%{name} = " in hlo[int(line) - 1]
+    locs = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=types.TextDocumentIdentifier(uri=ba.as_uri()),
+        position=types.Position(line=_line_of(text, "allocation 3: size"), character=3)))
+    got = [hlo[loc.range.start.line][loc.range.start.character:loc.range.end.character]
+           for loc in locs]
+    assert got == ["%copy.22", "%broadcast_multiply_fusion", "%broadcast_clamp_fusion",
+                   "%copy.11", "%wrapped_broadcast.1", "%cond.11"]
+    mem_links = await client.text_document_document_link_async(types.DocumentLinkParams(
+        text_document=types.TextDocumentIdentifier(uri=mem.as_uri())))
+    assert mem_links and all(link.target.startswith(ba.as_uri() + "#L") for link in mem_links)

@@ -1,7 +1,14 @@
-"""Optional groups of LSP handlers, one module per feature group.
+"""The LSP request handlers, one module per feature group, each with
+``register(server: HloLanguageServer) -> None``:
 
-Each module here defines ``register(server: HloLanguageServer) -> None`` and is
-discovered and registered by :func:`hlo_lsp.lsp.server.register_handlers` in name
-order. A module that fails to import or register is logged and skipped: one
-broken feature never takes the server down.
+- :mod:`.text`: lifecycle, hover, definition, references, outline, folding,
+  ``hlo/inlineRegions``;
+- :mod:`.readable`: inlay hints, semantic tokens, code lens, summary, readable
+  view and comparison commands;
+- :mod:`.workspace`: workspace indexing and symbols, counterparts, status;
+- :mod:`.recompile`: the recompile code action and command, document links;
+- :mod:`.reports`: definition and links in XLA's buffer-assignment and
+  memory-usage reports (used by the text and recompile handlers).
+
+:func:`hlo_lsp.lsp.server.create_server` registers them in that order.
 """

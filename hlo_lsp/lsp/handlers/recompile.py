@@ -16,15 +16,13 @@
   :meth:`hlo_lsp.dump.recompile.RecompileResult.to_json` (plus ``shownDocuments``).
 - ``textDocument/documentLink``: every ``stack_frame_id=N`` and
   ``source_file=".." source_line=N`` links to ``file:///...py#L<line>`` with the
-  call stack as tooltip; relative paths are resolved per
-  :func:`hlo_lsp.features.sources.search_dirs`.
+  call stack as tooltip; relative paths are resolved in
+  :meth:`hlo_lsp.lsp.protocol.HloLanguageServer.source_dirs`. In XLA's reports,
+  the links of :mod:`hlo_lsp.lsp.handlers.reports`.
 
-Settings (docs/protocol.md): ``hlo.recompile.command`` (string or argv list),
-``hlo.recompile.cwd``, ``hlo.recompile.platform`` (auto, gpu, cuda, rocm, cpu,
-tpu), ``hlo.recompile.timeout`` (seconds), read from the initialization options
-(``{"hlo": {"recompile": {...}}}`` or flat ``"hlo.recompile.command"`` keys)
-and, when the client supports it, ``workspace/configuration`` section
-``hlo.recompile`` (which wins).
+Settings: :class:`hlo_lsp.lsp.settings.RecompileSettings`, from the
+initialization options and, when the client supports it, the
+``workspace/configuration`` section ``hlo.recompile`` (which wins).
 """
 
 from __future__ import annotations
@@ -38,16 +36,23 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from hlo_lsp.features.links import source_links
 from hlo_lsp.dump.names import parse_dump_name
-from hlo_lsp.dump.recipe import PlatformError, Recipe, RecipeError, choose_platform, configured_recipe, infer_recipe, load_recipe, platform_label
+from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, choose_platform,
+                                 configured_recipe, infer_recipe, load_recipe, platform_label)
 from hlo_lsp.dump.recompile import recompile
-from hlo_lsp.lsp.server import analyze, guarded, to_diagnostic, to_range
-from hlo_lsp.features.sources import resolve_source_path, search_dirs
+from hlo_lsp.features.links import source_links
+from hlo_lsp.features.sources import resolve_source_path
+from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
+from hlo_lsp.lsp.convert import to_diagnostic, to_offset, to_range
+from hlo_lsp.lsp.documents import analyze
+from hlo_lsp.lsp.handlers import reports
+from hlo_lsp.lsp.messages import RECOMPILE as COMMAND
+from hlo_lsp.lsp.protocol import HloLanguageServer
+from hlo_lsp.lsp.requests import guarded
+from hlo_lsp.lsp.settings import RecompileSettings
 
-log = logging.getLogger("hlo_lsp.dump.recompile")
+log = logging.getLogger("hlo_lsp.recompile")
 
-COMMAND = "hlo.recompile"
 ACTION_KIND = "source.hlo.recompile"
 RUN, CANCEL = "Run", "Cancel"
 MAX_LOG_LINES = 5000
@@ -69,36 +74,11 @@ def _dump_file(uri: str | None) -> str | None:
     return os.path.abspath(path)
 
 
-def _workspace_dirs(ls) -> list[str]:
-    dirs = []
-    for folder in (ls.workspace.folders or {}).values():
-        path = to_fs_path(folder.uri)
-        if path:
-            dirs.append(path)
-    root = getattr(ls.workspace, "root_path", None)
-    if root and root not in dirs:
-        dirs.append(root)
-    return dirs
-
-
-def _init_settings(ls) -> dict[str, Any]:
-    opts = ls.options if isinstance(ls.options, dict) else {}
-    merged: dict[str, Any] = {}
-    nested = opts.get("hlo")
-    for src in ((nested or {}).get("recompile") if isinstance(nested, dict) else None,
-                opts.get("recompile"),
-                {k[len("hlo.recompile."):]: v for k, v in opts.items()
-                 if isinstance(k, str) and k.startswith("hlo.recompile.")}):
-        if isinstance(src, dict):
-            merged.update(src)
-    return merged
-
-
-async def recompile_settings(ls, uri: str) -> dict[str, Any]:
-    """``hlo.recompile.*`` settings: initialization options, overridden by the
+async def recompile_settings(ls: HloLanguageServer, uri: str) -> RecompileSettings:
+    """``hlo.recompile`` settings: the initialization options, overridden by the
     client's ``workspace/configuration`` answer for section ``hlo.recompile``
     (asked only when the client supports it; empty values are ignored)."""
-    merged = _init_settings(ls)
+    settings = ls.settings.recompile
     caps = ls.client_capabilities
     if caps.workspace is not None and caps.workspace.configuration:
         try:
@@ -108,14 +88,14 @@ async def recompile_settings(ls, uri: str) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - a client that cannot answer has no settings
             log.info("workspace/configuration for hlo.recompile failed", exc_info=True)
             answer = None
-        if answer and isinstance(answer[0], dict):
-            merged.update({k: v for k, v in answer[0].items() if v not in (None, "", [])})
-    return merged
+        if answer:
+            settings = settings.overridden_by(answer[0])
+    return settings
 
 
-def _planned_platform(settings: dict[str, Any], dump_dir: str) -> str:
+def _planned_platform(settings: RecompileSettings, dump_dir: str) -> str:
     """The platform a recompile would most likely use, for the action's title."""
-    requested = settings.get("platform")
+    requested = settings.platform
     try:
         recipe = load_recipe(dump_dir)
     except RecipeError:
@@ -137,11 +117,11 @@ def _fail(ls, message: str, **extra) -> dict:
 
 # ------------------------------------------------------------- the command ---
 
-async def _resolve_recipe(ls, uri: str, path: str, settings: dict[str, Any]
-                          ) -> tuple[Recipe | None, str]:
+async def _resolve_recipe(ls: HloLanguageServer, uri: str, path: str,
+                          settings: RecompileSettings) -> tuple[Recipe | None, str]:
     """The recipe to run and "" — or None and why not (already told the user)."""
     dump_dir = os.path.dirname(path)
-    workspace = next(iter(_workspace_dirs(ls)), None)
+    workspace = next(iter(ls.workspace_folders()), None)
     try:
         recipe = load_recipe(dump_dir)
     except RecipeError as exc:
@@ -150,10 +130,9 @@ async def _resolve_recipe(ls, uri: str, path: str, settings: dict[str, Any]
     if recipe is not None and not recipe.made_here():
         confirm = (f"The recipe in {dump_dir} was written on another machine "
                    f"({recipe.host or 'unknown host'}).")
-    if recipe is None and settings.get("command"):
+    if recipe is None and settings.command:
         try:
-            recipe = configured_recipe(settings["command"], settings.get("cwd"),
-                                       workspace or dump_dir)
+            recipe = configured_recipe(settings.command, settings.cwd, workspace or dump_dir)
         except (RecipeError, ValueError) as exc:
             return None, f"Cannot recompile: hlo.recompile.command: {exc}"
     if recipe is None:
@@ -180,13 +159,9 @@ def _watch_request_cancel(ls, cancel: asyncio.Event) -> None:
     """Set ``cancel`` when the client sends ``$/cancelRequest`` for the running
     ``workspace/executeCommand`` request. pygls answers the request as cancelled
     but keeps running the command's coroutine, so the request's future is
-    watched (pygls 2 internals, guarded)."""
+    watched (:func:`hlo_lsp.lsp.compat.current_request_future`)."""
     loop = asyncio.get_running_loop()
-    try:
-        msg_id = ls.protocol.msg_id
-        outer = ls.protocol._request_futures.get(msg_id) if msg_id is not None else None
-    except Exception:  # noqa: BLE001
-        outer = None
+    outer = current_request_future(ls.protocol)
     if outer is not None:
         outer.add_done_callback(
             lambda f: f.cancelled() and loop.call_soon_threadsafe(cancel.set))
@@ -199,7 +174,7 @@ async def _start_progress(ls, title: str, message: str,
     if token is None:
         return None
     loop = asyncio.get_running_loop()
-    future = ls.work_done_progress.tokens.get(token)
+    future = progress_cancel_future(ls, token)
     if future is not None:
         future.add_done_callback(
             lambda f: f.cancelled() and loop.call_soon_threadsafe(cancel.set))
@@ -226,7 +201,7 @@ async def _refresh(ls, result, command_uri: str) -> list[str]:
                 text = f.read()
         except OSError:
             continue
-        a = await loop.run_in_executor(None, analyze, new_uri, 0, text,
+        a = await loop.run_in_executor(ls.parse_pool, analyze, new_uri, 0, text,
                                        ls.position_encoding())
         diags = [to_diagnostic(p, a.lines) for p in a.problems]
         if new_uri != old_uri:
@@ -270,12 +245,11 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
         return {"ok": False, "cancelled": True, "error": "not confirmed"}
     try:
         platform, note = choose_platform(
-            settings.get("platform"), recipe.platform if recipe.origin == "recipe" else None,
+            settings.platform, recipe.platform if recipe.origin == "recipe" else None,
             hint="Set hlo.recompile.platform to cpu (or auto) to compile on the CPU.")
     except PlatformError as exc:
         return _fail(ls, f"Cannot recompile: {exc}")
-    timeout = settings.get("timeout")
-    timeout = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else None
+    timeout = settings.timeout
 
     cancel = asyncio.Event()
     _watch_request_cancel(ls, cancel)
@@ -305,7 +279,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
         log_message(f"[hlo.recompile] {note}", types.MessageType.Info)
     log_message(f"[hlo.recompile] running `{recipe.display_command()}` in {recipe.cwd} "
                 f"(JAX_PLATFORMS={platform})", types.MessageType.Info)
-    open_files = [p for u in ls.workspace.text_documents
+    open_files = [p for u in ls.store.open_uris()
                   if (p := _dump_file(u)) is not None and os.path.dirname(p) == dump_dir]
     if path not in open_files:
         open_files.append(path)
@@ -315,8 +289,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
                                  save=recipe.origin != "setting")
     finally:
         if token is not None:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-            ls.work_done_progress.tokens.pop(token, None)
+            ls.end_progress(token, "done")
     shown: list[str] = []
     if result.ok:
         shown = await _refresh(ls, result, uri)
@@ -336,13 +309,13 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
 
 # --------------------------------------------------------------- register ---
 
-def register(server) -> None:
+def register(server: HloLanguageServer) -> None:
     """Register the code action, the ``hlo.recompile`` command and documentLink."""
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[ACTION_KIND]))
     @guarded(default=None)
-    async def code_actions(ls, params: types.CodeActionParams):
+    async def code_actions(ls: HloLanguageServer, params: types.CodeActionParams):
         """The recompile action on an instruction or the header of a dump file."""
         uri = params.text_document.uri
         path = _dump_file(uri)
@@ -353,22 +326,21 @@ def register(server) -> None:
                             ACTION_KIND.startswith(str(getattr(k, "value", k)) + ".")
                             for k in only):
             return None
-        a = await ls.analysis(uri)
-        if a is None:
-            return None
-        pos = params.range.start
-        offset = a.lines.offset(pos.line, pos.character)
-        on_header = a.module.name is not None and offset <= a.module.header_end
-        if not on_header and a.module.instruction_at(offset) is None:
-            return None
-        platform = _planned_platform(_init_settings(ls), os.path.dirname(path))
+        async with ls.lease(uri) as a:
+            if a is None:
+                return None
+            offset = to_offset(a.lines, params.range.start)
+            on_header = a.module.name is not None and offset <= a.module.header_end
+            if not on_header and a.module.instruction_at(offset) is None:
+                return None
+        platform = _planned_platform(ls.settings.recompile, os.path.dirname(path))
         title = f"Recompile with JAX on {platform_label(platform)} and refresh"
         return [types.CodeAction(title=title, kind=ACTION_KIND,
                                  command=types.Command(title=title, command=COMMAND,
                                                        arguments=[uri]))]
 
     @server.command(COMMAND)
-    async def recompile_command(ls, *args):
+    async def recompile_command(ls: HloLanguageServer, *args: Any) -> dict:
         """``hlo.recompile [uri]``: see :func:`run_recompile`."""
         uri = args[0] if args else None
         if isinstance(uri, dict):
@@ -384,33 +356,29 @@ def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK,
                     types.DocumentLinkOptions(resolve_provider=False))
     @guarded(default=[])
-    async def document_links(ls, params: types.DocumentLinkParams):
+    async def document_links(ls: HloLanguageServer, params: types.DocumentLinkParams):
         """Metadata source locations as links to ``file.py#L<line>``; in buffer
         assignment reports, instruction names as links to the HLO dump."""
-        from hlo_lsp.lsp.handlers.workspace import report_document_links
-        reported = await report_document_links(ls, params)
-        if reported is not None:
-            return reported
         uri = params.text_document.uri
-        a = await ls.analysis(uri)
-        if a is None:
-            return []
-        root = ls.options.get("sourceRoot") if isinstance(ls.options, dict) else None
-        dirs = search_dirs(to_fs_path(uri), _workspace_dirs(ls),
-                           root if isinstance(root, str) else None)
-        memo: dict[str, str] = {}
+        if reports.is_report_uri(uri):
+            return await reports.report_document_links(ls, uri)
+        async with ls.lease(uri) as a:
+            if a is None:
+                return []
+            dirs = ls.source_dirs(uri)
+            memo: dict[str, str] = {}
 
-        def resolve(p: str) -> str:
-            if p not in memo:
-                memo[p] = resolve_source_path(p, dirs)
-            return memo[p]
+            def resolve(p: str) -> str:
+                if p not in memo:
+                    memo[p] = resolve_source_path(p, dirs)
+                return memo[p]
 
-        out = []
-        for link in source_links(a.module, resolve):
-            target = from_fs_path(link.path) if os.path.isabs(link.path) else None
-            if target is None:
-                continue
-            out.append(types.DocumentLink(range=to_range(a.lines, link.start, link.end),
-                                          target=f"{target}#L{link.line}",
-                                          tooltip=link.tooltip))
-        return out
+            out = []
+            for link in source_links(a.module, resolve):
+                target = from_fs_path(link.path) if os.path.isabs(link.path) else None
+                if target is None:
+                    continue
+                out.append(types.DocumentLink(range=to_range(a.lines, link.start, link.end),
+                                              target=f"{target}#L{link.line}",
+                                              tooltip=link.tooltip))
+            return out

@@ -305,61 +305,6 @@ def test_report_names_for_definition():
     assert report_names_at(str(MEM), mem, 0, 0) == []
 
 
-# --------------------------------------------------- handlers, in process ---
-
-class FakeServer:
-    """Enough of HloLanguageServer for the report handlers: analyses from disk."""
-
-    def __init__(self) -> None:
-        from hlo_lsp.lsp.server import analyze
-
-        self._analyze = analyze
-        self.workspace = type("W", (), {"text_documents": {}})()
-        self.opened: list[str] = []
-
-    def position_encoding(self) -> str:
-        return "utf-16"
-
-    async def analysis(self, uri: str):
-        from pygls.uris import to_fs_path
-
-        self.opened.append(uri)
-        path = to_fs_path(uri)
-        return self._analyze(uri, 0, pathlib.Path(path).read_text()) if path else None
-
-
-def test_report_handlers_document_links_and_definition():
-    from hlo_lsp.lsp.handlers.workspace import report_definition, report_document_links
-
-    ls = FakeServer()
-    ba_uri = BA.as_uri()
-    links = asyncio.run(report_document_links(ls, types.DocumentLinkParams(
-        text_document=types.TextDocumentIdentifier(uri=ba_uri))))
-    hlo = read(TRAIN_AFTER).splitlines()
-    assert len(links) == 152
-    for link in links:
-        name = read(BA).splitlines()[link.range.start.line][
-            link.range.start.character:link.range.end.character]
-        uri, line = link.target.split("#L")
-        assert uri == TRAIN_AFTER.as_uri() and f"%{name} = " in hlo[int(line) - 1]
-    text = read(BA)
-    line = line_of(text, "allocation 3: size")
-    locs = asyncio.run(report_definition(ls, types.DefinitionParams(
-        text_document=types.TextDocumentIdentifier(uri=ba_uri),
-        position=types.Position(line=line, character=3))))
-    got = [hlo[loc.range.start.line][loc.range.start.character:loc.range.end.character]
-           for loc in locs]
-    assert got == ["%copy.22", "%broadcast_multiply_fusion", "%broadcast_clamp_fusion",
-                   "%copy.11", "%wrapped_broadcast.1", "%cond.11"]
-    # not a report: the caller goes on
-    assert asyncio.run(report_definition(ls, types.DefinitionParams(
-        text_document=types.TextDocumentIdentifier(uri=TRAIN_AFTER.as_uri()),
-        position=types.Position(line=0, character=0)))) is None
-    mem_links = asyncio.run(report_document_links(ls, types.DocumentLinkParams(
-        text_document=types.TextDocumentIdentifier(uri=MEM.as_uri()))))
-    assert mem_links and all(link.target.startswith(ba_uri + "#L") for link in mem_links)
-
-
 def test_buffer_assignment_loader_caches_by_mtime(tmp_path):
     p = tmp_path / BA.name
     shutil.copy(BA, p)

@@ -83,14 +83,3 @@ def test_range_and_categories():
     only = inlay_hints(module, categories=("source",))
     assert only and {h.category for h in only} == {"source"}
     assert [h.offset for h in only] == sorted(h.offset for h in only)
-
-
-def test_initialization_option_turns_categories_off():
-    from hlo_lsp.lsp.handlers.readable import _categories
-
-    class FakeServer:
-        options = {"inlayHints": {"pythonSource": False}}
-
-    assert _categories(FakeServer()) == ("operandShape", "tupleElement")
-    FakeServer.options = {}
-    assert _categories(FakeServer()) == ("operandShape", "source", "tupleElement")

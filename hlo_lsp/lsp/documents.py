@@ -1,0 +1,506 @@
+"""The document store: every document the server reads, and its analyses.
+
+No pygls here (the layering test checks it): the server feeds the store the
+protocol's events (open, change, close) and asks it for analyses; a test can
+drive it with nothing but asyncio.
+
+- **Opened documents** (the client's copy of the text is the truth): each has a
+  :class:`Snapshot` per version (the text and the cheap indexes built on demand
+  for answers that cannot wait for the full parse) and, once the worker thread
+  has parsed it, an :class:`Analysis`. One analysis runs per document at a time;
+  edits made meanwhile coalesce into the next one, which reuses every
+  computation outside the edited window (:func:`hlo_lsp.syntax.chunks.parse_chunked`).
+- **Files read from disk** (the other files of a dump directory, reached by
+  definition, counterparts, reports): a bounded cache keyed by path, mtime and
+  size, read and parsed off the event loop, so a dump rewritten on disk (a
+  recompile) is read again.
+
+Invariants:
+
+- An :class:`Analysis` never changes once published. An edit that reuses the
+  computations of the previous analysis moves them in place only when no
+  request holds that analysis (a :meth:`DocumentStore.lease`); otherwise it moves
+  copies.
+- A request that used an analysis of a version that is no longer current when
+  it answers gets :class:`DocumentChanged` from :meth:`DocumentStore.check_current`
+  (the server answers ``ContentModified``, LSP 3.17 "Error codes").
+- Closing a document drops everything the store held of it, and wakes every
+  request waiting for its analysis (they get None).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import functools
+import logging
+import os
+import time
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, Protocol
+
+from cachetools import LRUCache
+
+from hlo_lsp.dump.names import is_non_hlo_dump_file
+from hlo_lsp.features.diagnostics import diagnostics
+from hlo_lsp.model.hlo import HloModule, Problem, Severity
+from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, parse_chunked
+from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
+from hlo_lsp.syntax.lines import LineIndex
+from hlo_lsp.syntax.parser import parse, paused_gc
+
+log = logging.getLogger("hlo_lsp")
+
+CHUNKED_PARSE_CHARS = 16 * 1024    # parse bigger documents computation by computation
+BIG_DOCUMENT_CHARS = 256 * 1024    # answer from the snapshot while these are indexed
+PROGRESS_CHARS = 1024 * 1024       # report indexing progress for bigger documents
+OPEN_YIELD_S = 0.03                # big documents: let the first requests run first
+MAX_FULL_PARSE_CHARS = int(os.environ.get("HLO_LSP_MAX_FULL_PARSE_MB", "48")) * 1024 * 1024
+#: Files read from disk: at most this many characters of text held (the models
+#: they parse to are about 15x bigger in memory), least recently used first out.
+DISK_CACHE_CHARS = 32 * 1024 * 1024
+
+
+class DocumentChanged(Exception):
+    """The document changed while a request was answering from an older version.
+
+    The server answers the request with ``ContentModified`` (-32801)."""
+
+
+@dataclass(frozen=True, slots=True, weakref_slot=True)
+class Analysis:
+    """One parsed version of a document; never changes once published.
+
+    ``problems``: ours, in text order. ``derived``: values computed from this
+    analysis on demand and kept as long as it lives (the XLA parser's verdict
+    under ``"xla"``, the kernel summary, semantic tokens); they die with it, so a
+    closed document's model is freed at once."""
+
+    uri: str
+    version: int
+    module: HloModule
+    lines: LineIndex
+    seconds: float
+    problems: tuple[Problem, ...] = ()
+    lazy_only: bool = False   # no full model: answers come from the snapshot
+    derived: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def xla_problems(self) -> list[Problem]:
+        """The XLA parser's verdict as problems ([] until it has run)."""
+        return self.derived.get("xla", [])
+
+    def memo(self, key: str, compute: Callable[["Analysis"], Any]) -> Any:
+        """``compute(self)``, computed once per analysis under ``key``."""
+        try:
+            return self.derived[key]
+        except KeyError:
+            value = self.derived[key] = compute(self)
+            return value
+
+
+def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
+            previous: HloModule | None = None, window: EditWindow | None = None,
+            snapshot: Snapshot | None = None, keep_previous: bool = True) -> Analysis:
+    """Parse ``text`` (runs in a worker thread) and check it.
+
+    Documents over :data:`CHUNKED_PARSE_CHARS` are parsed computation by
+    computation, reusing the computations of ``previous`` outside ``window`` (the
+    edit from ``previous.text`` to ``text``; None: found by comparing text); with
+    ``keep_previous`` the reused computations that move are copied, else moved
+    in place. Documents over :data:`MAX_FULL_PARSE_CHARS` get no full model
+    (bounded memory). ``snapshot`` (of this text) lends its line index and
+    skeleton. Never raises: an internal error becomes a diagnostic on the first
+    character."""
+    lines = snapshot.lines if snapshot is not None else LineIndex(text, encoding)
+    if len(text) > MAX_FULL_PARSE_CHARS:
+        module = HloModule(text)
+        module.problems.append(Problem(0, 0, (
+            f"this file ({len(text) / 2**20:.0f} MiB) is larger than the full-index limit "
+            f"({MAX_FULL_PARSE_CHARS / 2**20:.0f} MiB): hover and go-to-definition work per "
+            "computation; references, outline and diagnostics are off"),
+            Severity.INFORMATION))
+        return Analysis(uri, version, module, lines, 0.0, tuple(module.problems),
+                        lazy_only=True)
+    t0 = time.perf_counter()
+    try:
+        # The model is hundreds of thousands of objects that all outlive the
+        # parse: the collector would traverse them repeatedly and free nothing.
+        with paused_gc():
+            module = None
+            if len(text) >= CHUNKED_PARSE_CHARS:
+                skeleton = snapshot.skeleton if snapshot is not None else None
+                module = parse_chunked(text, skeleton, previous, window, keep_previous)
+            if module is None:
+                module = parse(text)
+            problems = diagnostics(module)
+    except Exception as exc:  # noqa: BLE001 - the server must survive any input
+        log.exception("parse failed for %s", uri)
+        module = HloModule(text)
+        module.problems.append(Problem(0, min(1, len(text)),
+                                       f"hlo-lsp internal error while parsing: {exc!r}"))
+        problems = list(module.problems)
+    return Analysis(uri, version, module, lines, time.perf_counter() - t0, tuple(problems))
+
+
+class Snapshot:
+    """The text of one document version, with the cheap indexes built on demand
+    for answers that cannot wait for the full parse (see :mod:`hlo_lsp.syntax.chunks`)."""
+
+    def __init__(self, version: int, text: str, encoding: str,
+                 lines: LineIndex | None = None,
+                 seed: tuple[Skeleton, EditWindow] | None = None) -> None:
+        self.version = version
+        self.text = text
+        self.encoding = encoding
+        if lines is not None:
+            self.__dict__["lines"] = lines
+        # An older skeleton and the edit since its text: the skeleton of this
+        # version is derived from it instead of searching the whole text.
+        self._seed = seed
+
+    def successor(self, version: int, text: str, lines: LineIndex,
+                  window: EditWindow | None) -> Snapshot:
+        """The snapshot of the next version, ``window`` being the edit from this
+        text to ``text`` (None: unknown)."""
+        seed = None
+        if window is not None:
+            if "skeleton" in self.__dict__:
+                seed = (self.skeleton, window)
+            elif self._seed is not None:
+                seed = (self._seed[0], self._seed[1].then(window))
+        return Snapshot(version, text, self.encoding, lines, seed)
+
+    @functools.cached_property
+    def lines(self) -> LineIndex:
+        return LineIndex(self.text, self.encoding)
+
+    @functools.cached_property
+    def skeleton(self) -> Skeleton:
+        seed, self._seed = self._seed, None
+        if seed is not None:
+            return seed[0].edited(self.text, seed[1])
+        return Skeleton(self.text)
+
+    @functools.cached_property
+    def chunks(self) -> ChunkCache:
+        """Computations parsed on demand by quick answers (see chunks.partial_module)."""
+        return ChunkCache()
+
+
+class _Document:
+    """An opened document: its latest snapshot and analysis, and a way to wait
+    for the analysis of the current version."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.version = snapshot.version
+        self.latest: Analysis | None = None
+        self.changed = asyncio.Condition()
+        self.task: asyncio.Task | None = None
+        self.closed = False
+        # One analysis at a time: edits made meanwhile coalesce behind it.
+        self.analysing = asyncio.Lock()
+        self.running = False
+        # (version before, version after, window) of the edits not analysed yet.
+        self.edits: list[tuple[int, int, EditWindow | None]] = []
+        # version -> requests holding the analysis of that version.
+        self.leases: dict[int, int] = {}
+
+    def window_since(self, base: int, version: int) -> EditWindow | None:
+        """The edit from version ``base`` to ``version``, if every step is known."""
+        steps = []
+        at = base
+        for before, after, window in self.edits:
+            if after <= base:
+                continue
+            if before != at or after > version:
+                return None
+            steps.append(window)
+            at = after
+        return compose(steps) if at == version else None
+
+    def ready(self) -> Analysis | None:
+        """The analysis of the current version if it is done, else None."""
+        if self.latest is not None and self.latest.version >= self.version:
+            return self.latest
+        return None
+
+    async def current(self) -> Analysis | None:
+        """The analysis of the current version, once done; None once closed."""
+        async with self.changed:
+            await self.changed.wait_for(
+                lambda: self.closed or (self.latest is not None
+                                        and self.latest.version >= self.version))
+            return None if self.closed else self.latest
+
+
+class StoreListener(Protocol):
+    """What the store tells the server (see :class:`hlo_lsp.lsp.protocol.HloLanguageServer`)."""
+
+    def analysed(self, analysis: Analysis, current: bool) -> None:
+        """A new analysis of an opened document; ``current``: of its latest version."""
+
+    async def begin_progress(self, title: str) -> str | None:
+        """Start a progress report; its token or None."""
+
+    def end_progress(self, token: str, message: str) -> None:
+        """End the progress report ``token``."""
+
+
+@dataclass(slots=True)
+class _DiskEntry:
+    key: tuple[int, int]          # (mtime_ns, size) when read
+    analysis: asyncio.Future      # of Analysis | None
+    chars: int = 0
+
+
+#: (uri, version) of every analysis the running request read (set by
+#: :meth:`DocumentStore.lease`, checked by :meth:`DocumentStore.check_current`).
+_READ: contextvars.ContextVar[list[tuple[str, int]] | None] = contextvars.ContextVar(
+    "hlo_lsp_read_versions", default=None)
+
+
+class DocumentStore:
+    """Opened documents and files read from disk, by URI; see the module docstring.
+
+    ``to_path(uri) -> str | None`` turns a ``file:`` URI into a path (the server
+    passes pygls' ``to_fs_path``); ``pool`` runs parses; ``listener`` hears of
+    each analysis of an opened document."""
+
+    def __init__(self, to_path: Callable[[str], str | None], pool: Executor,
+                 listener: StoreListener | None = None,
+                 disk_cache_chars: int = DISK_CACHE_CHARS) -> None:
+        self.to_path = to_path
+        self.pool = pool
+        self.listener = listener
+        self.encoding = "utf-16"
+        self._docs: dict[str, _Document] = {}
+        self._disk: LRUCache = LRUCache(maxsize=disk_cache_chars,
+                                        getsizeof=lambda e: max(1, e.chars))
+
+    # -- which documents ------------------------------------------------------
+    def handles(self, uri: str) -> bool:
+        """Whether ``uri`` is HLO text this store analyses (not a report of a dump
+        directory, see :func:`hlo_lsp.dump.names.is_non_hlo_dump_file`)."""
+        path = self.to_path(uri) or uri
+        return not is_non_hlo_dump_file(os.path.basename(path))
+
+    def is_open(self, uri: str) -> bool:
+        return uri in self._docs
+
+    def open_uris(self) -> list[str]:
+        """The URIs of the opened documents."""
+        return list(self._docs)
+
+    def version(self, uri: str) -> int | None:
+        """The current version of an opened document, else None."""
+        doc = self._docs.get(uri)
+        return doc.version if doc is not None else None
+
+    def snapshot(self, uri: str) -> Snapshot | None:
+        """The snapshot of the current version of an opened document."""
+        doc = self._docs.get(uri)
+        return doc.snapshot if doc is not None else None
+
+    def pending_snapshot(self, uri: str) -> Snapshot | None:
+        """The current snapshot of ``uri`` while its full analysis is still
+        running, or always for documents too big for a full model; else None."""
+        doc = self._docs.get(uri)
+        if doc is None:
+            return None
+        ready = doc.ready()
+        if ready is not None and not ready.lazy_only:
+            return None
+        return doc.snapshot if doc.snapshot.version == doc.version else None
+
+    # -- events ---------------------------------------------------------------
+    def open(self, uri: str, version: int, text: str) -> None:
+        """didOpen: analyse ``text`` (big documents after :data:`OPEN_YIELD_S`, so
+        the requests sent with didOpen are answered from the snapshot first)."""
+        delay = OPEN_YIELD_S if len(text) >= BIG_DOCUMENT_CHARS else 0.0
+        self._schedule(uri, Snapshot(version, text, self.encoding), None, None, delay)
+
+    def change(self, uri: str, version: int,
+               changes: list[tuple[tuple[int, int, int, int] | None, str]]) -> str:
+        """didChange: apply ``changes`` (``((start line, start character, end line,
+        end character) | None for the whole text, new text)``, positions in the
+        negotiated encoding) to the current text as slices; returns the new text.
+        Raises KeyError for a document that is not open."""
+        doc = self._docs[uri]
+        base = doc.snapshot
+        text, lines, window = apply_changes(base.text, base.lines, changes)
+        self._schedule(uri, base.successor(version, text, lines, window), window,
+                       base.version, 0.0)
+        return text
+
+    def replace(self, uri: str, version: int, text: str) -> None:
+        """The whole new text of an opened document (analysed afresh)."""
+        self._schedule(uri, Snapshot(version, text, self.encoding), None, None, 0.0)
+
+    def close(self, uri: str) -> None:
+        """didClose: forget the document and wake the requests waiting for it."""
+        doc = self._docs.pop(uri, None)
+        if doc is None:
+            return
+        doc.closed = True
+        if doc.task is not None and not doc.task.done():
+            doc.task.cancel()
+        doc.latest = None
+
+        async def wake() -> None:
+            async with doc.changed:
+                doc.changed.notify_all()
+        asyncio.get_running_loop().create_task(wake())
+
+    def _schedule(self, uri: str, snapshot: Snapshot, window: EditWindow | None,
+                  base_version: int | None, delay: float) -> None:
+        doc = self._docs.get(uri)
+        if doc is None:
+            doc = self._docs[uri] = _Document(snapshot)
+        elif base_version is None:
+            doc.edits.clear()  # a new text, not an edit: nothing to reuse by window
+        else:
+            doc.edits.append((base_version, snapshot.version, window))
+        doc.snapshot = snapshot
+        doc.version = snapshot.version
+        if doc.task is not None and not doc.task.done() and not doc.running:
+            doc.task.cancel()  # not started yet: the new version replaces it
+        doc.task = asyncio.get_running_loop().create_task(
+            self._analyse_later(uri, doc, snapshot, delay))
+
+    async def _analyse_later(self, uri: str, doc: _Document, snapshot: Snapshot,
+                             delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        loop = asyncio.get_running_loop()
+        version, text = snapshot.version, snapshot.text
+        async with doc.analysing:
+            if doc.closed or version != doc.version:
+                return  # a newer version was scheduled while this one waited
+            previous = doc.latest
+            window = doc.window_since(previous.version, version) \
+                if previous is not None else None
+            # Requests holding the previous analysis keep it unchanged: the
+            # computations that move are copied rather than moved in place.
+            keep = previous is not None and doc.leases.get(previous.version, 0) > 0
+            progress = None
+            if self.listener is not None and len(text) >= PROGRESS_CHARS and previous is None:
+                progress = await self.listener.begin_progress(
+                    f"Indexing {os.path.basename(self.to_path(uri) or uri)}")
+            doc.running = True
+            try:
+                result = await loop.run_in_executor(
+                    self.pool, analyze, uri, version, text, snapshot.encoding,
+                    previous.module if previous is not None else None, window, snapshot, keep)
+            finally:
+                doc.running = False
+                if progress is not None:
+                    self.listener.end_progress(progress, "indexed")
+            async with doc.changed:
+                if doc.latest is None or result.version >= doc.latest.version:
+                    doc.latest = result
+                    doc.edits = [e for e in doc.edits if e[1] > result.version]
+                doc.changed.notify_all()
+        log.info("analyzed %s v%s (%d chars) in %.3f s", uri, version, len(text),
+                 result.seconds)
+        if self.listener is not None and not doc.closed:
+            self.listener.analysed(result, result.version == doc.version)
+
+    # -- reading --------------------------------------------------------------
+    async def analysis(self, uri: str) -> Analysis | None:
+        """The analysis of the current version of ``uri``: of the opened document,
+        else of the file on disk (read again when its mtime or size changed);
+        None for URIs this store does not handle, missing files, closed documents."""
+        if not self.handles(uri):
+            return None
+        doc = self._docs.get(uri)
+        if doc is not None:
+            return await doc.current()
+        return await self._from_disk(uri)
+
+    @contextlib.asynccontextmanager
+    async def lease(self, uri: str) -> AsyncIterator[Analysis | None]:
+        """``async with store.lease(uri) as analysis``: the current analysis, which
+        no edit changes until the block ends (edits copy what they move while a
+        lease is held). The version read is remembered for :meth:`check_current`."""
+        analysis = await self.analysis(uri)
+        doc = self._docs.get(uri)
+        held = doc is not None and analysis is not None and doc.latest is analysis
+        if held:
+            doc.leases[analysis.version] = doc.leases.get(analysis.version, 0) + 1
+        read = _READ.get()
+        if read is not None and analysis is not None and doc is not None:
+            read.append((uri, analysis.version))
+        try:
+            yield analysis
+        finally:
+            if held:
+                left = doc.leases[analysis.version] - 1
+                if left:
+                    doc.leases[analysis.version] = left
+                else:
+                    del doc.leases[analysis.version]
+
+    @staticmethod
+    def track_reads() -> contextvars.Token:
+        """Start remembering the versions the current request reads (see
+        :meth:`check_current`); returns the token to pass to :meth:`untrack`."""
+        return _READ.set([])
+
+    @staticmethod
+    def untrack(token: contextvars.Token) -> None:
+        _READ.reset(token)
+
+    def check_current(self) -> None:
+        """Raise :class:`DocumentChanged` when an opened document that the current
+        request read (through :meth:`lease`) has a newer version now."""
+        for uri, version in _READ.get() or ():
+            current = self.version(uri)
+            if current is not None and current != version:
+                raise DocumentChanged(f"{uri} changed from version {version} to {current}")
+
+    async def _from_disk(self, uri: str) -> Analysis | None:
+        path = self.to_path(uri)
+        if not path:
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            st = await loop.run_in_executor(None, os.stat, path)
+        except OSError:
+            return None
+        key = (st.st_mtime_ns, st.st_size)
+        entry = self._disk.get(path)
+        if entry is None or entry.key != key:
+            entry = _DiskEntry(key, loop.create_future(), st.st_size)
+            self._disk[path] = entry
+            loop.create_task(self._read(uri, path, entry))
+        return await asyncio.shield(entry.analysis)
+
+    async def _read(self, uri: str, path: str, entry: _DiskEntry) -> None:
+        def read_and_analyse() -> Analysis | None:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            except OSError:
+                return None
+            return analyze(uri, 0, text, self.encoding)
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(
+                self.pool, read_and_analyse)
+        except Exception:  # noqa: BLE001 - the waiters get None, the log says why
+            log.exception("reading %s failed", path)
+            result = None
+        if not entry.analysis.done():
+            entry.analysis.set_result(result)
+
+    def forget_file(self, path: str) -> None:
+        """Drop the cached analysis of a file read from disk (it changed)."""
+        self._disk.pop(path, None)
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in the parse pool (for derived values of an analysis)."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+

@@ -1,0 +1,188 @@
+"""The custom messages of hlo-lsp, typed: requests, commands and their results.
+
+One definition per message, for the handlers and for ``docs/protocol.md``:
+
+| message | params / arguments | result |
+|---|---|---|
+| request ``hlo/inlineRegions`` | :class:`DocumentParams` | :class:`InlineRegion` ``[]`` |
+| request ``hlo/counterpart`` | :class:`DocumentPositionParams` | ``Location[]`` |
+| request ``hlo/workspaceStatus`` | none | :class:`WorkspaceStatus` |
+| command ``hlo.showSummary`` | ``[uri, SummaryOptions?]`` | markdown or text |
+| command ``hlo.readableView`` | ``[uri, ReadableOptions?]`` | :class:`ReadableView` |
+| command ``hlo.compareDumps`` | ``[oldUri, newUri, SummaryOptions?]`` | text or markdown |
+| command ``hlo.gotoCounterpart`` | ``[uri, Position]`` or ``[DocumentPositionParams]`` | ``Location[]`` |
+| command ``hlo.recompile`` | ``[uri]`` or ``[{uri}]`` | see docs/recompile.md |
+
+Params come from the client: :func:`parse_params` and :func:`parse_arguments`
+never raise; malformed input gives None (the handler answers its empty result).
+Results are sent as JSON objects with camelCase keys (:func:`to_json`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+
+T = TypeVar("T")
+
+INLINE_REGIONS = "hlo/inlineRegions"
+COUNTERPART = "hlo/counterpart"
+WORKSPACE_STATUS = "hlo/workspaceStatus"
+SHOW_SUMMARY = "hlo.showSummary"
+READABLE_VIEW = "hlo.readableView"
+COMPARE_DUMPS = "hlo.compareDumps"
+GOTO_COUNTERPART = "hlo.gotoCounterpart"
+RECOMPILE = "hlo.recompile"
+
+
+@attrs.frozen
+class TextDocument:
+    uri: str
+
+
+@attrs.frozen
+class DocumentParams:
+    """``{textDocument: {uri}}``."""
+
+    text_document: TextDocument
+
+
+@attrs.frozen
+class DocumentPositionParams:
+    """``{textDocument: {uri}, position: {line, character}}``."""
+
+    text_document: TextDocument
+    position: types.Position
+
+
+@attrs.frozen
+class InlineRegion:
+    """A range an editor may hide in place; ``kind`` is ``metadata``,
+    ``backend_config`` or ``frontend_attributes``."""
+
+    range: types.Range
+    kind: str
+
+
+@attrs.frozen
+class WorkspaceStatus:
+    """The workspace index: ``done`` of ``total`` files of the running pass,
+    ``files`` and ``symbols`` indexed, ``seconds`` of the last finished pass."""
+
+    indexing: bool = False
+    done: int = 0
+    total: int = 0
+    files: int = 0
+    symbols: int = 0
+    seconds: float = 0.0
+
+
+@attrs.frozen
+class SummaryOptions:
+    """``format``: ``markdown`` or ``text`` (``hlo.showSummary`` defaults to
+    markdown, ``hlo.compareDumps`` to text)."""
+
+    format: str | None = None
+
+
+@attrs.frozen
+class ReadableOptions:
+    inline_fusions: bool = False
+    keep_metadata: bool = False
+
+
+@attrs.frozen
+class ReadableView:
+    """The readable view's ``text``; ``line_map[i]``: the character offset in the
+    original document of view line ``i`` (None for lines it adds);
+    ``source_lines[i]``: that offset's 0-based line."""
+
+    text: str
+    line_map: list[int | None]
+    source_lines: list[int | None]
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = get_converter()  # lsprotocol's: Position, Range, Location with LSP names
+    ours = cattrs.Converter()
+    for cls in (TextDocument, DocumentParams, DocumentPositionParams, InlineRegion,
+                WorkspaceStatus, SummaryOptions, ReadableOptions, ReadableView):
+        renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(cls)}
+        ours.register_structure_hook(cls, cattrs.gen.make_dict_structure_fn(
+            cls, ours, _cattrs_forbid_extra_keys=False, **renames))
+        ours.register_unstructure_hook(cls, cattrs.gen.make_dict_unstructure_fn(
+            cls, ours, **renames))
+    for lsp_cls in (types.Position, types.Range, types.Location):
+        ours.register_structure_hook(lsp_cls, lambda v, c: conv.structure(v, c))
+        ours.register_unstructure_hook(lsp_cls, conv.unstructure)
+    return ours
+
+
+_converter = _make_converter()
+
+
+def plain(value: Any) -> Any:
+    """JSON-like data of what pygls hands a handler for a custom message: plain
+    dicts and lists, named tuples (pygls' ``Object`` for unknown params) or
+    lsprotocol objects."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if attrs.has(type(value)):
+        return get_converter().unstructure(value)
+    return value
+
+
+def parse_params(cls: type[T], params: Any) -> T | None:
+    """``params`` as ``cls``, or None when they do not fit."""
+    try:
+        return _converter.structure(plain(params), cls)
+    except Exception:  # noqa: BLE001 - malformed client input: the empty answer
+        return None
+
+
+def parse_arguments(args: Any, *classes: type) -> list[Any] | None:
+    """Positional command arguments: ``args[i]`` as ``classes[i]`` (``str`` for a
+    URI). Missing trailing arguments of option classes (attrs classes whose
+    fields all have defaults) become their defaults; None when the required ones
+    are missing or malformed."""
+    args = list(args or [])
+    out: list[Any] = []
+    for i, cls in enumerate(classes):
+        if i >= len(args) or args[i] is None:
+            if attrs.has(cls) and all(a.default is not attrs.NOTHING for a in attrs.fields(cls)):
+                out.append(cls())
+                continue
+            return None
+        value = plain(args[i])
+        if cls is str:
+            if isinstance(value, dict):  # {uri} or {textDocument: {uri}}
+                value = value.get("uri") or (value.get("textDocument") or {}).get("uri")
+            if not isinstance(value, str):
+                return None
+            out.append(value)
+            continue
+        try:
+            out.append(_converter.structure(value if value is not None else {}, cls))
+        except Exception:  # noqa: BLE001
+            return None
+    return out
+
+
+def to_json(value: Any) -> Any:
+    """A result as JSON data (camelCase keys)."""
+    if isinstance(value, list):
+        return [to_json(v) for v in value]
+    return _converter.unstructure(value)

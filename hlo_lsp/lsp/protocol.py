@@ -1,0 +1,226 @@
+"""The pygls server class: the state one server holds, and how edits arrive.
+
+:class:`HloLanguageServer` owns the :class:`~hlo_lsp.lsp.documents.DocumentStore`,
+the typed :class:`~hlo_lsp.lsp.settings.Settings`, the worker pools, the XLA
+oracle and the workspace index state; the handlers
+(:mod:`hlo_lsp.lsp.handlers`) read them. :func:`hlo_lsp.lsp.server.create_server`
+builds one and registers the handlers.
+
+Threads and processes: the event loop answers requests; ``parse`` (2 threads)
+runs analyses, ``quick`` (2 threads) answers hover and definition from the
+snapshot of a big document while its analysis runs; ``xla`` (1 thread) talks
+to XLA's parser in a worker process (:mod:`hlo_lsp.syntax.xla`); the workspace
+index runs in its own process pool (:mod:`hlo_lsp.dump.index`). The garbage
+collector is kept off the request path (:mod:`hlo_lsp.lsp.collector`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
+
+from hlo_lsp import __version__
+from hlo_lsp.features.diagnostics import merge_xla, xla_problem
+from hlo_lsp.features.sources import search_dirs
+from hlo_lsp.lsp.collector import ModelCollector
+from hlo_lsp.lsp.compat import forget_progress
+from hlo_lsp.lsp.convert import to_diagnostic
+from hlo_lsp.lsp.documents import Analysis, DocumentStore
+from hlo_lsp.lsp.settings import Settings, parse_settings
+from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
+from hlo_lsp.syntax.xla import XlaOracle, available as xla_available
+
+if TYPE_CHECKING:  # the handlers' state, created at ``initialized``
+    from hlo_lsp.lsp.handlers.workspace import WorkspaceState
+
+log = logging.getLogger("hlo_lsp")
+
+MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
+
+
+class HloProtocol(LanguageServerProtocol):
+    """pygls' protocol, except that edits to the documents the server analyses are
+    applied by the document store: a slice per change instead of pygls' pass over
+    every line (tens of milliseconds on a dump of megabytes), and the edited
+    window is kept for the incremental analysis."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        server = self._server
+        if isinstance(server, HloLanguageServer) and server.apply_changes(params):
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+
+class HloLanguageServer(LanguageServer):
+    """The hlo-lsp server; see the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__("hlo-lsp", __version__, protocol_cls=HloProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings: Settings = Settings()
+        self.parse_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse")
+        self.quick_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="quick")
+        self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
+        self._oracle: XlaOracle | None = None
+        self.collector = ModelCollector(self.parse_pool)
+        self.store = DocumentStore(to_fs_path, self.parse_pool, self)
+        self.workspace_state: WorkspaceState | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- set-up ---------------------------------------------------------------
+    def configure(self, initialization_options: Any) -> None:
+        """Read the settings and the negotiated position encoding (at initialize)."""
+        self.settings = parse_settings(initialization_options)
+        self.store.encoding = self.position_encoding()
+        # Build the grammar's parsers for this thread now (quick definitions run
+        # here), so the first answer does not pay for it; worker threads build
+        # their own on first use.
+        parser_threads_ready()
+
+    def position_encoding(self) -> str:
+        """The position encoding negotiated at initialize ("utf-16" by default)."""
+        try:
+            enc = self.server_capabilities.position_encoding
+        except Exception:  # noqa: BLE001 - before initialize
+            return "utf-16"
+        return str(getattr(enc, "value", enc) or "utf-16")
+
+    def workspace_folders(self) -> list[str]:
+        """The workspace's directories: the workspace folders that exist, else the
+        root path. The one answer for indexing, Python source lookup (with
+        :func:`hlo_lsp.dump.sources.source_dirs`) and recompile."""
+        out = []
+        for folder in (self.workspace.folders or {}).values():
+            path = to_fs_path(folder.uri)
+            if path and path not in out and os.path.isdir(path):
+                out.append(path)
+        if not out:
+            root = getattr(self.workspace, "root_path", None)
+            if root and os.path.isdir(root):
+                out.append(root)
+        return out
+
+    def source_dirs(self, uri: str) -> list[str]:
+        """Where relative Python paths in the metadata of the dump ``uri`` are
+        looked for: the one answer for definition, documentLink, hover and
+        inlay hints (see :func:`hlo_lsp.features.sources.search_dirs`)."""
+        return search_dirs(to_fs_path(uri), self.workspace_folders(), self.settings.source_root)
+
+    def oracle(self) -> XlaOracle | None:
+        """XLA's parser in a worker process, unless the setting ``xlaDiagnostics``
+        is false or jaxlib is missing."""
+        if not self.settings.xla_diagnostics or not xla_available():
+            return None
+        if self._oracle is None:
+            self._oracle = XlaOracle()
+        return self._oracle
+
+    # -- documents ------------------------------------------------------------
+    def apply_changes(self, params: types.DidChangeTextDocumentParams) -> bool:
+        """Apply an edit to an opened document of the store, keeping pygls'
+        workspace copy in step; False (nothing done) for other documents, which
+        pygls then updates itself."""
+        uri = params.text_document.uri
+        if not self.store.is_open(uri):
+            return False
+        changes = [((c.range.start.line, c.range.start.character,
+                     c.range.end.line, c.range.end.character), c.text)
+                   if isinstance(c, types.TextDocumentContentChangePartial) else (None, c.text)
+                   for c in params.content_changes]
+        version = params.text_document.version
+        try:
+            text = self.store.change(uri, version, changes)
+        except Exception:  # noqa: BLE001 - pygls then applies the edit its own way
+            log.exception("applying an edit to %s failed; reading the whole text", uri)
+            return False
+        language_id = self.workspace.get_text_document(uri).language_id or "hlo"
+        self.workspace.put_text_document(types.TextDocumentItem(
+            uri=uri, language_id=language_id, version=version, text=text))
+        return True
+
+    async def analysis(self, uri: str) -> Analysis | None:
+        """The analysis of the current version of ``uri`` (opened, or read from disk)."""
+        return await self.store.analysis(uri)
+
+    def lease(self, uri: str):
+        """``async with ls.lease(uri) as analysis``: see :meth:`DocumentStore.lease`."""
+        return self.store.lease(uri)
+
+    # -- StoreListener --------------------------------------------------------
+    def analysed(self, analysis: Analysis, current: bool) -> None:
+        """Publish the diagnostics of a new analysis, then ask XLA's parser."""
+        self.collector.analysed()
+        if current:
+            self.publish(analysis)
+        oracle = self.oracle()
+        if (oracle is not None and not analysis.lazy_only
+                and len(analysis.module.text) <= MAX_XLA_CHECK_CHARS):
+            self.spawn(self._xla_check(oracle, analysis))
+
+    async def _xla_check(self, oracle: XlaOracle, analysis: Analysis) -> None:
+        loop = asyncio.get_running_loop()
+        verdict = await loop.run_in_executor(self._oracle_pool, oracle.check,
+                                             analysis.module.text)
+        problems = [xla_problem(verdict, analysis.lines)] \
+            if verdict is not None and not verdict.ok else []
+        analysis.derived["xla"] = problems
+        if problems and self.store.version(analysis.uri) == analysis.version:
+            self.publish(analysis)
+
+    def spawn(self, coro) -> asyncio.Task:
+        """Run ``coro`` as a task the server keeps until it is done."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def publish(self, analysis: Analysis) -> None:
+        """textDocument/publishDiagnostics: ours, and XLA's verdict when ours missed it."""
+        problems = merge_xla(list(analysis.problems), analysis.xla_problems, analysis.lines)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=analysis.uri, version=analysis.version,
+            diagnostics=[to_diagnostic(p, analysis.lines) for p in problems]))
+
+    def clear_diagnostics(self, uri: str) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    async def begin_progress(self, title: str, message: str | None = None,
+                             cancellable: bool = False, percentage: int | None = None,
+                             kind: str = "parse") -> str | None:
+        """Create and begin a window/workDoneProgress report; returns its token
+        (``hlo-<kind>-<uuid>``), or None when the client does not support progress
+        (it is never an error)."""
+        caps = self.client_capabilities
+        if caps is None or caps.window is None or not caps.window.work_done_progress:
+            return None
+        token = f"hlo-{kind}-{uuid.uuid4()}"
+        try:
+            await self.work_done_progress.create_async(token)
+            self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                title=title, cancellable=cancellable, message=message,
+                percentage=percentage))
+        except Exception:  # noqa: BLE001 - progress is a courtesy, never a failure
+            log.info("window/workDoneProgress is not available", exc_info=True)
+            return None
+        return token
+
+    def end_progress(self, token: str, message: str) -> None:
+        """End the progress report ``token``."""
+        try:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+        except Exception:  # noqa: BLE001
+            log.debug("progress end failed", exc_info=True)
+        forget_progress(self, token)
+

@@ -1,0 +1,154 @@
+"""The document store (hlo_lsp.lsp.documents) without pygls: analyses never
+change under a request that holds them, a request that read an old version is
+told so, closing frees the model, files on disk are read again when they change."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import pathlib
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from hlo_lsp.lsp.documents import DocumentChanged, DocumentStore
+from hlo_lsp.syntax.parser import parse
+from tests.helpers import TRAIN_AFTER, TRAIN_BEFORE, read
+
+
+def _store() -> DocumentStore:
+    return DocumentStore(lambda uri: uri[len("file://"):] if uri.startswith("file://") else None,
+                         ThreadPoolExecutor(max_workers=2))
+
+
+def _offsets(module) -> list[tuple[str, int, int]]:
+    return [(ins.name.name, ins.name.start, ins.start)
+            for comp in module.computations for ins in comp.instructions]
+
+
+def _insert_at_top(text: str, what: str) -> list:
+    """A didChange that inserts ``what`` on a new line after the module header."""
+    line = text.count("\n", 0, text.index("\n\n")) + 1
+    return [((line, 0, line, 0), what)]
+
+
+async def _settled(store: DocumentStore, uri: str):
+    return await store.analysis(uri)
+
+
+def test_an_edit_never_changes_an_analysis_a_request_holds():
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+
+    async def run():
+        store = _store()
+        store.open(uri, 1, text)
+        async with store.lease(uri) as held:
+            before = _offsets(held.module)
+            store.change(uri, 2, _insert_at_top(text, "// a comment line\n"))
+            new = await store.analysis(uri)
+            assert new.version == 2
+            # The held analysis still pairs its offsets with its own text...
+            assert _offsets(held.module) == before == _offsets(parse(text))
+            assert held.module.text == text
+        # ...and the new one is right for the new text, every instruction moved.
+        fresh = parse(new.module.text)
+        assert _offsets(new.module) == _offsets(fresh)
+        delta = len("// a comment line\n")
+        assert [o[1] + delta for o in before] == [o[1] for o in _offsets(new.module)]
+        # Without a lease the next edit may move computations in place: still right.
+        store.change(uri, 3, _insert_at_top(new.module.text, "// another\n"))
+        third = await store.analysis(uri)
+        assert _offsets(third.module) == _offsets(parse(third.module.text))
+
+    asyncio.run(run())
+
+
+def test_a_request_that_read_an_old_version_is_told_the_document_changed():
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+
+    async def run():
+        store = _store()
+        store.open(uri, 1, text)
+        token = store.track_reads()
+        try:
+            async with store.lease(uri) as a:
+                assert a.version == 1
+            store.check_current()  # nothing changed yet
+            store.change(uri, 2, _insert_at_top(text, "// x\n"))
+            with pytest.raises(DocumentChanged):
+                store.check_current()
+        finally:
+            store.untrack(token)
+        token = store.track_reads()
+        try:
+            async with store.lease(uri) as a:
+                assert a.version == 2
+            store.check_current()
+        finally:
+            store.untrack(token)
+
+    asyncio.run(run())
+
+
+def test_closing_a_document_frees_its_model_and_wakes_waiters():
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+
+    async def run():
+        import threading
+
+        pool = ThreadPoolExecutor(max_workers=1)
+        store = DocumentStore(_store().to_path, pool)
+        store.open(uri, 1, text)
+        a = await store.analysis(uri)
+        a.derived["summary"] = object()   # what handlers keep beside an analysis
+        module_ref = weakref.ref(a.module)
+        analysis_ref = weakref.ref(a)
+        del a
+        release = threading.Event()
+        pool.submit(release.wait, 10)     # the analysis of version 2 cannot start
+        store.change(uri, 2, _insert_at_top(text, "// x\n"))
+        waiting = asyncio.ensure_future(store.analysis(uri))
+        await asyncio.sleep(0.05)         # the request now waits for version 2
+        assert not waiting.done()
+        store.close(uri)
+        assert await asyncio.wait_for(waiting, 5) is None
+        release.set()
+        await asyncio.to_thread(pool.shutdown, True)  # the cancelled analysis ends too
+        return module_ref, analysis_ref
+
+    module_ref, analysis_ref = asyncio.run(run())
+    gc.collect()
+    assert analysis_ref() is None and module_ref() is None
+
+
+def test_a_file_rewritten_on_disk_is_read_again(tmp_path: pathlib.Path):
+    path = tmp_path / TRAIN_BEFORE.name
+    text = read(TRAIN_BEFORE)
+    path.write_text(text)
+    uri = "file://" + str(path)
+
+    async def run():
+        store = _store()
+        first = await store.analysis(uri)
+        assert first is not None and first.module.text == text
+        assert await store.analysis(uri) is first  # cached while the file is unchanged
+        path.write_text("// rewritten\n" + text)
+        os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
+        second = await store.analysis(uri)
+        assert second is not first and second.module.text.startswith("// rewritten")
+        path.unlink()
+        assert await store.analysis(uri) is None
+
+    asyncio.run(run())
+
+
+def test_reports_are_not_handled():
+    store = _store()
+    assert not store.handles("file:///d/module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt")
+    assert store.handles("file:///d/module_0001.jit_f.cpu_after_optimizations.txt")
