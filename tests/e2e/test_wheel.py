@@ -10,10 +10,10 @@ from the configured index or pip's cache. Then ``hlo-lsp --version``,
 with the temporary directory as working directory and no PYTHONPATH, so only
 what the wheel installed can be found (the grammar and the demo's dump among them).
 
-Measured: about 7 s in all (build 2 s, venv 3.5 s, install 1.5 s, demo 2 s),
-well under a CI budget, so no local wheelhouse is needed; without access to an
-index (or a pip cache holding the dependencies and hatchling) the fixture fails
-with pip's message.
+Measured: about 10 s in all (build 2 s, venv 3.5 s, install 1.5 s, the commands
+3 s), well under a CI budget, so neither ``--system-site-packages`` nor a local
+wheelhouse is needed; without access to an index (or a pip cache holding the
+dependencies and hatchling) the fixture fails with pip's message.
 """
 
 from __future__ import annotations
