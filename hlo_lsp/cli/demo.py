@@ -13,13 +13,29 @@ import asyncio
 import pathlib
 import sys
 import textwrap
+from importlib import resources
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-DEFAULT_DUMP = ROOT / "examples" / "gpu" / \
-    "jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt"
+ROOT = pathlib.Path(__file__).resolve().parents[2]  # the checkout, when run from one
+DEFAULT_NAME = "jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt"
+
+
+def default_dump() -> pathlib.Path:
+    """The bundled FP8 GPU dump: from the installed package (the wheel ships
+    ``examples/gpu/*.txt`` as ``hlo_lsp/examples/gpu/``) or, in a source checkout,
+    from ``examples/gpu/``."""
+    packaged = resources.files("hlo_lsp").joinpath("examples", "gpu", DEFAULT_NAME)
+    if isinstance(packaged, pathlib.Path) and packaged.is_file():
+        return packaged
+    return ROOT / "examples" / "gpu" / DEFAULT_NAME
+
+
+def _shown(path: pathlib.Path) -> str:
+    """``path`` relative to the checkout when it is in one, else in full."""
+    in_checkout = (ROOT / "pyproject.toml").is_file() and path.is_relative_to(ROOT)
+    return str(path.relative_to(ROOT)) if in_checkout else str(path)
 
 
 def _pos(text: str, offset: int) -> types.Position:
@@ -79,8 +95,7 @@ async def _demo(path: pathlib.Path) -> int:
     client.initialized(types.InitializedParams())
     info = init.server_info
     print(f"$ {sys.executable} -m hlo_lsp   # {info.name} {info.version}, over stdio")
-    print(f"opened {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} "
-          f"({len(text):,} bytes)\n")
+    print(f"opened {_shown(path)} ({len(text):,} bytes)\n")
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
     doc = types.TextDocumentIdentifier(uri=uri)
@@ -179,7 +194,7 @@ def _print_symbol(sym: types.DocumentSymbol, depth: int, limit: int = 8) -> None
 
 def run_demo(file: str | None = None) -> int:
     """Run the demo on ``file`` (default: the bundled FP8 GPU dump)."""
-    path = pathlib.Path(file).resolve() if file else DEFAULT_DUMP
+    path = pathlib.Path(file).resolve() if file else default_dump()
     if not path.is_file():
         print(f"hlo-lsp demo: no such file: {path}", file=sys.stderr)
         return 2

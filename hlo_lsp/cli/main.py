@@ -11,9 +11,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
-import pkgutil
 import sys
 
 from hlo_lsp import __version__
@@ -85,10 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="drive the real server over stdio on a bundled dump")
     demo.add_argument("file", nargs="?", help="an HLO file (default: the bundled FP8 GPU dump)")
     demo.set_defaults(run=_demo)
-    from hlo_lsp.cli import commands
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
-        importlib.import_module(f"{commands.__name__}.{info.name}").add_subcommand(sub)
+    for command in _command_modules():
+        command.add_subcommand(sub)
     return parser
+
+
+def _command_modules() -> tuple:
+    """The modules of :mod:`hlo_lsp.cli.commands`, each with
+    ``add_subcommand(subparsers)``, in the order their subcommands are listed.
+    A new command module is added here (an import error is an error)."""
+    from hlo_lsp.cli.commands import diff, dump, show, summary
+    return (diff, dump, show, summary)
 
 
 def main(argv: list[str] | None = None) -> int:
