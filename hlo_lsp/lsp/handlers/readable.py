@@ -14,7 +14,8 @@ they come from, so they live exactly as long as it does.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import contextlib
+from typing import Any, AsyncIterator
 
 from lsprotocol import types
 
@@ -42,6 +43,20 @@ async def summary_of(ls: HloLanguageServer, a: Analysis) -> KernelSummary:
     if summary is None:
         summary = a.derived["summary"] = await ls.store.run(kernel_summary, a.module)
     return summary
+
+
+@contextlib.asynccontextmanager
+async def _command_document(ls: HloLanguageServer, args: tuple, options: type
+                            ) -> AsyncIterator[tuple[Analysis | None, Any]]:
+    """The leased analysis and the options of a command whose arguments are
+    ``[uri, options?]``; (None, None) for malformed arguments or an unknown
+    document."""
+    parsed = messages.parse_arguments(args, str, options)
+    if parsed is None:
+        yield None, None
+        return
+    async with ls.lease(parsed[0]) as a:
+        yield a, parsed[1]
 
 
 def register(server: HloLanguageServer) -> None:
@@ -113,11 +128,7 @@ def register(server: HloLanguageServer) -> None:
     @guarded(default=None)
     async def show_summary(ls: HloLanguageServer, *args: Any) -> str | None:
         """[uri, {format?: "markdown"|"text"}] -> the kernel summary."""
-        parsed = messages.parse_arguments(args, str, messages.SummaryOptions)
-        if parsed is None:
-            return None
-        uri, options = parsed
-        async with ls.lease(uri) as a:
+        async with _command_document(ls, args, messages.SummaryOptions) as (a, options):
             if a is None:
                 return None
             summary = await summary_of(ls, a)
@@ -128,11 +139,7 @@ def register(server: HloLanguageServer) -> None:
     @guarded(default=None)
     async def readable_view(ls: HloLanguageServer, *args: Any) -> dict | None:
         """[uri, {inlineFusions?, keepMetadata?}] -> {text, lineMap, sourceLines}."""
-        parsed = messages.parse_arguments(args, str, messages.ReadableOptions)
-        if parsed is None:
-            return None
-        uri, options = parsed
-        async with ls.lease(uri) as a:
+        async with _command_document(ls, args, messages.ReadableOptions) as (a, options):
             if a is None:
                 return None
             view = await asyncio.to_thread(render, a.module, options.inline_fusions,
