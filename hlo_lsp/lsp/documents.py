@@ -92,14 +92,6 @@ class Analysis:
         """The XLA parser's verdict as problems ([] until it has run)."""
         return self.derived.get("xla", [])
 
-    def memo(self, key: str, compute: Callable[["Analysis"], Any]) -> Any:
-        """``compute(self)``, computed once per analysis under ``key``."""
-        try:
-            return self.derived[key]
-        except KeyError:
-            value = self.derived[key] = compute(self)
-            return value
-
 
 def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             previous: HloModule | None = None, window: EditWindow | None = None,
@@ -500,7 +492,13 @@ class DocumentStore:
         """Drop the cached analysis of a file read from disk (it changed)."""
         self._disk.pop(path, None)
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` in the parse pool (for derived values of an analysis)."""
-        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+    async def derive(self, analysis: Analysis, key: str, fn: Callable[..., Any],
+                     *args: Any) -> Any:
+        """``fn(*args)``, computed in the parse pool once per analysis and kept in
+        ``analysis.derived[key]`` (it lives as long as the analysis)."""
+        try:
+            return analysis.derived[key]
+        except KeyError:
+            value = await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+            return analysis.derived.setdefault(key, value)
 

@@ -39,10 +39,7 @@ _KINDS = {"type": types.InlayHintKind.Type, "parameter": types.InlayHintKind.Par
 
 async def summary_of(ls: HloLanguageServer, a: Analysis) -> KernelSummary:
     """The kernel summary of ``a``, computed once per analysis in the parse pool."""
-    summary = a.derived.get("summary")
-    if summary is None:
-        summary = a.derived["summary"] = await ls.store.run(kernel_summary, a.module)
-    return summary
+    return await ls.store.derive(a, "summary", kernel_summary, a.module)
 
 
 @contextlib.asynccontextmanager
@@ -92,10 +89,7 @@ def register(server: HloLanguageServer) -> None:
         async with ls.lease(params.text_document.uri) as a:
             if a is None:
                 return None
-            data = a.derived.get("tokens")
-            if data is None:
-                data = a.derived["tokens"] = await asyncio.to_thread(
-                    semantic_tokens, a.module, a.lines)
+            data = await ls.store.derive(a, "tokens", semantic_tokens, a.module, a.lines)
             return types.SemanticTokens(data=data)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
