@@ -19,13 +19,13 @@ Facts used here (xla/service/dump.cc, xla/debug_options_flags.cc, JAX docs):
   ``/dev/nvidia0`` exists; an AMD one when ``rocm-smi`` succeeds or ``/dev/kfd``
   exists; a TPU VM has ``/dev/accel0`` or ``/dev/vfio/0``.
 
-Everything here is synchronous and cheap except :func:`probe_versions`, which
+Everything here is synchronous and cheap; the jax/jaxlib version probe
+(:data:`PROBE_CODE`, run by :func:`hlo_lsp.dump.recompile.probe_versions_async`)
 starts the program's Python interpreter once.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import functools
 import json
@@ -191,12 +191,6 @@ def set_dump_flags(xla_flags: str | None, dump_dir: str) -> str:
     return " ".join(kept + [f"--xla_dump_to={where}", "--xla_dump_hlo_as_text"])
 
 
-def dump_to_of(xla_flags: str | None) -> str | None:
-    """The value of the last ``--xla_dump_to=`` in ``xla_flags``, or None."""
-    found = re.findall(r'--xla_dump_to=("[^"]*"|\S+)', xla_flags or "")
-    return found[-1].strip('"') if found else None
-
-
 # -------------------------------------------------------------- platforms ---
 
 def _runs(argv: Sequence[str], timeout: float = 10.0) -> bool:
@@ -350,21 +344,6 @@ def parse_probe_output(returncode: int, stdout: str) -> tuple[str | None, str | 
     return lines[0], lines[1]
 
 
-def probe_versions(python: str, cwd: str, env: Mapping[str, str] | None = None,
-                   timeout: float = PROBE_TIMEOUT_S) -> tuple[str | None, str | None]:
-    """``(jax.__version__, jaxlib.__version__)`` as the program's interpreter
-    ``python`` reports them (it is run once with ``-c``); ``(None, None)`` when it
-    cannot import jax or does not answer within ``timeout`` seconds. Blocking;
-    :func:`hlo_lsp.dump.recompile.probe_versions_async` is the cancellable variant."""
-    try:
-        out = subprocess.run([python, "-c", PROBE_CODE], cwd=cwd, env=probe_env(env),
-                             timeout=timeout, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
-    except (OSError, subprocess.TimeoutExpired):
-        return None, None
-    return parse_probe_output(out.returncode, out.stdout)
-
-
 def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
                 platform: str) -> dict[str, str]:
     """The environment to run ``recipe`` in: ``base_env`` with the recipe's
@@ -387,7 +366,8 @@ def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
                base_env: Mapping[str, str] | None = None, origin: str = "cli") -> Recipe:
     """A recipe for running ``command`` in ``cwd`` so that it dumps into
-    ``dump_dir`` on ``platform`` (versions not probed yet; see :func:`probe_versions`)."""
+    ``dump_dir`` on ``platform`` (versions not probed yet; see
+    :func:`hlo_lsp.dump.recompile.probe_versions_async`)."""
     base = dict(os.environ if base_env is None else base_env)
     cwd = os.path.abspath(cwd)
     probe = Recipe(list(command), cwd)
@@ -515,8 +495,3 @@ def configured_recipe(command: str | Sequence[str], cwd: str | None,
     where = os.path.abspath(os.path.expanduser(cwd)) if cwd else fallback_cwd
     return Recipe(argv, where, {}, "cpu", python=python_interpreter(argv, where),
                   created=now_iso(), host=socket.gethostname(), origin="setting")
-
-
-def replace(recipe: Recipe, **changes) -> Recipe:
-    """A copy of ``recipe`` with ``changes`` applied (dataclasses.replace)."""
-    return dataclasses.replace(recipe, **changes)

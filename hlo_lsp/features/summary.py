@@ -31,7 +31,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, explain_target, target_library
+from hlo_lsp.model.backend_config import target_library
 from hlo_lsp.model.kernels import BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target, fusion_backend_kind, hlo_fusion_kind
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
 from hlo_lsp.model.opcodes import COMPUTE
@@ -369,14 +369,3 @@ def format_markdown(summary: KernelSummary) -> str:
                                            for i, c in enumerate(cells)) + " |")
         parts.append("\n".join(rows))
     return "\n\n".join(parts) + "\n"
-
-
-def explain_kernel(k: Kernel) -> str:
-    """One sentence about a kernel (used in diffs and tooltips)."""
-    if k.category == "fusion":
-        what = HLO_FUSION_KINDS.get(k.hlo_kind, "fusion")
-        return f"%{k.name}: {k.label} ({k.hlo_kind or '?'}" + (
-            f", {k.backend_kind}" if k.backend_kind else "") + f"): {what}"
-    if k.category == "custom-call":
-        return f"%{k.name}: {k.target}: {explain_target(k.target)}"
-    return f"%{k.name}: {k.opcode}"

@@ -453,14 +453,9 @@ class HloModule:
         return out
 
 
-def strip_sigil(name: str) -> str:
-    """``%foo.1`` -> ``foo.1``."""
-    return name[1:] if name.startswith("%") else name
-
-
 __all__ = [
     "ArrayShape", "Attribute", "Computation", "ComputationRef", "FileLocation",
     "HloModule", "Instruction", "Operand", "Parameter", "Problem", "Ref", "Severity",
     "ShapeToken", "SourceFrame", "StackFrameTables", "TupleShape", "decode_metadata",
-    "strip_sigil", "unescape",
+    "unescape",
 ]

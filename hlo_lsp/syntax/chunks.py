@@ -399,7 +399,6 @@ def partial_module(text: str, skeleton: Skeleton, offset: int,
     module = HloModule(text)
     _assemble(module, items)
     module.computations.sort(key=lambda c: c.start)
-    module.partial = True
     return module
 
 
