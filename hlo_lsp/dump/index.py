@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple, Sequence
 
 from hlo_lsp.dump.names import is_non_hlo_dump_file, looks_like_hlo, parse_dump_name
+from hlo_lsp.model.frames import python_stack
 from hlo_lsp.model.hlo import HloModule, Instruction
 
 log = logging.getLogger("hlo_lsp.dump.index")
@@ -732,23 +733,17 @@ SourceKey = tuple[str, str | None, int | None]
 
 
 def source_key(module: HloModule, ins: Instruction) -> SourceKey | None:
-    """``(op_name, file, line)`` of ``ins``'s metadata: the innermost frame of
-    ``stack_frame_id`` (resolved through ``module``'s own tables) or
-    ``source_file``/``source_line``; file and line None when there is no source
-    location. None without an ``op_name``."""
-    meta = ins.metadata
-    op_name = meta.get("op_name")
+    """``(op_name, file, line)`` of ``ins``'s metadata: the innermost Python frame
+    (:func:`hlo_lsp.model.frames.python_stack`: ``stack_frame_id`` resolved
+    through ``module``'s own tables, or ``source_file``/``source_line``); file and
+    line None when there is no source location, line None when it is unknown.
+    None without an ``op_name``."""
+    op_name = ins.metadata.get("op_name")
     if not isinstance(op_name, str) or not op_name:
         return None
-    frame_id = meta.get("stack_frame_id")
-    if isinstance(frame_id, int):
-        frames = module.frames.resolve(frame_id)
-        if frames:
-            return (op_name, frames[0].file, frames[0].line)
-    source_file = meta.get("source_file")
-    if isinstance(source_file, str) and source_file:
-        line = meta.get("source_line")
-        return (op_name, source_file, line if isinstance(line, int) else None)
+    stack = python_stack(module, ins)
+    if stack:
+        return (op_name, stack[0].file, stack[0].line or None)
     return (op_name, None, None)
 
 

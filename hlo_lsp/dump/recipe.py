@@ -41,6 +41,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from hlo_lsp.model.frames import python_stack
+
 RECIPE_FILE = "hlo-lsp-recipe.json"
 FORMAT = "hlo-lsp-recipe/1"
 PLATFORMS = ("cuda", "rocm", "cpu", "tpu")
@@ -393,8 +395,10 @@ def _default_python(workspace: str | None) -> str:
 
 
 def _outermost_files(module) -> Counter:
-    """(file, function) of the outermost frame of every stack in ``module``,
-    counted; falls back to the ``source_file`` of older metadata."""
+    """(file, function) of the outermost frame of every stack of ``module``'s
+    stack-frame tables, counted; without tables, of every instruction's stack
+    (:func:`hlo_lsp.model.frames.python_stack`: the ``source_file`` of older
+    metadata, function "")."""
     found: Counter = Counter()
     frames = module.frames
     for fid in frames.frames:
@@ -405,9 +409,9 @@ def _outermost_files(module) -> Counter:
         return found
     for comp in module.computations:
         for ins in comp.instructions:
-            file = ins.metadata.get("source_file")
-            if isinstance(file, str) and file:
-                found[(file, "")] += 1
+            stack = python_stack(module, ins)
+            if stack:
+                found[(stack[-1].file, stack[-1].function)] += 1
     return found
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, cublaslt_result_names, decode_backend_config, explain_target
+from hlo_lsp.model.frames import format_frame, python_stack
 from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, decode_metadata, unescape
 from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.shapes import describe_shape, format_bytes
-from hlo_lsp.features.sources import format_frame, python_stack
 from hlo_lsp.features.references import users
 
 MAX_LISTED = 12

@@ -8,7 +8,7 @@ Three categories of hints, each a pure function of the model:
 - ``source`` (no LSP kind): at the end of the instruction's last line, the
   innermost Python frame of its metadata (``stack_frame_id`` through the
   stack-frame tables, or ``source_file``/``source_line``;
-  :func:`hlo_lsp.features.sources.python_stack`), e.g. ``make_dump.py:95``; the tooltip
+  :func:`hlo_lsp.model.frames.python_stack`), e.g. ``make_dump.py:95``; the tooltip
   has the innermost frame and its caller. Clients may turn it off
   (docs/protocol.md, initialization option ``inlayHints``).
 - ``tupleElement`` (kind "parameter"): after ``index=N`` of a
@@ -20,12 +20,11 @@ Three categories of hints, each a pure function of the model:
 from __future__ import annotations
 
 import bisect
-import os
 from dataclasses import dataclass
 
+from hlo_lsp.model.frames import format_frame, python_stack, short_frame
 from hlo_lsp.model.kernels import result_names, short_shape
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
-from hlo_lsp.features.sources import format_frame, python_stack
 
 CATEGORIES = ("operandShape", "source", "tupleElement")
 
@@ -118,7 +117,7 @@ def _instruction_hints(module: HloModule, comp: Computation, ins: Instruction,
             pos = eol
             while pos > ins.end and text[pos - 1] in " \t\r":
                 pos -= 1
-            label = f"{os.path.basename(top.file)}:{top.line}"
+            label = short_frame(top)
             # Kept short: a whole-document request on a large dump returns tens of
             # thousands of hints; the instruction's hover shows the full stack.
             tooltip = format_frame(top)

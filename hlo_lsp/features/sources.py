@@ -14,23 +14,8 @@ import os
 from typing import Sequence
 
 from hlo_lsp.model.spans import FileTarget
-from hlo_lsp.model.hlo import HloModule, Instruction, SourceFrame
-
-
-def python_stack(module: HloModule, ins: Instruction) -> list[SourceFrame]:
-    """The Python call stack of ``ins``, innermost first; [] when unknown."""
-    meta = ins.metadata
-    frame_id = meta.get("stack_frame_id")
-    if isinstance(frame_id, int) and frame_id > 0:
-        stack = module.frames.resolve(frame_id)
-        if stack:
-            return stack
-    file = meta.get("source_file")
-    line = meta.get("source_line")
-    if isinstance(file, str) and file and isinstance(line, int):
-        col = meta.get("source_column", 0)
-        return [SourceFrame(file, "", line, col if isinstance(col, int) else 0)]
-    return []
+from hlo_lsp.model.frames import python_stack
+from hlo_lsp.model.hlo import HloModule, Instruction
 
 
 def resolve_path(path: str, base_dir: str | None) -> str:
@@ -95,11 +80,3 @@ def source_targets(module: HloModule, ins: Instruction,
     path = (resolve_path(top.file, base_dir) if base_dir is None or isinstance(base_dir, str)
             else resolve_source_path(top.file, base_dir))
     return [FileTarget(path, top.line, top.column, top.end_line, top.end_column)]
-
-
-def format_frame(frame: SourceFrame) -> str:
-    """``file.py:12:5 (fn)``."""
-    where = f"{frame.file}:{frame.line}"
-    if frame.column:
-        where += f":{frame.column}"
-    return f"{where} ({frame.function})" if frame.function else where

@@ -21,21 +21,20 @@ all-reduce, custom-call ``called_computations``). Each instruction found is a
   are not kernels.
 
 Each kernel carries the Python source of its metadata
-(:func:`hlo_lsp.features.sources.python_stack`). Facts: xla/hlo/ir/hlo_opcode.h,
+(:func:`hlo_lsp.model.frames.python_stack`). Facts: xla/hlo/ir/hlo_opcode.h,
 xla/service/gpu/backend_configs.proto, docs in :mod:`hlo_lsp.model.kernels`.
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 
 from hlo_lsp.model.backend_config import target_library
 from hlo_lsp.model.kernels import BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target, fusion_backend_kind, hlo_fusion_kind
+from hlo_lsp.model.frames import python_stack, short_frame
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
 from hlo_lsp.model.opcodes import COMPUTE
-from hlo_lsp.features.sources import python_stack
 
 CATEGORIES = ("fusion", "custom-call", "collective", "op")
 
@@ -94,9 +93,7 @@ class Kernel:
     @property
     def where(self) -> str:
         """``file.py:LINE`` of the innermost Python frame, "" when unknown."""
-        if not self.source:
-            return ""
-        return f"{os.path.basename(self.source[0].file)}:{self.source[0].line}"
+        return short_frame(self.source[0]) if self.source else ""
 
     def to_dict(self) -> dict:
         """JSON-ready form (frames as ``{file, function, line, column}``)."""

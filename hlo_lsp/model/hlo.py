@@ -318,6 +318,10 @@ class SourceFrame:
     end_column: int = 0
 
 
+#: Frames of one resolved stack at most (a longer chain is cut).
+MAX_STACK_FRAMES = 256
+
+
 @dataclass(slots=True)
 class StackFrameTables:
     """The FileNames / FunctionNames / FileLocations / StackFrames tables of a dump.
@@ -333,14 +337,27 @@ class StackFrameTables:
     start: int = -1
     end: int = -1
     sections: list[tuple[str, int, int]] = field(default_factory=list)
+    _resolved: dict[int, tuple[SourceFrame, ...]] = field(default_factory=dict, repr=False,
+                                                          compare=False)
 
-    def resolve(self, frame_id: int, limit: int = 256) -> list[SourceFrame]:
-        """The call stack of ``stack_frame_id=frame_id``, innermost frame first.
+    def resolve(self, frame_id: int, limit: int = MAX_STACK_FRAMES) -> list[SourceFrame]:
+        """The call stack of ``stack_frame_id=frame_id``, innermost frame first
+        (at most ``limit`` frames); [] for an unknown id.
 
         The text prints ``parent_frame_id`` as parent+1: ``P`` means frame ``P-1``
         and ``P=1`` (printed 0+1) means no parent (xla/hlo/ir/stack_frames.cc,
-        PrintStackFrameIndex). Cycles and unknown ids end the chain.
+        PrintStackFrameIndex). Cycles and unknown ids end the chain. Stacks are
+        remembered per id (the tables do not change once parsed); each call
+        returns a new list.
         """
+        if limit != MAX_STACK_FRAMES:
+            return self._walk(frame_id, limit)
+        known = self._resolved.get(frame_id)
+        if known is None:
+            known = self._resolved[frame_id] = tuple(self._walk(frame_id, limit))
+        return list(known)
+
+    def _walk(self, frame_id: int, limit: int) -> list[SourceFrame]:
         out: list[SourceFrame] = []
         seen: set[int] = set()
         fid = frame_id
