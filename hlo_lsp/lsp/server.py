@@ -51,7 +51,7 @@ from hlo_lsp.lsp.collector import ModelCollector
 from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
 from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, parse_chunked, partial_module, quick_definition
 from hlo_lsp.syntax.parser import parse, paused_gc, warm_up as parser_threads_ready
-from hlo_lsp.features.sources import search_dirs
+from hlo_lsp.dump.sources import source_dirs
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.xla import XlaOracle, available as xla_available
 
@@ -605,7 +605,7 @@ async def on_definition(ls: HloLanguageServer,
         return []
     offset = a.lines.offset(params.position.line, params.position.character)
     folders = [p for f in ls.workspace.folders.values() if (p := to_fs_path(f.uri))]
-    dirs = search_dirs(to_fs_path(a.uri), folders, ls.options.get("sourceRoot"))
+    dirs = source_dirs(to_fs_path(a.uri), folders, ls.options.get("sourceRoot"))
     targets = definition(a.module, offset, dirs)
     return [loc for t in targets if (loc := to_location(a, t)) is not None]
 

@@ -17,7 +17,7 @@
 - ``textDocument/documentLink``: every ``stack_frame_id=N`` and
   ``source_file=".." source_line=N`` links to ``file:///...py#L<line>`` with the
   call stack as tooltip; relative paths are resolved per
-  :func:`hlo_lsp.features.sources.search_dirs`.
+  :func:`hlo_lsp.dump.sources.source_dirs`.
 
 Settings (docs/protocol.md): ``hlo.recompile.command`` (string or argv list),
 ``hlo.recompile.cwd``, ``hlo.recompile.platform`` (auto, gpu, cuda, rocm, cpu,
@@ -43,7 +43,7 @@ from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump.recipe import PlatformError, Recipe, RecipeError, choose_platform, configured_recipe, infer_recipe, load_recipe, platform_label
 from hlo_lsp.dump.recompile import recompile
 from hlo_lsp.lsp.server import analyze, guarded, to_diagnostic, to_range
-from hlo_lsp.features.sources import resolve_source_path, search_dirs
+from hlo_lsp.dump.sources import resolve_source_path, source_dirs
 
 log = logging.getLogger("hlo_lsp.dump.recompile")
 
@@ -396,7 +396,7 @@ def register(server) -> None:
         if a is None:
             return []
         root = ls.options.get("sourceRoot") if isinstance(ls.options, dict) else None
-        dirs = search_dirs(to_fs_path(uri), _workspace_dirs(ls),
+        dirs = source_dirs(to_fs_path(uri), _workspace_dirs(ls),
                            root if isinstance(root, str) else None)
         memo: dict[str, str] = {}
 
