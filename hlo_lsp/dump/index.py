@@ -48,7 +48,7 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 from hlo_lsp.dump.names import is_non_hlo_dump_file, looks_like_hlo, parse_dump_name
 from hlo_lsp.model.frames import python_stack
-from hlo_lsp.model.hlo import HloModule, Instruction
+from hlo_lsp.model.hlo import HloModule, Instruction, unquote
 
 log = logging.getLogger("hlo_lsp.dump.index")
 
@@ -276,7 +276,7 @@ _CUSTOM_CALL = re.compile(r"\scustom-call\(")
 _KIND = re.compile(r"\bkind=(k[A-Za-z]+)")
 _BACKEND_KIND = re.compile(r'"(?:fusion_backend_config|fusion_config)"\s*:\s*\{[^{}]*?'
                            r'"kind"\s*:\s*"([^"]+)"')
-_TARGET = re.compile(r'custom_call_target="((?:[^"\\]|\\.)*)"')
+_TARGET = re.compile(r'custom_call_target=("(?:[^"\\]|\\.)*")')
 
 
 def _regex_symbols(lines: Iterable[str]):
@@ -317,7 +317,7 @@ def _regex_symbols(lines: Iterable[str]):
                                         m.start(1), m.end(1)))
         elif _CUSTOM_CALL.search(line, m.end()):
             target = _TARGET.search(line)
-            calls.append(CustomCallSymbol(name.lstrip("%"), target.group(1) if target else "",
+            calls.append(CustomCallSymbol(name.lstrip("%"), unquote(target.group(1)) if target else "",
                                           line_no, m.start(1), m.end(1)))
     return header, comps, fusions, calls, count
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, cublaslt_result_names, decode_backend_config, explain_target
+from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, decode_backend_config, explain_target
 from hlo_lsp.model.frames import format_frame, python_stack
 from hlo_lsp.model.index import Kind, find_at
-from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, decode_metadata, unescape
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, decode_metadata
+from hlo_lsp.model.kernels import custom_call_target, result_names, tuple_element
 from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.shapes import describe_shape, format_bytes
 from hlo_lsp.features.references import users
@@ -129,14 +130,13 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
     if ins.opcode == "fusion" and kind is not None:
         out.append(f"**Fusion kind** `{kind.value}`: "
                    f"{HLO_FUSION_KINDS.get(kind.value, 'backend-specific fusion')}")
-    target = ins.attribute("custom_call_target")
+    target = custom_call_target(ins)
     if target is not None:
-        name = unescape(target.value.strip('"'))
-        out.append(f"**custom_call_target** `{name}`: {explain_target(name)}")
-        result_names = _result_names(ins, name)
-        if result_names:
+        out.append(f"**custom_call_target** `{target}`: {explain_target(target)}")
+        names = result_names(ins)
+        if names:
             out.append("**Results**: " + ", ".join(
-                f"{{{i}}} {n}" for i, n in enumerate(result_names)))
+                f"{{{i}}} {n}" for i, n in enumerate(names)))
     for cref in ins.called:
         callee = module.by_name.get(cref.ref.name)
         if callee is not None:
@@ -154,31 +154,11 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
         if explained.notes:
             block += "\n\n" + "\n".join(f"- `{path}` = {note}" for path, note in explained.notes)
         out.append(block)
-    if ins.opcode == "get-tuple-element" and ins.operands:
-        producer = ins.computation.by_name.get(ins.operands[0].ref.name) \
-            if ins.computation is not None else None
-        index = ins.attribute("index")
-        if producer is not None and index is not None and index.value.isdigit():
-            tgt = producer.attribute("custom_call_target")
-            if tgt is not None:
-                names = _result_names(producer, unescape(tgt.value.strip('"')))
-                i = int(index.value)
-                if i < len(names):
-                    out.append(f"element {{{i}}} of `%{producer.name.name}`: {names[i]}")
+    element = tuple_element(ins)
+    if element is not None:
+        out.append(f"element {{{element.index}}} of `%{element.producer.name.name}`: "
+                   f"{element.meaning}")
     return out
-
-
-def _result_names(ins: Instruction, target: str) -> list[str]:
-    if ins.shape is None or ins.shape.elements is None:
-        return []
-    config = ins.attribute("backend_config")
-    damax = False
-    if config is not None:
-        data = decode_backend_config(config.value).data
-        if isinstance(data, dict):
-            gemm = data.get("gemm_backend_config", {})
-            damax = bool(isinstance(gemm, dict) and gemm.get("damax_output"))
-    return cublaslt_result_names(target, len(ins.shape.elements), damax)
 
 
 def _metadata_parts(module: HloModule, ins: Instruction) -> list[str]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, FUSION_KINDS, decode_backend_config, explain_target
 from hlo_lsp.model.frames import python_stack, short_frame
-from hlo_lsp.model.kernels import custom_call_target, fusion_backend_kind, result_names
+from hlo_lsp.model.kernels import custom_call_target, fusion_backend_kind, result_names, tuple_element
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 
 INDENT = "  "
@@ -172,13 +172,9 @@ def _instruction(module: HloModule, comp: Computation, ins: Instruction, indent:
     for start, end, repl in sorted(edits, reverse=True):
         line = line[:start - ins.start] + repl + line[end - ins.start:]
     notes: list[str] = []
-    if ins.opcode == "get-tuple-element" and ins.operands:
-        producer = scope.get(ins.operands[0].ref.name)
-        index = ins.attribute("index")
-        if producer is not None and index is not None and index.value.isdigit():
-            names = result_names(producer)
-            if int(index.value) < len(names):
-                notes.append(names[int(index.value)])
+    element = tuple_element(ins, comp)
+    if element is not None:
+        notes.append(element.meaning)
     stack = python_stack(module, ins) if ins.attribute("metadata") is not None else []
     if stack:
         notes.append(short_frame(stack[0]))

@@ -207,21 +207,3 @@ def explain_target(target: str) -> str:
     if lib != "custom":
         return f"{lib} call"
     return "a custom call registered by the backend or the program"
-
-
-def cublaslt_result_names(target: str, result_count: int, damax: bool) -> list[str]:
-    """Names of the tuple elements returned by a cuBLAS / cuBLASLt custom-call.
-
-    Results are ``(output, [extras], workspace)`` with the s8 workspace last
-    (cublas_cudnn.cc); an FP8 call with ``damax_output`` returns ``d_amax`` second.
-    """
-    if not target.startswith("__cublas$") or result_count < 1:
-        return []
-    names = ["output"] + ["extra"] * (result_count - 2) + ["workspace (s8 scratch)"]
-    if result_count == 1:
-        return ["output"]
-    if damax and result_count >= 3:
-        names[1] = "d_amax (max |output|, for FP8 rescaling)"
-    elif result_count >= 3:
-        names[1] = "auxiliary output (e.g. GELU_AUX pre-activation)"
-    return names

@@ -125,6 +125,15 @@ def unescape(s: str) -> str:
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
 
 
+def unquote(value: str) -> str:
+    """An attribute value as XLA means it: a value in matching double or single
+    quotes loses them and its escapes (:func:`unescape`); any other value is
+    returned as written. ``"__cublas$gemm"`` -> ``__cublas$gemm``."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return unescape(value[1:-1])
+    return value
+
+
 @dataclass(slots=True, eq=False)
 class Instruction:
     """One HLO instruction ``[ROOT] name = shape opcode(operands), attributes``.
@@ -474,5 +483,5 @@ __all__ = [
     "ArrayShape", "Attribute", "Computation", "ComputationRef", "FileLocation",
     "HloModule", "Instruction", "Operand", "Parameter", "Problem", "Ref", "Severity",
     "ShapeToken", "SourceFrame", "StackFrameTables", "TupleShape", "decode_metadata",
-    "unescape",
+    "unescape", "unquote",
 ]
