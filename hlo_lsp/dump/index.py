@@ -49,6 +49,7 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 from hlo_lsp.dump.names import is_non_hlo_dump_file, looks_like_hlo, parse_dump_name
 from hlo_lsp.model.frames import python_stack
 from hlo_lsp.model.hlo import HloModule, Instruction, unquote
+from hlo_lsp.model.kernels import inferred_backend_kind
 
 log = logging.getLogger("hlo_lsp.dump.index")
 
@@ -268,9 +269,9 @@ def _line_of(starts: list[int], offset: int) -> int:
     return bisect.bisect_right(starts, offset) - 1
 
 
-_HEADER = re.compile(r"^HloModule\s+([^\s,]+)")
+_HEADER = re.compile(r"^HloModule\s+%?([A-Za-z0-9_][\w.\-]*)")  # the grammar's NAME
 _COMP_HEAD = re.compile(r"^(ENTRY\s+)?(%?[A-Za-z_][\w.\-]*)\s*[(\s{]")
-_INSTR = re.compile(r"^\s+(?:ROOT\s+)?(%?[A-Za-z_][\w.\-]*)\s*=\s")
+_INSTR = re.compile(r"^\s+(?:ROOT\s+)?(%?[A-Za-z_][\w.\-]*)\s*=(?:\s|$)")
 _FUSION_CALL = re.compile(r"\sfusion\(")
 _CUSTOM_CALL = re.compile(r"\scustom-call\(")
 _KIND = re.compile(r"\bkind=(k[A-Za-z]+)")
@@ -279,46 +280,90 @@ _BACKEND_KIND = re.compile(r'"(?:fusion_backend_config|fusion_config)"\s*:\s*\{[
 _TARGET = re.compile(r'custom_call_target=("(?:[^"\\]|\\.)*")')
 
 
+class _Pending(NamedTuple):
+    """An instruction being read: name, 0-based line, name columns, its text
+    (continuation lines appended)."""
+
+    name: str
+    line: int
+    column: int
+    end_column: int
+    text: list[str]
+
+
 def _regex_symbols(lines: Iterable[str]):
-    """Symbols from computation header lines (``[ENTRY] %name (...) -> ... {`` at
-    column 0) and from instruction lines containing `` fusion(`` or ``custom-call(``.
-    Used above the size limit: no full parse, no multi-line attribute handling."""
+    """Symbols from the lines of an HLO file without parsing it (above the size
+    limit), for XLA's layout: the ``HloModule`` header line, computation headers
+    (``[ENTRY] %name (...) -> ... {``, at column 0 or indented, possibly over
+    several lines up to the ``{``) and instruction lines (``[ROOT] %name = ...``,
+    indented), an instruction's text running on to the indented lines that
+    follow it. ``//`` comment lines are skipped. The fusion kinds and the
+    custom-call target are read with the model's rules
+    (:func:`hlo_lsp.model.kernels.inferred_backend_kind`,
+    :func:`hlo_lsp.model.hlo.unquote`); the attributes themselves are found by
+    regular expressions, not decoded."""
     header = ""
     comps, fusions, calls = [], [], []
     count = 0
-    for line_no, line in enumerate(lines):
-        line = line.rstrip("\n")
-        if not line:
-            continue
-        first = line[0]
-        if first not in " \t":
-            if line_no < 5 and not header and (h := _HEADER.match(line)):
-                header = h.group(1)
-                continue
-            if line.rstrip().endswith("{") and (m := _COMP_HEAD.match(line)):
-                name = m.group(2)
-                comps.append(ComputationSymbol(name.lstrip("%"), line_no, m.start(2),
-                                               m.end(2), bool(m.group(1))))
-            continue
-        m = _INSTR.match(line)
-        if m is None:
-            continue
-        count += 1
-        name = m.group(1)
-        if _FUSION_CALL.search(line, m.end()):
-            kind = _KIND.search(line)
-            backend = _BACKEND_KIND.search(line)
+    pending: _Pending | None = None
+    head: tuple | None = None  # a computation header waiting for its "{"
+
+    def flush() -> None:
+        if pending is None:
+            return
+        text = "\n".join(pending.text)  # from just after "name = "
+        if _FUSION_CALL.search(text):
+            kind = _KIND.search(text)
+            backend = _BACKEND_KIND.search(text)
             kind_text = kind.group(1) if kind else ""
-            backend_kind = backend.group(1) if backend else ""
-            if not backend_kind and kind_text == "kCustom" and \
-                    name.lstrip("%").startswith("gemm_fusion_"):
-                backend_kind = "__triton_gemm"  # as kernels.fusion_backend_kind infers
-            fusions.append(FusionSymbol(name.lstrip("%"), kind_text, backend_kind, line_no,
-                                        m.start(1), m.end(1)))
-        elif _CUSTOM_CALL.search(line, m.end()):
-            target = _TARGET.search(line)
-            calls.append(CustomCallSymbol(name.lstrip("%"), unquote(target.group(1)) if target else "",
-                                          line_no, m.start(1), m.end(1)))
+            backend_kind = backend.group(1) if backend else \
+                inferred_backend_kind(kind_text, pending.name)
+            fusions.append(FusionSymbol(pending.name, kind_text, backend_kind, pending.line,
+                                        pending.column, pending.end_column))
+        elif _CUSTOM_CALL.search(text):
+            target = _TARGET.search(text)
+            calls.append(CustomCallSymbol(pending.name, unquote(target.group(1)) if target
+                                          else "", pending.line, pending.column,
+                                          pending.end_column))
+
+    for line_no, line in enumerate(lines):
+        line = line.rstrip("\r\n")
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        indented = line[0] in " \t"
+        m = _INSTR.match(line) if indented else None
+        if m is not None:
+            flush()
+            head = None
+            count += 1
+            name = m.group(1)
+            pending = _Pending(name.lstrip("%"), line_no, m.start(1), m.end(1),
+                               [line[m.end():]])
+            continue
+        if not indented and not header and (h := _HEADER.match(line)):
+            flush()
+            pending = head = None
+            header = h.group(1)
+            continue
+        if stripped.startswith("}"):
+            flush()
+            pending = head = None
+            continue
+        indent = len(line) - len(line.lstrip())
+        hm = _COMP_HEAD.match(line[indent:]) if not indented or pending is None else None
+        if hm is not None:
+            flush()
+            pending = None
+            name = hm.group(2)
+            head = (name.lstrip("%"), line_no, indent + hm.start(2), indent + hm.end(2),
+                    bool(hm.group(1)))
+        elif pending is not None:
+            pending.text.append(line)
+        if head is not None and line.rstrip().endswith("{"):
+            comps.append(ComputationSymbol(*head))
+            head = None
+    flush()
     return header, comps, fusions, calls, count
 
 

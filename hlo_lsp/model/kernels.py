@@ -69,9 +69,9 @@ def fusion_backend_kind(ins: Instruction) -> tuple[str, bool]:
     """``(backend kind, inferred)`` of a fusion instruction.
 
     The kind comes from ``fusion_backend_config.kind`` (GPU) or
-    ``fusion_config.kind`` (CPU). Without a backend_config, a kCustom fusion
-    named ``gemm_fusion_*`` is XLA's GemmFusion output: ``("__triton_gemm",
-    True)``. ``("", False)`` when unknown.
+    ``fusion_config.kind`` (CPU) of its JSON ``backend_config``; without one,
+    from the name (:func:`inferred_backend_kind`, ``inferred`` True).
+    ``("", False)`` when unknown.
     """
     data = backend_config_data(ins)
     if data is not None:
@@ -79,9 +79,15 @@ def fusion_backend_kind(ins: Instruction) -> tuple[str, bool]:
             sub = data.get(key)
             if isinstance(sub, dict) and isinstance(sub.get("kind"), str):
                 return sub["kind"], False
-    if hlo_fusion_kind(ins) == "kCustom" and ins.name.name.startswith("gemm_fusion_"):
-        return "__triton_gemm", True
-    return "", False
+    kind = inferred_backend_kind(hlo_fusion_kind(ins), ins.name.name)
+    return kind, bool(kind)
+
+
+def inferred_backend_kind(hlo_kind: str, name: str) -> str:
+    """The backend kind a fusion without backend_config has by XLA's naming: a
+    ``kCustom`` fusion named ``gemm_fusion_*`` (no ``%``) is GemmFusion's output,
+    ``__triton_gemm`` (xla/service/gpu/transforms/gemm_fusion.cc); "" otherwise."""
+    return "__triton_gemm" if hlo_kind == "kCustom" and name.startswith("gemm_fusion_") else ""
 
 
 def gemm_damax(ins: Instruction) -> bool:

@@ -13,7 +13,7 @@ import time
 import pytest
 from lsprotocol import types
 
-from tests.helpers import CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
+from tests.helpers import CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
 from hlo_lsp.dump.reports import buffer_hover, buffer_info, hlo_path_for_report, load_buffer_assignment, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at, report_paths_for_hlo
 from hlo_lsp.syntax.parser import parse
 from hlo_lsp.dump.index import WorkspaceIndex, counterpart_files, discover, find_counterparts, source_key, summarize_file, summarize_text
@@ -72,11 +72,7 @@ def test_summary_of_custom_calls_and_inferred_gemm_fusions():
     assert s.stage == "" and s.module == "jit_matmul_fn"
 
 
-@pytest.mark.parametrize("path", [TRAIN_AFTER, TRAIN_BEFORE, FP8_DUMP,
-                                  *sorted((CPU_DUMP.parent / "gpu").glob("*.txt"))])
-def test_large_file_regex_summary_agrees_with_the_parse(path):
-    """Above the size limit the summary comes from regular expressions; on real
-    dumps it finds the same symbols as the full parse."""
+def _same_symbols(path) -> None:
     full = summarize_file(str(path))
     fast = summarize_file(str(path), size_limit=10)
     assert fast.partial and not full.partial
@@ -85,6 +81,33 @@ def test_large_file_regex_summary_agrees_with_the_parse(path):
     assert fast.custom_calls == full.custom_calls
     assert fast.module == full.module
     assert fast.instruction_count == full.instruction_count
+
+
+# Every HLO file of examples/ (a superset of the files listed here before).
+@pytest.mark.parametrize("path", [TRAIN_AFTER, TRAIN_BEFORE, FP8_DUMP,
+                                  *sorted((CPU_DUMP.parent / "gpu").glob("*.txt")),
+                                  *discover([str(EXAMPLES)])])
+def test_large_file_regex_summary_agrees_with_the_parse(path):
+    """Above the size limit the summary comes from regular expressions; on real
+    dumps it finds the same symbols as the full parse (fusion kinds and
+    custom-call targets by the model's rules, hlo_lsp.model.kernels)."""
+    _same_symbols(path)
+
+
+def test_regex_summary_agrees_with_the_parse_on_a_corpus_sample(corpus_dir):
+    """The same on every fourth file of the corpus that is valid HLO by our own
+    checks (no syntax or semantic problem): hand-written XLA test files too,
+    with comments, instructions over several lines and indented headers."""
+    from hlo_lsp.features.diagnostics import diagnostics
+
+    files = sorted(p for p in corpus_dir.rglob("*") if p.is_file())[::4]
+    checked = 0
+    for path in files:
+        if path.stat().st_size > 4 * 1024 * 1024 or diagnostics(parse(read(path))):
+            continue
+        _same_symbols(path)
+        checked += 1
+    assert checked >= 60
 
 
 def test_summary_never_raises_on_garbage(tmp_path):
