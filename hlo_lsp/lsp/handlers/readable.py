@@ -21,7 +21,8 @@ from hlo_lsp.features.compare import compare, format_markdown as diff_markdown, 
 from hlo_lsp.features.inlay_hints import CATEGORIES, inlay_hints
 from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, semantic_tokens
 from hlo_lsp.features.readable import render
-from hlo_lsp.features.summary import KernelSummary, format_markdown, format_text, kernel_summary
+from hlo_lsp.features.summary import format_markdown, format_text
+from hlo_lsp.model.summary import KernelSummary, kernel_summary
 
 log = logging.getLogger("hlo_lsp")
 
