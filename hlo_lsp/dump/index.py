@@ -4,7 +4,7 @@ folders, and navigation between the stages of one module.
 No LSP types here (the wiring is :mod:`hlo_lsp.lsp.handlers.workspace`).
 
 Index
-    :func:`discover` walks folders for HLO files (:func:`hlo_lsp.dump.names.looks_like_hlo`:
+    :func:`discover` walks folders for HLO files (:func:`hlo_lsp.dump.names.is_hlo_path`:
     ``*.hlo``, XLA dump names, ``.txt`` files whose first line starts with
     ``HloModule``; the non-HLO reports are skipped). :func:`summarize_file` turns one
     file into a small picklable :class:`FileSummary`: module name, stage and platform
@@ -46,7 +46,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple, Sequence
 
-from hlo_lsp.dump.names import is_non_hlo_dump_file, looks_like_hlo, parse_dump_name
+from hlo_lsp.dump.names import counterpart_stage, is_hlo_path, module_id, parse_dump_name
 from hlo_lsp.model.frames import python_stack
 from hlo_lsp.model.hlo import HloModule, Instruction, unquote
 from hlo_lsp.model.kernels import inferred_backend_kind
@@ -145,7 +145,7 @@ class FileSummary:
         if self.platform:
             parts.append(self.platform)
         if self.number is not None:
-            parts.append(f"module_{self.number:04d}")
+            parts.append(module_id(self.number))
         return " · ".join(parts)
 
 
@@ -368,24 +368,6 @@ def _regex_symbols(lines: Iterable[str]):
 
 
 # ---------------------------------------------------------------- discovery ---
-
-def is_hlo_path(path: str) -> bool:
-    """Whether the file at ``path`` is HLO text by :func:`looks_like_hlo` (reads
-    the first line of ``.txt`` files whose name is not a dump name)."""
-    name = os.path.basename(path)
-    if is_non_hlo_dump_file(name):
-        return False
-    if name.endswith(".hlo") or parse_dump_name(name) is not None:
-        return True
-    if not name.endswith(".txt"):
-        return False
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            first = f.readline(512)
-    except OSError:
-        return False
-    return looks_like_hlo(name, first)
-
 
 def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
              exclude: Sequence[str] = ()) -> list[str]:
@@ -706,14 +688,6 @@ class WorkspaceIndex:
 
 # -------------------------------------------------------------- counterparts ---
 
-def _other_stage(stage: str) -> str | None:
-    if stage == "before_optimizations":
-        return "after_optimizations"
-    if stage == "after_optimizations" or stage.startswith("pass:"):
-        return "before_optimizations"
-    return None
-
-
 def summary_of(path: str, index: WorkspaceIndex | None = None,
                module_name: str | None = None) -> FileSummary:
     """The indexed summary of ``path``, else a name-only one (no symbols) from the
@@ -742,7 +716,7 @@ def counterpart_files(path: str, index: WorkspaceIndex | None = None,
     """
     path = os.path.abspath(path)
     me = summary_of(path, index, module_name)
-    want = _other_stage(me.stage)
+    want = counterpart_stage(me.stage)
     if want is None or not me.module:
         return []
     found: dict[str, FileSummary] = {}
@@ -935,6 +909,6 @@ def find_counterparts(source: HloModule, ins: Instruction, target: HloModule,
 __all__ = [
     "ComputationSymbol", "Counterpart", "CustomCallSymbol", "FileSummary", "FusionSymbol",
     "SymbolHit", "WorkspaceIndex", "counterpart_files", "discover", "find_counterparts",
-    "instruction_names", "is_hlo_path", "source_key", "summarize_file", "summarize_many", "summarize_text",
+    "instruction_names", "source_key", "summarize_file", "summarize_many", "summarize_text",
     "summary_of",
 ]

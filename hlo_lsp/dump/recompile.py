@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import os
 import pathlib
-import re
 import shutil
 import signal
 import socket
@@ -36,7 +35,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-from hlo_lsp.dump.names import DumpName, parse_dump_name
+from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
+                                module_label, parse_dump_name)
 from hlo_lsp.model.summary import KernelSummary, kernel_summary
 from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, now_iso, parse_probe_output, platform_label, probe_env, program_env, python_interpreter, recorded_env, resolved_command, save_recipe
 
@@ -44,8 +44,6 @@ TERMINATE_GRACE_S = 3.0
 STDERR_TAIL_LINES = 40
 MAX_COUNTED_BYTES = 256 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
-# A dump directory entry that XLA wrote (file or per-module folder).
-DUMP_ENTRY = re.compile(r"^(?:\d+\.)?module_\d+")
 
 OutputCallback = Callable[[str, str], None]
 
@@ -193,7 +191,7 @@ def dump_entries(directory: str | os.PathLike) -> list[str]:
         names = os.listdir(directory)
     except FileNotFoundError:
         return []
-    return sorted(n for n in names if DUMP_ENTRY.match(n))
+    return sorted(n for n in names if is_dump_entry(n))
 
 
 def hlo_files(directory: str | os.PathLike) -> dict[str, DumpName]:
@@ -308,16 +306,12 @@ class ModuleChange:
     def describe(self) -> str:
         """One line, e.g. ``jit_step (module_0004 → module_0006): fusions 1 → 2
         (kLoop 1 → 2), custom-calls 0 → 0``."""
-        def number(name):
-            m = re.match(r"^(?:\d+\.)?(module_\d+)", name or "")
-            return m.group(1) if m else "?"
-
         if self.file_before is None:
-            head = f"{self.module} ({number(self.file_after)}): new"
+            head = f"{self.module} ({module_label(self.file_after)}): new"
         elif self.file_after is None:
-            return f"{self.module} ({number(self.file_before)}): gone"
+            return f"{self.module} ({module_label(self.file_before)}): gone"
         else:
-            nb, na = number(self.file_before), number(self.file_after)
+            nb, na = module_label(self.file_before), module_label(self.file_after)
             head = f"{self.module} ({nb} → {na})" if nb != na else f"{self.module} ({na})"
         parts = []
         for label, per in (("fusions", self.fusions), ("custom-calls", self.custom_calls)):
@@ -374,7 +368,7 @@ def _after_files(files: Mapping[str, DumpName]) -> dict[tuple[str, int], str]:
     optimizations when there is none)."""
     inst = _instances(files)
     out: dict[tuple[str, int], str] = {}
-    for stage in ("before_optimizations", "after_optimizations"):
+    for stage in (BEFORE_OPTIMIZATIONS, AFTER_OPTIMIZATIONS):
         for name, d in sorted(files.items()):
             if d.stage == stage:
                 out[(d.module_name, inst[d.module_name].index((d.timestamp, d.number)))] = name

@@ -45,11 +45,8 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from hlo_lsp.dump.names import hlo_path_for_report, report_kind, report_path, report_paths_for_hlo
 from hlo_lsp.model.shapes import format_bytes
-
-BUFFER_ASSIGNMENT_SUFFIX = "-buffer-assignment.txt"
-MEMORY_REPORT_SUFFIX = "-memory-usage-report.txt"
-REPORT_SUFFIXES = (BUFFER_ASSIGNMENT_SUFFIX, MEMORY_REPORT_SUFFIX)
 
 #: At most this many buffer lines in a hover (:func:`buffer_info`).
 MAX_HOVER_VALUES = 8
@@ -384,32 +381,6 @@ def match_memory_tables(report: MemoryReport, assignment: BufferAssignment) -> N
             table.allocation = allocs[i].index
 
 
-# ---------------------------------------------------------------- file names ---
-
-def is_report_file(path: str) -> bool:
-    """True for ``*-buffer-assignment.txt`` and ``*-memory-usage-report.txt``."""
-    return os.path.basename(path).endswith(REPORT_SUFFIXES)
-
-
-def hlo_path_for_report(report_path: str) -> str | None:
-    """The HLO dump a report belongs to: ``X-buffer-assignment.txt`` and
-    ``X-memory-usage-report.txt`` describe ``X.txt`` (same directory, same module
-    number and name; xla/service/dump.cc). None for other names."""
-    for suffix in REPORT_SUFFIXES:
-        if report_path.endswith(suffix):
-            return report_path[: -len(suffix)] + ".txt"
-    return None
-
-
-def report_paths_for_hlo(hlo_path: str) -> tuple[str, str] | None:
-    """``(buffer-assignment path, memory-usage-report path)`` for the HLO dump
-    ``X.txt`` (the files may not exist); None when the name does not end in .txt."""
-    if not hlo_path.endswith(".txt"):
-        return None
-    base = hlo_path[:-4]
-    return base + BUFFER_ASSIGNMENT_SUFFIX, base + MEMORY_REPORT_SUFFIX
-
-
 # --------------------------------------------------------------------- cache ---
 
 _cache: dict[tuple[str, str], tuple[tuple[int, int], object]] = {}
@@ -453,10 +424,9 @@ def load_memory_report(path: str) -> MemoryReport | None:
     report = _load(path, "mem", parse_memory_report)
     if report is None:
         return None
-    hlo = hlo_path_for_report(path)
-    siblings = report_paths_for_hlo(hlo) if hlo else None
-    if siblings and any(t.allocation is None for t in report.tables):
-        assignment = load_buffer_assignment(siblings[0])
+    sibling = report_path(path, "buffer-assignment")
+    if sibling and any(t.allocation is None for t in report.tables):
+        assignment = load_buffer_assignment(sibling)
         if assignment is not None:
             match_memory_tables(report, assignment)
     return report
@@ -490,9 +460,8 @@ def _parsed_text(kind: str, path: str, text: str):
         return hit[1]
     value = parse_buffer_assignment(text) if kind == "ba" else parse_memory_report(text)
     if kind == "mem":
-        hlo = hlo_path_for_report(path)
-        siblings = report_paths_for_hlo(hlo) if hlo else None
-        assignment = load_buffer_assignment(siblings[0]) if siblings else None
+        sibling = report_path(path, "buffer-assignment")
+        assignment = load_buffer_assignment(sibling) if sibling else None
         if assignment is not None:
             match_memory_tables(value, assignment)
     with _cache_lock:
@@ -504,10 +473,9 @@ def _parsed_text(kind: str, path: str, text: str):
 
 def _memory_context(path: str, text: str):
     report = _parsed_text("mem", path, text)
-    hlo = hlo_path_for_report(path)
-    siblings = report_paths_for_hlo(hlo) if hlo else None
-    assignment = load_buffer_assignment(siblings[0]) if siblings else None
-    return report, assignment, (siblings[0] if siblings else "")
+    sibling = report_path(path, "buffer-assignment")
+    assignment = load_buffer_assignment(sibling) if sibling else None
+    return report, assignment, sibling or ""
 
 
 def _names(values: list[BufferValue], limit: int = 10) -> str:
@@ -524,12 +492,13 @@ def report_links(path: str, text: str) -> list[ReportLink]:
     first `` value:`` line at that offset of the matched allocation in the sibling
     buffer-assignment report, each table header to the allocation header; the
     tooltip names the instructions. [] for other files."""
-    if path.endswith(BUFFER_ASSIGNMENT_SUFFIX):
+    kind = report_kind(path)
+    if kind == "buffer-assignment":
         ba = _parsed_text("ba", path, text)
         hlo = os.path.basename(hlo_path_for_report(path) or "")
         return [ReportLink(r.line, r.start, r.end, r.name, tooltip=f"%{r.name} in {hlo}")
                 for r in ba.refs]
-    if not path.endswith(MEMORY_REPORT_SUFFIX):
+    if kind != "memory-usage":
         return []
     report, assignment, ba_path = _memory_context(path, text)
     if assignment is None:
@@ -563,7 +532,8 @@ def report_names_at(path: str, text: str, line: int, column: int) -> list[str]:
     instructions of an allocation on its header line (buffer-assignment) or on a
     table header (memory-usage report); those sharing the row's offset on a
     memory-usage row. [] elsewhere."""
-    if path.endswith(BUFFER_ASSIGNMENT_SUFFIX):
+    kind = report_kind(path)
+    if kind == "buffer-assignment":
         ba = _parsed_text("ba", path, text)
         on_line = [r for r in ba.refs if r.line == line]
         for r in on_line:
@@ -575,7 +545,7 @@ def report_names_at(path: str, text: str, line: int, column: int) -> list[str]:
         if alloc.line == line:
             return list(dict.fromkeys(v.instruction for v in alloc.values))
         return [v.instruction for v in alloc.values if v.line == line][:1]
-    if not path.endswith(MEMORY_REPORT_SUFFIX):
+    if kind != "memory-usage":
         return []
     report, assignment, _ = _memory_context(path, text)
     table = report.table_at_line(line)
@@ -650,7 +620,6 @@ def buffer_hover(hlo_path: str, module, offset: int) -> list[str]:
 __all__ = [
     "Allocation", "ReportLink", "buffer_hover", "report_links", "report_names_at", "BufferAssignment", "BufferValue", "MemoryReport", "MemoryRow",
     "MemorySpace", "MemoryTable", "NameRef", "buffer_info", "describe_value",
-    "hlo_path_for_report", "is_report_file", "load_buffer_assignment", "load_memory_report",
+    "load_buffer_assignment", "load_memory_report",
     "match_memory_tables", "parse_buffer_assignment", "parse_bytes", "parse_memory_report",
-    "report_paths_for_hlo",
 ]

@@ -41,7 +41,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from hlo_lsp.dump.reports import hlo_path_for_report, is_report_file, report_links, report_names_at
+from hlo_lsp.dump.names import hlo_path_for_report, is_report_file
+from hlo_lsp.dump.reports import report_links, report_names_at
 from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.model.hlo import Computation, Instruction
 from hlo_lsp.syntax.lines import LineIndex

@@ -14,7 +14,8 @@ import pytest
 from lsprotocol import types
 
 from tests.helpers import CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
-from hlo_lsp.dump.reports import buffer_hover, buffer_info, hlo_path_for_report, load_buffer_assignment, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at, report_paths_for_hlo
+from hlo_lsp.dump.names import hlo_path_for_report, report_path, report_paths_for_hlo
+from hlo_lsp.dump.reports import buffer_hover, buffer_info, load_buffer_assignment, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at
 from hlo_lsp.syntax.parser import parse
 from hlo_lsp.dump.index import WorkspaceIndex, counterpart_files, discover, find_counterparts, source_key, summarize_file, summarize_text
 
@@ -279,6 +280,9 @@ def test_report_file_names():
     assert hlo_path_for_report(str(BA)) == str(TRAIN_AFTER)
     assert hlo_path_for_report(str(MEM)) == str(TRAIN_AFTER)
     assert report_paths_for_hlo(str(TRAIN_AFTER)) == (str(BA), str(MEM))
+    assert report_path(str(MEM), "buffer-assignment") == str(BA)
+    assert report_path(str(TRAIN_AFTER), "memory-usage") == str(MEM)
+    assert report_path(str(CPU_DUMP / "x.hlo"), "memory-usage") is None
 
 
 def test_buffer_info_for_hover():
