@@ -48,9 +48,6 @@ from dataclasses import dataclass, field
 from hlo_lsp.dump.names import hlo_path_for_report, report_kind, report_path, report_paths_for_hlo
 from hlo_lsp.model.shapes import format_bytes
 
-#: At most this many buffer lines in a hover (:func:`buffer_info`).
-MAX_HOVER_VALUES = 8
-
 _ALLOCATION = re.compile(r"^allocation (\d+): size ([0-9.]+\s*[KMGTP]?i?B?)(.*?):?\s*$")
 _PARAMETER = re.compile(r", parameter (\d+), shape \|([^|]*)\| at ShapeIndex (\{[^}]*\})")
 _OUTPUT = re.compile(r", output shape is \|([^|]*)\|")
@@ -154,11 +151,13 @@ class NameRef:
 class BufferAssignment:
     """A parsed ``-buffer-assignment.txt``. ``total_bytes`` is the printed
     ``Total bytes used`` (older XLA) or the sum of the allocation sizes;
-    ``refs`` holds every ``<id name`` occurrence, in text order."""
+    ``refs`` holds every ``<id name`` occurrence, in text order; ``path`` is the
+    file it was read from ("" when parsed from text)."""
 
     allocations: list[Allocation] = field(default_factory=list)
     total_bytes: int = 0
     refs: list[NameRef] = field(default_factory=list)
+    path: str = ""
     _by_name: dict[str, list[tuple[Allocation, BufferValue]]] | None = None
 
     def values_of(self, instruction: str) -> list[tuple[Allocation, BufferValue]]:
@@ -412,9 +411,23 @@ def _load(path: str, kind: str, parse):
 
 
 def load_buffer_assignment(path: str) -> BufferAssignment | None:
-    """:func:`parse_buffer_assignment` of the file at ``path``, cached by
-    (path, mtime, size); None when it cannot be read. Thread-safe."""
-    return _load(path, "ba", parse_buffer_assignment)
+    """:func:`parse_buffer_assignment` of the file at ``path`` (``path`` set),
+    cached by (path, mtime, size), at most :data:`_CACHE_MAX` reports; None when
+    it cannot be read. Thread-safe; reads the disk (run it in a thread)."""
+    assignment = _load(path, "ba", parse_buffer_assignment)
+    if assignment is not None:
+        assignment.path = path
+    return assignment
+
+
+def load_buffer_assignment_for(hlo_path: str) -> BufferAssignment | None:
+    """The buffer assignment XLA wrote beside the HLO dump ``hlo_path``
+    (``X-buffer-assignment.txt`` for ``X.txt``,
+    :func:`hlo_lsp.dump.names.report_paths_for_hlo`), loaded and cached as
+    :func:`load_buffer_assignment` does; None when there is none (before-
+    optimizations files, files that are not dumps, "")."""
+    paths = report_paths_for_hlo(hlo_path) if hlo_path else None
+    return load_buffer_assignment(paths[0]) if paths else None
 
 
 def load_memory_report(path: str) -> MemoryReport | None:
@@ -563,63 +576,10 @@ def report_names_at(path: str, text: str, line: int, column: int) -> list[str]:
     return []
 
 
-# --------------------------------------------------------------------- hover ---
-
-def describe_value(alloc: Allocation, value: BufferValue) -> str:
-    """One Markdown line: ``allocation 66 (62,120 B (60.7 KiB), preallocated-temp):
-    offset 32768, 1,280 B (1.2 KiB) `f32[32,10]{1,0}```."""
-    flags = ", ".join([format_bytes(alloc.size)] + alloc.flags)
-    index = f" `{value.shape_index}`" if value.shape_index else ""
-    phi = " (phi)" if value.phi else ""
-    return (f"allocation {alloc.index} ({flags}){index}{phi}: offset {value.offset}, "
-            f"{format_bytes(value.size)} `{value.shape}`")
-
-
-def buffer_info(hlo_path: str, instruction_name: str) -> list[str]:
-    """Markdown lines about where ``instruction_name``'s buffers live, from the
-    ``-buffer-assignment.txt`` next to the HLO dump ``hlo_path`` (see
-    :func:`report_paths_for_hlo`): a heading, then one line per assigned value
-    (allocation index, allocation size and flags, shape index, offset and size in
-    bytes, shape), at most :data:`MAX_HOVER_VALUES`. [] when there is no report or
-    the instruction has no buffer in it (e.g. instructions inside fusions)."""
-    paths = report_paths_for_hlo(hlo_path)
-    if paths is None or not os.path.isfile(paths[0]):
-        return []
-    assignment = load_buffer_assignment(paths[0])
-    if assignment is None:
-        return []
-    values = assignment.values_of(instruction_name)
-    if not values:
-        return []
-    lines = [f"**Buffer assignment** (`{os.path.basename(paths[0])}`)"]
-    lines += [f"- {describe_value(a, v)}" for a, v in values[:MAX_HOVER_VALUES]]
-    if len(values) > MAX_HOVER_VALUES:
-        lines.append(f"- ... {len(values) - MAX_HOVER_VALUES} more values")
-    return lines
-
-
-def buffer_hover(hlo_path: str, module, offset: int) -> list[str]:
-    """:func:`buffer_info` for the instruction named at ``offset`` of the parsed
-    HLO dump ``module`` (a definition, or a use resolving to one), [] elsewhere.
-    Meant to be appended to the hover of ``hlo_path``."""
-    from hlo_lsp.model.index import Kind, find_at
-    from hlo_lsp.model.hlo import Instruction
-
-    occ = find_at(module, offset)
-    if occ is None:
-        return []
-    if occ.kind == Kind.INSTRUCTION_DEF and occ.instruction is not None:
-        name = occ.instruction.name.name
-    elif occ.kind == Kind.INSTRUCTION_USE and isinstance(occ.target, Instruction):
-        name = occ.target.name.name
-    else:
-        return []
-    return buffer_info(hlo_path, name)
-
-
 __all__ = [
-    "Allocation", "ReportLink", "buffer_hover", "report_links", "report_names_at", "BufferAssignment", "BufferValue", "MemoryReport", "MemoryRow",
-    "MemorySpace", "MemoryTable", "NameRef", "buffer_info", "describe_value",
-    "load_buffer_assignment", "load_memory_report",
+    "Allocation", "BufferAssignment", "BufferValue", "MemoryReport", "MemoryRow",
+    "MemorySpace", "MemoryTable", "NameRef", "ReportLink", "load_buffer_assignment",
+    "load_buffer_assignment_for", "load_memory_report",
     "match_memory_tables", "parse_buffer_assignment", "parse_bytes", "parse_memory_report",
+    "report_links", "report_names_at",
 ]

@@ -35,12 +35,12 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp import __version__
-from hlo_lsp.dump.reports import buffer_hover
+from hlo_lsp.dump.reports import load_buffer_assignment_for
 from hlo_lsp.model.spans import FileTarget, Span
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.diagnostics import diagnostics, merge_xla, xla_problem
 from hlo_lsp.features.folding import folding_ranges
-from hlo_lsp.features.hover import HoverResult, hover
+from hlo_lsp.features.hover import hover
 from hlo_lsp.features.inline_regions import KINDS, inline_regions
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import Symbol, document_symbols
@@ -565,13 +565,11 @@ async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Ho
     if a is None:
         return None
     offset = a.lines.offset(params.position.line, params.position.character)
-    result = hover(a.module, offset)
+    # The buffer assignment XLA wrote beside this dump, if any (reads the disk).
+    assignment = await asyncio.to_thread(load_buffer_assignment_for, to_fs_path(a.uri) or "")
+    result = hover(a.module, offset, assignment)
     if result is None:
         return None
-    extra = await asyncio.to_thread(buffer_hover, to_fs_path(a.uri) or "", a.module, offset)
-    if extra:  # the buffer assignment XLA wrote beside this dump
-        result = HoverResult(result.markdown + "\n\n---\n\n" + "\n".join(extra),
-                             result.start, result.end)
     return _hover(a.lines, result)
 
 

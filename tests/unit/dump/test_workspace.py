@@ -15,7 +15,8 @@ from lsprotocol import types
 
 from tests.helpers import CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
 from hlo_lsp.dump.names import hlo_path_for_report, report_path, report_paths_for_hlo
-from hlo_lsp.dump.reports import buffer_hover, buffer_info, load_buffer_assignment, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at
+from hlo_lsp.dump.reports import load_buffer_assignment, load_buffer_assignment_for, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at
+from hlo_lsp.features.hover import buffer_lines, hover
 from hlo_lsp.syntax.parser import parse
 from hlo_lsp.dump.index import WorkspaceIndex, counterpart_files, discover, find_counterparts, source_key, summarize_file, summarize_text
 
@@ -286,18 +287,29 @@ def test_report_file_names():
 
 
 def test_buffer_info_for_hover():
-    lines = buffer_info(str(TRAIN_AFTER), "iota_reduce_fusion")
-    assert lines[0].startswith("**Buffer assignment**")
+    # The hover's buffer section is made by features.hover from the assignment
+    # dump.reports loads (it was dump.reports.buffer_info/buffer_hover).
+    assignment = load_buffer_assignment_for(str(TRAIN_AFTER))
+    lines = buffer_lines(assignment, "iota_reduce_fusion")
+    assert lines[0] == f"**Buffer assignment** (`{BA.name}`)"
     assert lines[2] == ("- allocation 66 (62,120 B (60.7 KiB), preallocated-temp) `{0}`: "
                         "offset 0, 128 B `f32[32]{0}`")
-    [_, param] = buffer_info(str(TRAIN_AFTER), "params__w1__.1")
+    [_, param] = buffer_lines(assignment, "params__w1__.1")
     assert "allocation 1 (32,768 B (32.0 KiB), parameter 2)" in param
-    assert buffer_info(str(TRAIN_AFTER), "param_0.1") == []
-    assert buffer_info(str(TRAIN_BEFORE), "x.1") == []       # no report for before files
+    assert buffer_lines(assignment, "param_0.1") == []
+    assert load_buffer_assignment_for(str(TRAIN_BEFORE)) is None  # no report for before files
+    assert load_buffer_assignment_for("") is None
     text = read(TRAIN_AFTER)
     module = parse(text)
-    at_use = buffer_hover(str(TRAIN_AFTER), module, text.index("%x.1, %cond.14)") + 1)
+    at = text.index("%x.1, %cond.14)") + 1
+    plain, with_buffers = hover(module, at), hover(module, at, assignment)
+    at_use = buffer_lines(assignment, "x.1")
     assert at_use and "parameter 4" in at_use[1]
+    assert with_buffers.markdown == plain.markdown + "\n\n---\n\n" + "\n".join(at_use)
+    assert (with_buffers.start, with_buffers.end) == (plain.start, plain.end)
+    # not on an instruction name (an opcode): no buffer section
+    at_op = text.index(" while(") + 2
+    assert hover(module, at_op, assignment) == hover(module, at_op)
 
 
 def test_report_links_land_on_the_instruction_lines():
