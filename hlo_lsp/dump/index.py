@@ -33,7 +33,6 @@ Counterparts
 from __future__ import annotations
 
 import asyncio
-import bisect
 import concurrent.futures
 import concurrent.futures.process
 import logging
@@ -50,6 +49,7 @@ from hlo_lsp.dump.names import counterpart_stage, is_hlo_path, module_id, parse_
 from hlo_lsp.model.frames import python_stack
 from hlo_lsp.model.hlo import HloModule, Instruction, unquote
 from hlo_lsp.model.kernels import inferred_backend_kind
+from hlo_lsp.syntax.lines import LineIndex
 
 log = logging.getLogger("hlo_lsp.dump.index")
 
@@ -177,7 +177,7 @@ def summarize_text(path: str, text: str, mtime_ns: int = 0, size: int | None = N
         if full:
             header, comps, fusions, calls, count = _parsed_symbols(text)
         else:
-            header, comps, fusions, calls, count = _regex_symbols(text.splitlines())
+            header, comps, fusions, calls, count = _regex_symbols(LineIndex.split(text))
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the index
         log.exception("summarizing %s failed", path)
         return FileSummary(path, mtime_ns, size, error=repr(exc), **fields)
@@ -230,11 +230,10 @@ def _parsed_symbols(text: str):
     from hlo_lsp.syntax.parser import parse
 
     module = parse(text)
-    starts = _line_starts(text)
+    lines = LineIndex(text)
 
     def pos(start: int, end: int) -> tuple[int, int, int]:
-        line = _line_of(starts, start)
-        col = start - starts[line]
+        line, col = lines.line_col(start)
         return line, col, col + (end - start)
 
     comps, fusions, calls = [], [], []
@@ -254,19 +253,6 @@ def _parsed_symbols(text: str):
                                               line, col, end))
     header = module.name.name if module.name is not None else ""
     return header, comps, fusions, calls, count
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    pos = text.find("\n")
-    while pos >= 0:
-        starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
-    return starts
-
-
-def _line_of(starts: list[int], offset: int) -> int:
-    return bisect.bisect_right(starts, offset) - 1
 
 
 _HEADER = re.compile(r"^HloModule\s+%?([A-Za-z0-9_][\w.\-]*)")  # the grammar's NAME

@@ -34,7 +34,8 @@ allocation, largest allocation first (ties by index)::
   Older XLA versions print ``allocation N: ...`` headers before the tables; those
   are used directly.
 
-Sizes and offsets are bytes. Lines and columns are 0-based, columns in characters.
+Sizes and offsets are bytes. Lines (numbered as :class:`hlo_lsp.syntax.lines.LineIndex`
+numbers them) and columns are 0-based, columns in characters.
 Parsing never raises; unknown lines are skipped.
 """
 
@@ -47,6 +48,7 @@ from dataclasses import dataclass, field
 
 from hlo_lsp.dump.names import hlo_path_for_report, report_kind, report_path, report_paths_for_hlo
 from hlo_lsp.model.shapes import format_bytes
+from hlo_lsp.syntax.lines import LineIndex
 
 _ALLOCATION = re.compile(r"^allocation (\d+): size ([0-9.]+\s*[KMGTP]?i?B?)(.*?):?\s*$")
 _PARAMETER = re.compile(r", parameter (\d+), shape \|([^|]*)\| at ShapeIndex (\{[^}]*\})")
@@ -221,7 +223,7 @@ def parse_buffer_assignment(text: str) -> BufferAssignment:
     out = BufferAssignment()
     current: Allocation | None = None
     printed_total = None
-    for line_no, line in enumerate(text.splitlines()):
+    for line_no, line in enumerate(LineIndex.split(text)):
         if line.startswith("allocation "):
             m = _ALLOCATION.match(line)
             if m:
@@ -315,7 +317,7 @@ def parse_memory_report(text: str) -> MemoryReport:
     color = 0
     table: MemoryTable | None = None
     pending_alloc: int | None = None
-    for line_no, line in enumerate(text.splitlines()):
+    for line_no, line in enumerate(LineIndex.split(text)):
         if (m := _SPACE.match(line)):
             color = int(m.group(2))
             out.spaces.append(MemorySpace(m.group(1), color, 0, line_no))
@@ -517,7 +519,7 @@ def report_links(path: str, text: str) -> list[ReportLink]:
     if assignment is None:
         return []
     out: list[ReportLink] = []
-    lines = text.splitlines()
+    lines = LineIndex.split(text)
     for table in report.tables:
         alloc = assignment.allocation(table.allocation) if table.allocation is not None \
             else None

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from hlo_lsp.model.frames import format_frame, python_stack, short_frame
 from hlo_lsp.model.kernels import short_shape, tuple_element
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.syntax.lines import LineIndex
 
 CATEGORIES = ("operandShape", "source", "tupleElement")
 
@@ -108,9 +109,7 @@ def _instruction_hints(module: HloModule, comp: Computation, ins: Instruction,
         if stack:
             top = stack[0]
             text = module.text
-            eol = text.find("\n", ins.end)
-            if eol < 0:
-                eol = len(text)
+            eol = LineIndex.bounds(text, ins.end)[1]
             # Skip trailing blanks so the hint sits after the last visible character.
             pos = eol
             while pos > ins.end and text[pos - 1] in " \t\r":

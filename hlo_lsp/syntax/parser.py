@@ -35,6 +35,7 @@ except ImportError:  # pragma: no cover - optional accelerator
 _TOKEN_TYPES: tuple[type, ...] = (Token,) if lark_cython is None else (
     Token, lark_cython.lark_cython.Token)
 
+from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, Operand, Parameter, Problem, Ref, ShapeToken, unescape
 
 GRAMMAR_FILE = "hlo.lark"
@@ -520,8 +521,7 @@ def _problem_from(exc: UnexpectedInput, text: str, base: int) -> Problem:
     if isinstance(exc, UnexpectedCharacters):
         start = exc.pos_in_stream + base
         ch = text[exc.pos_in_stream:exc.pos_in_stream + 1]
-        line_end = text.find("\n", exc.pos_in_stream)
-        end = base + (line_end if line_end >= 0 else len(text))
+        end = base + LineIndex.bounds(text, exc.pos_in_stream)[1]
         allowed = exc.allowed or set()
         hint = ""
         if ch in "{[(\"'":
@@ -645,27 +645,12 @@ _CLOSE_LINE = re.compile(r"[ \t]*\}")
 _MAX_JOIN = 20  # lines an instruction may span in recovery
 
 
-def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of each line, end excluding the newline."""
-    out = []
-    pos = 0
-    n = len(text)
-    while pos <= n:
-        nl = text.find("\n", pos)
-        if nl < 0:
-            out.append((pos, n))
-            break
-        out.append((pos, nl))
-        pos = nl + 1
-    return out
-
-
 def _recover(text: str):
     """Parse ``text`` in pieces after the whole-text parse failed.
 
     Returns (items, problems) where items are what :func:`_assemble` accepts.
     """
-    lines = _lines(text)
+    lines = LineIndex(text).spans()
     items: list = []
     problems: list[Problem] = []
     # Find computation head lines: a head-looking line that is not an instruction.
