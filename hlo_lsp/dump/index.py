@@ -442,6 +442,49 @@ def _score(tokens: list[str], hay: str, name: str) -> int | None:
     return 3
 
 
+class _WorkerContext:
+    """A ``spawn`` multiprocessing context that remembers the processes it starts.
+
+    ``ProcessPoolExecutor`` launches its workers with ``mp_context.Process``
+    (its documented use of ``mp_context``), so :func:`stop_workers` can end
+    exactly the workers of one pool without the executor's private attributes.
+    Everything else is the ``spawn`` context's (a fork of a threaded server
+    could inherit held locks)."""
+
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context("spawn")
+        self.processes: list = []
+
+    def __getattr__(self, name: str):
+        return getattr(self._context, name)
+
+    def Process(self, *args, **kwargs):  # noqa: N802 - the context API's name
+        process = self._context.Process(*args, **kwargs)
+        self.processes.append(process)
+        return process
+
+
+def stop_workers(executor: concurrent.futures.ProcessPoolExecutor,
+                 context: _WorkerContext) -> None:
+    """Cancel ``executor``'s pending work and terminate its worker processes
+    (those ``context`` started), without waiting. Uses the executor's own
+    ``terminate_workers`` where Python has it (3.14). Never raises."""
+    terminate = getattr(executor, "terminate_workers", None)
+    if terminate is not None:
+        try:
+            terminate()
+            return
+        except Exception:  # noqa: BLE001 - fall back to our own list
+            log.debug("terminate_workers failed", exc_info=True)
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in context.processes:
+        try:
+            if process.is_alive():
+                process.terminate()
+        except Exception:  # noqa: BLE001 - a process not started or already reaped
+            pass
+
+
 class WorkspaceIndex:
     """Summaries of the HLO files of some folders, built in worker processes.
 
@@ -459,6 +502,7 @@ class WorkspaceIndex:
         self._summaries: dict[str, FileSummary] = {}
         self._entries: dict[str, list] = {}
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self._context: _WorkerContext | None = None
         self._lock = threading.Lock()
         self.generation = 0
         #: (done, total) of the indexing pass in progress, else None.
@@ -468,16 +512,19 @@ class WorkspaceIndex:
     # -- pool ---------------------------------------------------------------
     def executor(self) -> concurrent.futures.ProcessPoolExecutor:
         """The worker pool (``spawn`` start method: a fork of a threaded server
-        could inherit held locks)."""
+        could inherit held locks), started on first use."""
         with self._lock:
             if self._executor is None:
+                self._context = _WorkerContext()
                 self._executor = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+                    max_workers=self.workers, mp_context=self._context)
             return self._executor
 
     def _discard_executor(self) -> None:
+        """Forget a broken pool (its workers are gone); the next use starts another."""
         with self._lock:
             ex, self._executor = self._executor, None
+            self._context = None
         if ex is not None:
             ex.shutdown(wait=False, cancel_futures=True)
 
@@ -486,16 +533,9 @@ class WorkspaceIndex:
         index started)."""
         with self._lock:
             ex, self._executor = self._executor, None
-        if ex is None:
-            return
-        procs = list(getattr(ex, "_processes", {}).values())
-        ex.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            try:
-                if p.is_alive():
-                    p.terminate()
-            except Exception:  # noqa: BLE001
-                pass
+            context, self._context = self._context, None
+        if ex is not None and context is not None:
+            stop_workers(ex, context)
 
     # -- contents -----------------------------------------------------------
     def get(self, path: str) -> FileSummary | None:

@@ -407,3 +407,20 @@ def test_buffer_assignment_loader_caches_by_mtime(tmp_path):
     p.write_text(read(BA).replace("allocation 0: size 32768", "allocation 0: size 32769"))
     os.utime(p, ns=(time.time_ns(), time.time_ns() + 10**9))
     assert load_buffer_assignment(str(p)).allocations[0].size == 32769
+
+
+def test_close_terminates_exactly_the_workers_it_started(tmp_path):
+    """The index remembers its worker processes itself (the pool's mp_context),
+    not through ProcessPoolExecutor's private attributes."""
+    idx = WorkspaceIndex(workers=2)
+    shutil.copytree(CPU_DUMP, tmp_path / "dump")
+    assert len(idx.index(idx.scan([str(tmp_path)]))) == 6
+    workers = list(idx._context.processes)
+    assert 1 <= len(workers) <= 2 and all(p.is_alive() for p in workers)
+    idx.close()
+    for p in workers:
+        p.join(10)
+    assert not any(p.is_alive() for p in workers)
+    # usable again after close: a new pool
+    assert idx.scan([str(tmp_path)])
+    idx.close()
