@@ -459,6 +459,7 @@ class _WorkerContext:
         return getattr(self._context, name)
 
     def Process(self, *args, **kwargs):  # noqa: N802 - the context API's name
+        """A spawn-context ``Process(*args, **kwargs)``, remembered in ``processes``."""
         process = self._context.Process(*args, **kwargs)
         self.processes.append(process)
         return process

@@ -174,6 +174,7 @@ class BufferAssignment:
         return self._by_name.get(instruction, [])
 
     def allocation(self, index: int) -> Allocation | None:
+        """The allocation numbered ``index`` (``allocation N:``), None if absent."""
         for a in self.allocations:
             if a.index == index:
                 return a

@@ -94,6 +94,9 @@ def _code(text: str, lang: str = "hlo") -> str:
 
 
 def shape_markdown(shape: ShapeToken) -> str:
+    """The hover of a shape: its text, then element type, dimensions, size in
+    bytes and layout (:func:`hlo_lsp.model.shapes.describe_shape`), or why it
+    does not decode."""
     try:
         lines = describe_shape(shape.decode())
     except ValueError as exc:

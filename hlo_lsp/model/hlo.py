@@ -109,7 +109,7 @@ def decode_metadata(value: str) -> dict[str, str | int]:
     out: dict[str, str | int] = {}
     for key, raw in _METADATA_ITEM.findall(value):
         if raw.startswith('"'):
-            out[key] = unescape(raw[1:-1])
+            out[key] = unquote(raw)
         else:
             try:
                 out[key] = int(raw)

@@ -141,6 +141,8 @@ class LineIndex:
         return end
 
     def line_text(self, line: int) -> str:
+        """The text of 0-based ``line`` without its ``\\n`` (a ``\\r`` stays).
+        Raises IndexError for a line past the end."""
         start = self.starts[line]
         end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
         return self.text[start:end]

@@ -135,6 +135,9 @@ class XlaOracle:
                                 stderr=subprocess.DEVNULL, env=env)
 
     def check(self, text: str) -> XlaVerdict | None:
+        """XLA's verdict on the HLO ``text``; None when the worker could not
+        answer (no usable jaxlib, a crash twice, or no answer within ``timeout``
+        seconds). Blocking: run it in a thread."""
         data = text.encode("utf-8", "surrogatepass")
         with self._lock:
             for _attempt in range(2):
@@ -165,6 +168,7 @@ class XlaOracle:
             return None
 
     def close(self) -> None:
+        """Kill the worker process (a later :meth:`check` starts another)."""
         with self._lock:
             if self._proc is not None and self._proc.poll() is None:
                 self._proc.kill()

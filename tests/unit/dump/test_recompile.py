@@ -4,13 +4,22 @@ the "what changed" report, which counts what ``hlo-lsp diff`` counts."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
+import sys
+import time
 
-from tests.helpers import FP8_FUSED, FP8_REGRESSION
+import pytest
+
+from tests.helpers import FP8_FUSED, FP8_REGRESSION, alive, snapshot
 from hlo_lsp.cli.main import main
 from hlo_lsp.dump.loading import load
-from hlo_lsp.dump.recompile import RecompileResult, compare_dumps, hlo_files, summarize
+from hlo_lsp.dump.names import parse_dump_name
+from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe
+from hlo_lsp.dump.recompile import (RecompileResult, compare_dumps, hlo_files, map_files,
+                                    run_program, summarize, swap_dump)
 from hlo_lsp.model.summary import kernel_summary
 
 SEED_001_NAME = "module_0007.jit_matmul_fn_with_scale.sm_9.0_gpu_after_optimizations.txt"
@@ -74,3 +83,92 @@ def test_seed_001_diff_and_recompile_report_count_the_same(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "fusion:__triton_gemm (Triton GEMM)          1 -> 0" in text
     assert "cuBLASLt FP8 call `__cublas$lt$matmul$f8` appeared (0 -> 1)" in text
+
+
+def test_map_files_follows_module_names_not_numbers():
+    def names(*files):
+        return {f: parse_dump_name(f) for f in files}
+
+    old = names("module_0004.jit_step.before_optimizations.txt",
+                "module_0004.jit_step.cpu_after_optimizations.txt",
+                "module_0009.jit_step.cpu_after_optimizations.txt",
+                "module_0006.jit_gone.cpu_after_optimizations.txt")
+    new = names("module_0007.jit_step.before_optimizations.txt",
+                "module_0007.jit_step.sm_9.0_gpu_after_optimizations.txt",
+                "module_0012.jit_step.sm_9.0_gpu_after_optimizations.txt",
+                "module_0003.jit_warmup.cpu_after_optimizations.txt")
+    assert map_files(old, new) == {
+        "module_0004.jit_step.before_optimizations.txt":
+            "module_0007.jit_step.before_optimizations.txt",
+        "module_0004.jit_step.cpu_after_optimizations.txt":
+            "module_0007.jit_step.sm_9.0_gpu_after_optimizations.txt",
+        "module_0009.jit_step.cpu_after_optimizations.txt":
+            "module_0012.jit_step.sm_9.0_gpu_after_optimizations.txt",
+        "module_0006.jit_gone.cpu_after_optimizations.txt": None,
+    }
+
+
+def test_swap_dump_rolls_back_on_failure(tmp_path, monkeypatch):
+    dump, new = tmp_path / "dump", tmp_path / "new"
+    dump.mkdir()
+    new.mkdir()
+    for n in ("module_0001.a.before_optimizations.txt", "module_0001.a.txt", RECIPE_FILE,
+              "notes.md"):
+        (dump / n).write_text(f"old {n}")
+    (dump / "module_0001.a").mkdir()
+    (dump / "module_0001.a" / "module.mlir").write_text("old mlir")
+    for n in ("module_0002.a.before_optimizations.txt", "module_0002.a.txt"):
+        (new / n).write_text(f"new {n}")
+    before = snapshot(dump)
+    real_replace, calls = os.replace, []
+
+    def flaky(src, dst):
+        calls.append(src)
+        if len(calls) == 5:
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", flaky)
+    with pytest.raises(OSError):
+        swap_dump(dump, new)
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert snapshot(dump) == before
+    assert sorted(os.listdir(new)) == ["module_0002.a.before_optimizations.txt",
+                                       "module_0002.a.txt"]
+    swap_dump(dump, new)
+    assert sorted(os.listdir(dump)) == sorted([RECIPE_FILE, "notes.md",
+                                               "module_0002.a.before_optimizations.txt",
+                                               "module_0002.a.txt"])
+    assert [p.name for p in tmp_path.iterdir() if "backup" in p.name] == []
+
+
+async def test_run_program_timeout_kills_the_process_tree(tmp_path):
+    script = ("sleep 300 & echo $! > child; echo started; wait")
+    t0 = time.monotonic()
+    result = await run_program(["sh", "-c", script], str(tmp_path), dict(os.environ),
+                               timeout=1.0)
+    assert result.timed_out and result.returncode is None
+    assert time.monotonic() - t0 < 10
+    child = int((tmp_path / "child").read_text())
+    for _ in range(50):
+        if not alive(child):
+            break
+        await asyncio.sleep(0.1)
+    assert not alive(child)
+
+
+async def test_program_that_dumps_nothing_leaves_old_dump(tmp_path):
+    from hlo_lsp.dump.recompile import recompile
+
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "module_0001.jit_f.before_optimizations.txt").write_text("HloModule jit_f\n")
+    before = snapshot(dump)
+    seen = []
+    result = await recompile(Recipe([sys.executable, "-c", "print('hello')"], str(tmp_path)),
+                             dump, platform="cpu", probe=False,
+                             on_output=lambda stream, line: seen.append((stream, line)))
+    assert not result.ok and "wrote no HLO text" in result.error
+    assert seen == [("stdout", "hello")]
+    assert snapshot(dump) == before and sorted(os.listdir(tmp_path)) == ["dump"]
+    assert "unchanged" in result.summary
