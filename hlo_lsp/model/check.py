@@ -122,7 +122,8 @@ def _undefined(comp: Computation, ref) -> Problem:
 def _check_attributes(ins, frame_count: int, out: list[Problem]) -> None:
     """Append the problems of ``ins``'s backend_config and metadata to ``out``."""
     for attr in ins.attributes:
-        if attr.name == "backend_config" and is_json_object(attr.value):
+        if attr.name == "backend_config" and (attr.value.startswith('{"')
+                                              or is_json_object(attr.value)):
             try:
                 json.loads(attr.value)
             except ValueError as exc:
