@@ -31,7 +31,7 @@ def main() -> None:
     from hlo_lsp.features.semantic_tokens import semantic_tokens
     from hlo_lsp.syntax.parser import parse
     from hlo_lsp.features.readable import render
-    from hlo_lsp.features.summary import kernel_summary
+    from hlo_lsp.model.summary import kernel_summary
     from hlo_lsp.syntax.lines import LineIndex
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -42,3 +42,22 @@ def position_of(text: str, needle: str, delta: int = 0, start: int = 0):
     off = text.index(needle, start) + delta
     return types.Position(line=text.count("\n", 0, off),
                           character=off - (text.rfind("\n", 0, off) + 1))
+
+
+def snapshot(directory: pathlib.Path) -> dict[str, bytes]:
+    """Every file under ``directory`` (relative path -> bytes): compare two
+    snapshots to check that nothing changed, byte for byte."""
+    return {str(p.relative_to(directory)): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def alive(pid: int) -> bool:
+    """A process that exists and is not a zombie (Linux /proc).
+
+    The process may exit between opening its stat file and reading it; Linux
+    then fails the read with ESRCH (ProcessLookupError), which means gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False

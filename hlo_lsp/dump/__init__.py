@@ -1,7 +1,9 @@
 """The XLA dump directory on disk.
 
-- :mod:`.names`: what a dump file is called, and what its name says.
-- :mod:`.reports`: buffer-assignment and memory-usage reports.
+- :mod:`.names`: what a dump file is called, and what its name says (the one
+  place for XLA's naming: HLO files, reports, stages, module ids).
+- :mod:`.reports`: buffer-assignment and memory-usage reports, parsed and loaded.
+- :mod:`.sources`: where the Python files named in a dump are (``source_dirs``).
 - :mod:`.index`: the index of the HLO files of the workspace (symbols,
   before/after counterparts).
 - :mod:`.loading`: pick and load a module from a file or directory (CLI).

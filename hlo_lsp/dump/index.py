@@ -4,7 +4,7 @@ folders, and navigation between the stages of one module.
 No LSP types here (the wiring is :mod:`hlo_lsp.lsp.handlers.workspace`).
 
 Index
-    :func:`discover` walks folders for HLO files (:func:`hlo_lsp.dump.names.looks_like_hlo`:
+    :func:`discover` walks folders for HLO files (:func:`hlo_lsp.dump.names.is_hlo_path`:
     ``*.hlo``, XLA dump names, ``.txt`` files whose first line starts with
     ``HloModule``; the non-HLO reports are skipped). :func:`summarize_file` turns one
     file into a small picklable :class:`FileSummary`: module name, stage and platform
@@ -33,7 +33,6 @@ Counterparts
 from __future__ import annotations
 
 import asyncio
-import bisect
 import concurrent.futures
 import concurrent.futures.process
 import logging
@@ -46,8 +45,11 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple, Sequence
 
-from hlo_lsp.dump.names import is_non_hlo_dump_file, looks_like_hlo, parse_dump_name
-from hlo_lsp.model.hlo import HloModule, Instruction
+from hlo_lsp.dump.names import counterpart_stage, is_hlo_path, module_id, parse_dump_name
+from hlo_lsp.model.frames import python_stack
+from hlo_lsp.model.hlo import HloModule, Instruction, unquote
+from hlo_lsp.model.kernels import inferred_backend_kind
+from hlo_lsp.syntax.lines import LineIndex
 
 log = logging.getLogger("hlo_lsp.dump.index")
 
@@ -143,7 +145,7 @@ class FileSummary:
         if self.platform:
             parts.append(self.platform)
         if self.number is not None:
-            parts.append(f"module_{self.number:04d}")
+            parts.append(module_id(self.number))
         return " · ".join(parts)
 
 
@@ -175,7 +177,7 @@ def summarize_text(path: str, text: str, mtime_ns: int = 0, size: int | None = N
         if full:
             header, comps, fusions, calls, count = _parsed_symbols(text)
         else:
-            header, comps, fusions, calls, count = _regex_symbols(text.splitlines())
+            header, comps, fusions, calls, count = _regex_symbols(LineIndex.split(text))
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the index
         log.exception("summarizing %s failed", path)
         return FileSummary(path, mtime_ns, size, error=repr(exc), **fields)
@@ -228,11 +230,10 @@ def _parsed_symbols(text: str):
     from hlo_lsp.syntax.parser import parse
 
     module = parse(text)
-    starts = _line_starts(text)
+    lines = LineIndex(text)
 
     def pos(start: int, end: int) -> tuple[int, int, int]:
-        line = _line_of(starts, start)
-        col = start - starts[line]
+        line, col = lines.line_col(start)
         return line, col, col + (end - start)
 
     comps, fusions, calls = [], [], []
@@ -254,92 +255,105 @@ def _parsed_symbols(text: str):
     return header, comps, fusions, calls, count
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    pos = text.find("\n")
-    while pos >= 0:
-        starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
-    return starts
-
-
-def _line_of(starts: list[int], offset: int) -> int:
-    return bisect.bisect_right(starts, offset) - 1
-
-
-_HEADER = re.compile(r"^HloModule\s+([^\s,]+)")
+_HEADER = re.compile(r"^HloModule\s+%?([A-Za-z0-9_][\w.\-]*)")  # the grammar's NAME
 _COMP_HEAD = re.compile(r"^(ENTRY\s+)?(%?[A-Za-z_][\w.\-]*)\s*[(\s{]")
-_INSTR = re.compile(r"^\s+(?:ROOT\s+)?(%?[A-Za-z_][\w.\-]*)\s*=\s")
+_INSTR = re.compile(r"^\s+(?:ROOT\s+)?(%?[A-Za-z_][\w.\-]*)\s*=(?:\s|$)")
 _FUSION_CALL = re.compile(r"\sfusion\(")
 _CUSTOM_CALL = re.compile(r"\scustom-call\(")
 _KIND = re.compile(r"\bkind=(k[A-Za-z]+)")
 _BACKEND_KIND = re.compile(r'"(?:fusion_backend_config|fusion_config)"\s*:\s*\{[^{}]*?'
                            r'"kind"\s*:\s*"([^"]+)"')
-_TARGET = re.compile(r'custom_call_target="((?:[^"\\]|\\.)*)"')
+_TARGET = re.compile(r'custom_call_target=("(?:[^"\\]|\\.)*")')
+
+
+class _Pending(NamedTuple):
+    """An instruction being read: name, 0-based line, name columns, its text
+    (continuation lines appended)."""
+
+    name: str
+    line: int
+    column: int
+    end_column: int
+    text: list[str]
 
 
 def _regex_symbols(lines: Iterable[str]):
-    """Symbols from computation header lines (``[ENTRY] %name (...) -> ... {`` at
-    column 0) and from instruction lines containing `` fusion(`` or ``custom-call(``.
-    Used above the size limit: no full parse, no multi-line attribute handling."""
+    """Symbols from the lines of an HLO file without parsing it (above the size
+    limit), for XLA's layout: the ``HloModule`` header line, computation headers
+    (``[ENTRY] %name (...) -> ... {``, at column 0 or indented, possibly over
+    several lines up to the ``{``) and instruction lines (``[ROOT] %name = ...``,
+    indented), an instruction's text running on to the indented lines that
+    follow it. ``//`` comment lines are skipped. The fusion kinds and the
+    custom-call target are read with the model's rules
+    (:func:`hlo_lsp.model.kernels.inferred_backend_kind`,
+    :func:`hlo_lsp.model.hlo.unquote`); the attributes themselves are found by
+    regular expressions, not decoded."""
     header = ""
     comps, fusions, calls = [], [], []
     count = 0
-    for line_no, line in enumerate(lines):
-        line = line.rstrip("\n")
-        if not line:
-            continue
-        first = line[0]
-        if first not in " \t":
-            if line_no < 5 and not header and (h := _HEADER.match(line)):
-                header = h.group(1)
-                continue
-            if line.rstrip().endswith("{") and (m := _COMP_HEAD.match(line)):
-                name = m.group(2)
-                comps.append(ComputationSymbol(name.lstrip("%"), line_no, m.start(2),
-                                               m.end(2), bool(m.group(1))))
-            continue
-        m = _INSTR.match(line)
-        if m is None:
-            continue
-        count += 1
-        name = m.group(1)
-        if _FUSION_CALL.search(line, m.end()):
-            kind = _KIND.search(line)
-            backend = _BACKEND_KIND.search(line)
+    pending: _Pending | None = None
+    head: tuple | None = None  # a computation header waiting for its "{"
+
+    def flush() -> None:
+        if pending is None:
+            return
+        text = "\n".join(pending.text)  # from just after "name = "
+        if _FUSION_CALL.search(text):
+            kind = _KIND.search(text)
+            backend = _BACKEND_KIND.search(text)
             kind_text = kind.group(1) if kind else ""
-            backend_kind = backend.group(1) if backend else ""
-            if not backend_kind and kind_text == "kCustom" and \
-                    name.lstrip("%").startswith("gemm_fusion_"):
-                backend_kind = "__triton_gemm"  # as kernels.fusion_backend_kind infers
-            fusions.append(FusionSymbol(name.lstrip("%"), kind_text, backend_kind, line_no,
-                                        m.start(1), m.end(1)))
-        elif _CUSTOM_CALL.search(line, m.end()):
-            target = _TARGET.search(line)
-            calls.append(CustomCallSymbol(name.lstrip("%"), target.group(1) if target else "",
-                                          line_no, m.start(1), m.end(1)))
+            backend_kind = backend.group(1) if backend else \
+                inferred_backend_kind(kind_text, pending.name)
+            fusions.append(FusionSymbol(pending.name, kind_text, backend_kind, pending.line,
+                                        pending.column, pending.end_column))
+        elif _CUSTOM_CALL.search(text):
+            target = _TARGET.search(text)
+            calls.append(CustomCallSymbol(pending.name, unquote(target.group(1)) if target
+                                          else "", pending.line, pending.column,
+                                          pending.end_column))
+
+    for line_no, line in enumerate(lines):
+        line = line.rstrip("\r\n")
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        indented = line[0] in " \t"
+        m = _INSTR.match(line) if indented else None
+        if m is not None:
+            flush()
+            head = None
+            count += 1
+            name = m.group(1)
+            pending = _Pending(name.lstrip("%"), line_no, m.start(1), m.end(1),
+                               [line[m.end():]])
+            continue
+        if not indented and not header and (h := _HEADER.match(line)):
+            flush()
+            pending = head = None
+            header = h.group(1)
+            continue
+        if stripped.startswith("}"):
+            flush()
+            pending = head = None
+            continue
+        indent = len(line) - len(line.lstrip())
+        hm = _COMP_HEAD.match(line[indent:]) if not indented or pending is None else None
+        if hm is not None:
+            flush()
+            pending = None
+            name = hm.group(2)
+            head = (name.lstrip("%"), line_no, indent + hm.start(2), indent + hm.end(2),
+                    bool(hm.group(1)))
+        elif pending is not None:
+            pending.text.append(line)
+        if head is not None and line.rstrip().endswith("{"):
+            comps.append(ComputationSymbol(*head))
+            head = None
+    flush()
     return header, comps, fusions, calls, count
 
 
 # ---------------------------------------------------------------- discovery ---
-
-def is_hlo_path(path: str) -> bool:
-    """Whether the file at ``path`` is HLO text by :func:`looks_like_hlo` (reads
-    the first line of ``.txt`` files whose name is not a dump name)."""
-    name = os.path.basename(path)
-    if is_non_hlo_dump_file(name):
-        return False
-    if name.endswith(".hlo") or parse_dump_name(name) is not None:
-        return True
-    if not name.endswith(".txt"):
-        return False
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            first = f.readline(512)
-    except OSError:
-        return False
-    return looks_like_hlo(name, first)
-
 
 def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
              exclude: Sequence[str] = ()) -> list[str]:
@@ -428,6 +442,50 @@ def _score(tokens: list[str], hay: str, name: str) -> int | None:
     return 3
 
 
+class _WorkerContext:
+    """A ``spawn`` multiprocessing context that remembers the processes it starts.
+
+    ``ProcessPoolExecutor`` launches its workers with ``mp_context.Process``
+    (its documented use of ``mp_context``), so :func:`stop_workers` can end
+    exactly the workers of one pool without the executor's private attributes.
+    Everything else is the ``spawn`` context's (a fork of a threaded server
+    could inherit held locks)."""
+
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context("spawn")
+        self.processes: list = []
+
+    def __getattr__(self, name: str):
+        return getattr(self._context, name)
+
+    def Process(self, *args, **kwargs):  # noqa: N802 - the context API's name
+        """A spawn-context ``Process(*args, **kwargs)``, remembered in ``processes``."""
+        process = self._context.Process(*args, **kwargs)
+        self.processes.append(process)
+        return process
+
+
+def stop_workers(executor: concurrent.futures.ProcessPoolExecutor,
+                 context: _WorkerContext) -> None:
+    """Cancel ``executor``'s pending work and terminate its worker processes
+    (those ``context`` started), without waiting. Uses the executor's own
+    ``terminate_workers`` where Python has it (3.14). Never raises."""
+    terminate = getattr(executor, "terminate_workers", None)
+    if terminate is not None:
+        try:
+            terminate()
+            return
+        except Exception:  # noqa: BLE001 - fall back to our own list
+            log.debug("terminate_workers failed", exc_info=True)
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in context.processes:
+        try:
+            if process.is_alive():
+                process.terminate()
+        except Exception:  # noqa: BLE001 - a process not started or already reaped
+            pass
+
+
 class WorkspaceIndex:
     """Summaries of the HLO files of some folders, built in worker processes.
 
@@ -445,6 +503,7 @@ class WorkspaceIndex:
         self._summaries: dict[str, FileSummary] = {}
         self._entries: dict[str, list] = {}
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self._context: _WorkerContext | None = None
         self._lock = threading.Lock()
         self.generation = 0
         #: (done, total) of the indexing pass in progress, else None.
@@ -454,16 +513,19 @@ class WorkspaceIndex:
     # -- pool ---------------------------------------------------------------
     def executor(self) -> concurrent.futures.ProcessPoolExecutor:
         """The worker pool (``spawn`` start method: a fork of a threaded server
-        could inherit held locks)."""
+        could inherit held locks), started on first use."""
         with self._lock:
             if self._executor is None:
+                self._context = _WorkerContext()
                 self._executor = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+                    max_workers=self.workers, mp_context=self._context)
             return self._executor
 
     def _discard_executor(self) -> None:
+        """Forget a broken pool (its workers are gone); the next use starts another."""
         with self._lock:
             ex, self._executor = self._executor, None
+            self._context = None
         if ex is not None:
             ex.shutdown(wait=False, cancel_futures=True)
 
@@ -472,16 +534,9 @@ class WorkspaceIndex:
         index started)."""
         with self._lock:
             ex, self._executor = self._executor, None
-        if ex is None:
-            return
-        procs = list(getattr(ex, "_processes", {}).values())
-        ex.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            try:
-                if p.is_alive():
-                    p.terminate()
-            except Exception:  # noqa: BLE001
-                pass
+            context, self._context = self._context, None
+        if ex is not None and context is not None:
+            stop_workers(ex, context)
 
     # -- contents -----------------------------------------------------------
     def get(self, path: str) -> FileSummary | None:
@@ -660,14 +715,6 @@ class WorkspaceIndex:
 
 # -------------------------------------------------------------- counterparts ---
 
-def _other_stage(stage: str) -> str | None:
-    if stage == "before_optimizations":
-        return "after_optimizations"
-    if stage == "after_optimizations" or stage.startswith("pass:"):
-        return "before_optimizations"
-    return None
-
-
 def summary_of(path: str, index: WorkspaceIndex | None = None,
                module_name: str | None = None) -> FileSummary:
     """The indexed summary of ``path``, else a name-only one (no symbols) from the
@@ -696,7 +743,7 @@ def counterpart_files(path: str, index: WorkspaceIndex | None = None,
     """
     path = os.path.abspath(path)
     me = summary_of(path, index, module_name)
-    want = _other_stage(me.stage)
+    want = counterpart_stage(me.stage)
     if want is None or not me.module:
         return []
     found: dict[str, FileSummary] = {}
@@ -732,23 +779,17 @@ SourceKey = tuple[str, str | None, int | None]
 
 
 def source_key(module: HloModule, ins: Instruction) -> SourceKey | None:
-    """``(op_name, file, line)`` of ``ins``'s metadata: the innermost frame of
-    ``stack_frame_id`` (resolved through ``module``'s own tables) or
-    ``source_file``/``source_line``; file and line None when there is no source
-    location. None without an ``op_name``."""
-    meta = ins.metadata
-    op_name = meta.get("op_name")
+    """``(op_name, file, line)`` of ``ins``'s metadata: the innermost Python frame
+    (:func:`hlo_lsp.model.frames.python_stack`: ``stack_frame_id`` resolved
+    through ``module``'s own tables, or ``source_file``/``source_line``); file and
+    line None when there is no source location, line None when it is unknown.
+    None without an ``op_name``."""
+    op_name = ins.metadata.get("op_name")
     if not isinstance(op_name, str) or not op_name:
         return None
-    frame_id = meta.get("stack_frame_id")
-    if isinstance(frame_id, int):
-        frames = module.frames.resolve(frame_id)
-        if frames:
-            return (op_name, frames[0].file, frames[0].line)
-    source_file = meta.get("source_file")
-    if isinstance(source_file, str) and source_file:
-        line = meta.get("source_line")
-        return (op_name, source_file, line if isinstance(line, int) else None)
+    stack = python_stack(module, ins)
+    if stack:
+        return (op_name, stack[0].file, stack[0].line or None)
     return (op_name, None, None)
 
 
@@ -895,6 +936,6 @@ def find_counterparts(source: HloModule, ins: Instruction, target: HloModule,
 __all__ = [
     "ComputationSymbol", "Counterpart", "CustomCallSymbol", "FileSummary", "FusionSymbol",
     "SymbolHit", "WorkspaceIndex", "counterpart_files", "discover", "find_counterparts",
-    "instruction_names", "is_hlo_path", "source_key", "summarize_file", "summarize_many", "summarize_text",
+    "instruction_names", "source_key", "summarize_file", "summarize_many", "summarize_text",
     "summary_of",
 ]

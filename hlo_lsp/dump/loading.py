@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from hlo_lsp.dump.names import looks_like_hlo, parse_dump_name
+from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, looks_like_hlo, parse_dump_name
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.syntax.parser import parse
 
@@ -55,9 +55,9 @@ def _stage_rank(filename: str) -> int:
     dn = parse_dump_name(filename)
     if dn is None:
         return 3
-    if dn.stage == "after_optimizations":
+    if dn.stage == AFTER_OPTIMIZATIONS:
         return 0
-    if dn.stage == "before_optimizations":
+    if dn.stage == BEFORE_OPTIMIZATIONS:
         return 2
     return 1
 

@@ -19,13 +19,13 @@ Facts used here (xla/service/dump.cc, xla/debug_options_flags.cc, JAX docs):
   ``/dev/nvidia0`` exists; an AMD one when ``rocm-smi`` succeeds or ``/dev/kfd``
   exists; a TPU VM has ``/dev/accel0`` or ``/dev/vfio/0``.
 
-Everything here is synchronous and cheap except :func:`probe_versions`, which
+Everything here is synchronous and cheap; the jax/jaxlib version probe
+(:data:`PROBE_CODE`, run by :func:`hlo_lsp.dump.recompile.probe_versions_async`)
 starts the program's Python interpreter once.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import functools
 import json
@@ -40,6 +40,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
+
+from hlo_lsp.model.frames import python_stack
 
 RECIPE_FILE = "hlo-lsp-recipe.json"
 FORMAT = "hlo-lsp-recipe/1"
@@ -189,12 +191,6 @@ def set_dump_flags(xla_flags: str | None, dump_dir: str) -> str:
             and not re.match(r"^--xla_dump_hlo_as_text(=|$)", t)]
     where = f'"{dump_dir}"' if re.search(r"\s", dump_dir) else dump_dir
     return " ".join(kept + [f"--xla_dump_to={where}", "--xla_dump_hlo_as_text"])
-
-
-def dump_to_of(xla_flags: str | None) -> str | None:
-    """The value of the last ``--xla_dump_to=`` in ``xla_flags``, or None."""
-    found = re.findall(r'--xla_dump_to=("[^"]*"|\S+)', xla_flags or "")
-    return found[-1].strip('"') if found else None
 
 
 # -------------------------------------------------------------- platforms ---
@@ -350,21 +346,6 @@ def parse_probe_output(returncode: int, stdout: str) -> tuple[str | None, str | 
     return lines[0], lines[1]
 
 
-def probe_versions(python: str, cwd: str, env: Mapping[str, str] | None = None,
-                   timeout: float = PROBE_TIMEOUT_S) -> tuple[str | None, str | None]:
-    """``(jax.__version__, jaxlib.__version__)`` as the program's interpreter
-    ``python`` reports them (it is run once with ``-c``); ``(None, None)`` when it
-    cannot import jax or does not answer within ``timeout`` seconds. Blocking;
-    :func:`hlo_lsp.dump.recompile.probe_versions_async` is the cancellable variant."""
-    try:
-        out = subprocess.run([python, "-c", PROBE_CODE], cwd=cwd, env=probe_env(env),
-                             timeout=timeout, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
-    except (OSError, subprocess.TimeoutExpired):
-        return None, None
-    return parse_probe_output(out.returncode, out.stdout)
-
-
 def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
                 platform: str) -> dict[str, str]:
     """The environment to run ``recipe`` in: ``base_env`` with the recipe's
@@ -387,7 +368,8 @@ def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
                base_env: Mapping[str, str] | None = None, origin: str = "cli") -> Recipe:
     """A recipe for running ``command`` in ``cwd`` so that it dumps into
-    ``dump_dir`` on ``platform`` (versions not probed yet; see :func:`probe_versions`)."""
+    ``dump_dir`` on ``platform`` (versions not probed yet; see
+    :func:`hlo_lsp.dump.recompile.probe_versions_async`)."""
     base = dict(os.environ if base_env is None else base_env)
     cwd = os.path.abspath(cwd)
     probe = Recipe(list(command), cwd)
@@ -413,8 +395,10 @@ def _default_python(workspace: str | None) -> str:
 
 
 def _outermost_files(module) -> Counter:
-    """(file, function) of the outermost frame of every stack in ``module``,
-    counted; falls back to the ``source_file`` of older metadata."""
+    """(file, function) of the outermost frame of every stack of ``module``'s
+    stack-frame tables, counted; without tables, of every instruction's stack
+    (:func:`hlo_lsp.model.frames.python_stack`: the ``source_file`` of older
+    metadata, function "")."""
     found: Counter = Counter()
     frames = module.frames
     for fid in frames.frames:
@@ -425,9 +409,9 @@ def _outermost_files(module) -> Counter:
         return found
     for comp in module.computations:
         for ins in comp.instructions:
-            file = ins.metadata.get("source_file")
-            if isinstance(file, str) and file:
-                found[(file, "")] += 1
+            stack = python_stack(module, ins)
+            if stack:
+                found[(stack[-1].file, stack[-1].function)] += 1
     return found
 
 
@@ -515,8 +499,3 @@ def configured_recipe(command: str | Sequence[str], cwd: str | None,
     where = os.path.abspath(os.path.expanduser(cwd)) if cwd else fallback_cwd
     return Recipe(argv, where, {}, "cpu", python=python_interpreter(argv, where),
                   created=now_iso(), host=socket.gethostname(), origin="setting")
-
-
-def replace(recipe: Recipe, **changes) -> Recipe:
-    """A copy of ``recipe`` with ``changes`` applied (dataclasses.replace)."""
-    return dataclasses.replace(recipe, **changes)

@@ -26,25 +26,24 @@ import asyncio
 import contextlib
 import os
 import pathlib
-import re
 import shutil
 import signal
 import socket
 import tempfile
 import time
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-from hlo_lsp.dump.names import DumpName, parse_dump_name
+from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
+                                module_label, parse_dump_name)
+from hlo_lsp.model.summary import KernelSummary, kernel_summary
 from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, now_iso, parse_probe_output, platform_label, probe_env, program_env, python_interpreter, recorded_env, resolved_command, save_recipe
 
 TERMINATE_GRACE_S = 3.0
 STDERR_TAIL_LINES = 40
 MAX_COUNTED_BYTES = 256 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
-# A dump directory entry that XLA wrote (file or per-module folder).
-DUMP_ENTRY = re.compile(r"^(?:\d+\.)?module_\d+")
 
 OutputCallback = Callable[[str, str], None]
 
@@ -192,7 +191,7 @@ def dump_entries(directory: str | os.PathLike) -> list[str]:
         names = os.listdir(directory)
     except FileNotFoundError:
         return []
-    return sorted(n for n in names if DUMP_ENTRY.match(n))
+    return sorted(n for n in names if is_dump_entry(n))
 
 
 def hlo_files(directory: str | os.PathLike) -> dict[str, DumpName]:
@@ -256,24 +255,12 @@ def _sibling_temp_dir(dump_dir: pathlib.Path, what: str) -> str:
 
 # ----------------------------------------------------------- what changed ---
 
-@dataclass
-class OpCounts:
-    """Custom-calls per ``custom_call_target`` and fusions per kind (``kLoop``,
-    ``kInput``, ``kOutput``, ``kCustom``; a ``kCustom`` fusion whose
-    backend_config names a kind, e.g. ``__triton_gemm``, counts as
-    ``kCustom:__triton_gemm``) in one HLO module."""
-
-    custom_calls: Counter = field(default_factory=Counter)
-    fusions: Counter = field(default_factory=Counter)
-
-
-def count_ops(path: str | os.PathLike) -> OpCounts | None:
-    """Count custom-calls and fusions in the HLO text file ``path`` with the
-    project's parser; None when it cannot be read or is larger than
-    :data:`MAX_COUNTED_BYTES`."""
-    from hlo_lsp.model.backend_config import decode_backend_config
-    from hlo_lsp.model.hlo import unescape
-    from hlo_lsp.syntax.parser import parse
+def module_summary(path: str | os.PathLike) -> KernelSummary | None:
+    """The kernel summary (:func:`hlo_lsp.model.summary.kernel_summary`) of the HLO
+    text file ``path``, parsed with the project's parser; None when it cannot be
+    read or is larger than :data:`MAX_COUNTED_BYTES`. The same kernels as
+    ``hlo-lsp summary`` and ``hlo-lsp diff`` count."""
+    from hlo_lsp.syntax.parser import parse  # lark: only when a dump is compared
 
     try:
         if os.path.getsize(path) > MAX_COUNTED_BYTES:
@@ -282,33 +269,18 @@ def count_ops(path: str | os.PathLike) -> OpCounts | None:
             module = parse(f.read())
     except OSError:
         return None
-    counts = OpCounts()
-    for comp in module.computations:
-        for ins in comp.instructions:
-            if ins.opcode == "custom-call":
-                target = ins.attribute("custom_call_target")
-                counts.custom_calls[unescape(target.value.strip('"')) if target else "?"] += 1
-            elif ins.opcode == "fusion":
-                kind_attr = ins.attribute("kind")
-                kind = kind_attr.value if kind_attr else "?"
-                config = ins.attribute("backend_config")
-                if kind == "kCustom" and config is not None:
-                    data = decode_backend_config(config.value).data
-                    if isinstance(data, dict):
-                        inner = (data.get("fusion_backend_config")
-                                 or data.get("fusion_config") or {})
-                        if isinstance(inner, dict) and isinstance(inner.get("kind"), str):
-                            kind = f"kCustom:{inner['kind']}"
-                counts.fusions[kind] += 1
-    return counts
+    return kernel_summary(module)
 
 
 @dataclass
 class ModuleChange:
-    """Before/after counts of one module's after-optimizations HLO.
+    """Before/after counts of one module's after-optimizations HLO, from the
+    kernel summaries of the two files (:func:`module_summary`).
 
     ``file_before``/``file_after`` are file names (None when the module is new
-    or gone); ``custom_calls``/``fusions`` map a target/kind to (before, after).
+    or gone); ``custom_calls`` maps a ``custom_call_target`` and ``fusions`` a
+    fusion kind (:attr:`hlo_lsp.model.summary.Kernel.fusion_kind`: ``kLoop``,
+    ``kCustom:__triton_gemm``...) to (before, after).
     """
 
     module: str
@@ -334,16 +306,12 @@ class ModuleChange:
     def describe(self) -> str:
         """One line, e.g. ``jit_step (module_0004 → module_0006): fusions 1 → 2
         (kLoop 1 → 2), custom-calls 0 → 0``."""
-        def number(name):
-            m = re.match(r"^(?:\d+\.)?(module_\d+)", name or "")
-            return m.group(1) if m else "?"
-
         if self.file_before is None:
-            head = f"{self.module} ({number(self.file_after)}): new"
+            head = f"{self.module} ({module_label(self.file_after)}): new"
         elif self.file_after is None:
-            return f"{self.module} ({number(self.file_before)}): gone"
+            return f"{self.module} ({module_label(self.file_before)}): gone"
         else:
-            nb, na = number(self.file_before), number(self.file_after)
+            nb, na = module_label(self.file_before), module_label(self.file_after)
             head = f"{self.module} ({nb} → {na})" if nb != na else f"{self.module} ({na})"
         parts = []
         for label, per in (("fusions", self.fusions), ("custom-calls", self.custom_calls)):
@@ -400,7 +368,7 @@ def _after_files(files: Mapping[str, DumpName]) -> dict[tuple[str, int], str]:
     optimizations when there is none)."""
     inst = _instances(files)
     out: dict[tuple[str, int], str] = {}
-    for stage in ("before_optimizations", "after_optimizations"):
+    for stage in (BEFORE_OPTIMIZATIONS, AFTER_OPTIMIZATIONS):
         for name, d in sorted(files.items()):
             if d.stage == stage:
                 out[(d.module_name, inst[d.module_name].index((d.timestamp, d.number)))] = name
@@ -410,21 +378,34 @@ def _after_files(files: Mapping[str, DumpName]) -> dict[tuple[str, int], str]:
 def compare_dumps(old_dir: str | os.PathLike, old: Mapping[str, DumpName],
                   new_dir: str | os.PathLike,
                   new: Mapping[str, DumpName]) -> list[ModuleChange]:
-    """Per module (name and occurrence), custom-call and fusion counts of the old
-    and the new dump, in module-name order. Parses files: run it in a thread."""
+    """Per module (name and occurrence), the custom-calls per target and the
+    fusions per kind that run in the old and the new dump (the kernels of
+    :func:`hlo_lsp.model.summary.kernel_summary`: ENTRY and the computations its
+    control flow runs, as ``hlo-lsp diff`` counts them), in module-name order.
+    ``old``/``new`` are the HLO files of each directory (:func:`hlo_files`); the
+    after-optimizations file of a module is compared, else its
+    before-optimizations file. Parses files: run it in a thread. Never raises
+    on unreadable files (they count as empty)."""
     a, b = _after_files(old), _after_files(new)
     changes = []
     for key in sorted(set(a) | set(b)):
-        ca = count_ops(os.path.join(old_dir, a[key])) if key in a else None
-        cb = count_ops(os.path.join(new_dir, b[key])) if key in b else None
-        ca, cb = ca or OpCounts(), cb or OpCounts()
+        sa = module_summary(os.path.join(old_dir, a[key])) if key in a else None
+        sb = module_summary(os.path.join(new_dir, b[key])) if key in b else None
         change = ModuleChange(key[0], a.get(key), b.get(key))
-        for attr, out in (("custom_calls", change.custom_calls), ("fusions", change.fusions)):
-            before, after = getattr(ca, attr), getattr(cb, attr)
-            for k in set(before) | set(after):
+        for out, count in ((change.custom_calls, _by_target), (change.fusions, _by_kind)):
+            before, after = count(sa), count(sb)
+            for k in {**before, **after}:
                 out[k] = (before.get(k, 0), after.get(k, 0))
         changes.append(change)
     return changes
+
+
+def _by_target(summary: KernelSummary | None) -> dict[str, int]:
+    return summary.counts()["custom_call_by_target"] if summary is not None else {}
+
+
+def _by_kind(summary: KernelSummary | None) -> dict[str, int]:
+    return summary.fusion_kinds() if summary is not None else {}
 
 
 # ------------------------------------------------------------ recompile ---

@@ -34,7 +34,8 @@ allocation, largest allocation first (ties by index)::
   Older XLA versions print ``allocation N: ...`` headers before the tables; those
   are used directly.
 
-Sizes and offsets are bytes. Lines and columns are 0-based, columns in characters.
+Sizes and offsets are bytes. Lines (numbered as :class:`hlo_lsp.syntax.lines.LineIndex`
+numbers them) and columns are 0-based, columns in characters.
 Parsing never raises; unknown lines are skipped.
 """
 
@@ -45,14 +46,9 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from hlo_lsp.dump.names import hlo_path_for_report, report_kind, report_path, report_paths_for_hlo
 from hlo_lsp.model.shapes import format_bytes
-
-BUFFER_ASSIGNMENT_SUFFIX = "-buffer-assignment.txt"
-MEMORY_REPORT_SUFFIX = "-memory-usage-report.txt"
-REPORT_SUFFIXES = (BUFFER_ASSIGNMENT_SUFFIX, MEMORY_REPORT_SUFFIX)
-
-#: At most this many buffer lines in a hover (:func:`buffer_info`).
-MAX_HOVER_VALUES = 8
+from hlo_lsp.syntax.lines import LineIndex
 
 _ALLOCATION = re.compile(r"^allocation (\d+): size ([0-9.]+\s*[KMGTP]?i?B?)(.*?):?\s*$")
 _PARAMETER = re.compile(r", parameter (\d+), shape \|([^|]*)\| at ShapeIndex (\{[^}]*\})")
@@ -157,11 +153,13 @@ class NameRef:
 class BufferAssignment:
     """A parsed ``-buffer-assignment.txt``. ``total_bytes`` is the printed
     ``Total bytes used`` (older XLA) or the sum of the allocation sizes;
-    ``refs`` holds every ``<id name`` occurrence, in text order."""
+    ``refs`` holds every ``<id name`` occurrence, in text order; ``path`` is the
+    file it was read from ("" when parsed from text)."""
 
     allocations: list[Allocation] = field(default_factory=list)
     total_bytes: int = 0
     refs: list[NameRef] = field(default_factory=list)
+    path: str = ""
     _by_name: dict[str, list[tuple[Allocation, BufferValue]]] | None = None
 
     def values_of(self, instruction: str) -> list[tuple[Allocation, BufferValue]]:
@@ -176,6 +174,7 @@ class BufferAssignment:
         return self._by_name.get(instruction, [])
 
     def allocation(self, index: int) -> Allocation | None:
+        """The allocation numbered ``index`` (``allocation N:``), None if absent."""
         for a in self.allocations:
             if a.index == index:
                 return a
@@ -225,7 +224,7 @@ def parse_buffer_assignment(text: str) -> BufferAssignment:
     out = BufferAssignment()
     current: Allocation | None = None
     printed_total = None
-    for line_no, line in enumerate(text.splitlines()):
+    for line_no, line in enumerate(LineIndex.split(text)):
         if line.startswith("allocation "):
             m = _ALLOCATION.match(line)
             if m:
@@ -319,7 +318,7 @@ def parse_memory_report(text: str) -> MemoryReport:
     color = 0
     table: MemoryTable | None = None
     pending_alloc: int | None = None
-    for line_no, line in enumerate(text.splitlines()):
+    for line_no, line in enumerate(LineIndex.split(text)):
         if (m := _SPACE.match(line)):
             color = int(m.group(2))
             out.spaces.append(MemorySpace(m.group(1), color, 0, line_no))
@@ -384,32 +383,6 @@ def match_memory_tables(report: MemoryReport, assignment: BufferAssignment) -> N
             table.allocation = allocs[i].index
 
 
-# ---------------------------------------------------------------- file names ---
-
-def is_report_file(path: str) -> bool:
-    """True for ``*-buffer-assignment.txt`` and ``*-memory-usage-report.txt``."""
-    return os.path.basename(path).endswith(REPORT_SUFFIXES)
-
-
-def hlo_path_for_report(report_path: str) -> str | None:
-    """The HLO dump a report belongs to: ``X-buffer-assignment.txt`` and
-    ``X-memory-usage-report.txt`` describe ``X.txt`` (same directory, same module
-    number and name; xla/service/dump.cc). None for other names."""
-    for suffix in REPORT_SUFFIXES:
-        if report_path.endswith(suffix):
-            return report_path[: -len(suffix)] + ".txt"
-    return None
-
-
-def report_paths_for_hlo(hlo_path: str) -> tuple[str, str] | None:
-    """``(buffer-assignment path, memory-usage-report path)`` for the HLO dump
-    ``X.txt`` (the files may not exist); None when the name does not end in .txt."""
-    if not hlo_path.endswith(".txt"):
-        return None
-    base = hlo_path[:-4]
-    return base + BUFFER_ASSIGNMENT_SUFFIX, base + MEMORY_REPORT_SUFFIX
-
-
 # --------------------------------------------------------------------- cache ---
 
 _cache: dict[tuple[str, str], tuple[tuple[int, int], object]] = {}
@@ -441,9 +414,23 @@ def _load(path: str, kind: str, parse):
 
 
 def load_buffer_assignment(path: str) -> BufferAssignment | None:
-    """:func:`parse_buffer_assignment` of the file at ``path``, cached by
-    (path, mtime, size); None when it cannot be read. Thread-safe."""
-    return _load(path, "ba", parse_buffer_assignment)
+    """:func:`parse_buffer_assignment` of the file at ``path`` (``path`` set),
+    cached by (path, mtime, size), at most :data:`_CACHE_MAX` reports; None when
+    it cannot be read. Thread-safe; reads the disk (run it in a thread)."""
+    assignment = _load(path, "ba", parse_buffer_assignment)
+    if assignment is not None:
+        assignment.path = path
+    return assignment
+
+
+def load_buffer_assignment_for(hlo_path: str) -> BufferAssignment | None:
+    """The buffer assignment XLA wrote beside the HLO dump ``hlo_path``
+    (``X-buffer-assignment.txt`` for ``X.txt``,
+    :func:`hlo_lsp.dump.names.report_paths_for_hlo`), loaded and cached as
+    :func:`load_buffer_assignment` does; None when there is none (before-
+    optimizations files, files that are not dumps, "")."""
+    paths = report_paths_for_hlo(hlo_path) if hlo_path else None
+    return load_buffer_assignment(paths[0]) if paths else None
 
 
 def load_memory_report(path: str) -> MemoryReport | None:
@@ -453,10 +440,9 @@ def load_memory_report(path: str) -> MemoryReport | None:
     report = _load(path, "mem", parse_memory_report)
     if report is None:
         return None
-    hlo = hlo_path_for_report(path)
-    siblings = report_paths_for_hlo(hlo) if hlo else None
-    if siblings and any(t.allocation is None for t in report.tables):
-        assignment = load_buffer_assignment(siblings[0])
+    sibling = report_path(path, "buffer-assignment")
+    if sibling and any(t.allocation is None for t in report.tables):
+        assignment = load_buffer_assignment(sibling)
         if assignment is not None:
             match_memory_tables(report, assignment)
     return report
@@ -490,9 +476,8 @@ def _parsed_text(kind: str, path: str, text: str):
         return hit[1]
     value = parse_buffer_assignment(text) if kind == "ba" else parse_memory_report(text)
     if kind == "mem":
-        hlo = hlo_path_for_report(path)
-        siblings = report_paths_for_hlo(hlo) if hlo else None
-        assignment = load_buffer_assignment(siblings[0]) if siblings else None
+        sibling = report_path(path, "buffer-assignment")
+        assignment = load_buffer_assignment(sibling) if sibling else None
         if assignment is not None:
             match_memory_tables(value, assignment)
     with _cache_lock:
@@ -504,10 +489,9 @@ def _parsed_text(kind: str, path: str, text: str):
 
 def _memory_context(path: str, text: str):
     report = _parsed_text("mem", path, text)
-    hlo = hlo_path_for_report(path)
-    siblings = report_paths_for_hlo(hlo) if hlo else None
-    assignment = load_buffer_assignment(siblings[0]) if siblings else None
-    return report, assignment, (siblings[0] if siblings else "")
+    sibling = report_path(path, "buffer-assignment")
+    assignment = load_buffer_assignment(sibling) if sibling else None
+    return report, assignment, sibling or ""
 
 
 def _names(values: list[BufferValue], limit: int = 10) -> str:
@@ -524,18 +508,19 @@ def report_links(path: str, text: str) -> list[ReportLink]:
     first `` value:`` line at that offset of the matched allocation in the sibling
     buffer-assignment report, each table header to the allocation header; the
     tooltip names the instructions. [] for other files."""
-    if path.endswith(BUFFER_ASSIGNMENT_SUFFIX):
+    kind = report_kind(path)
+    if kind == "buffer-assignment":
         ba = _parsed_text("ba", path, text)
         hlo = os.path.basename(hlo_path_for_report(path) or "")
         return [ReportLink(r.line, r.start, r.end, r.name, tooltip=f"%{r.name} in {hlo}")
                 for r in ba.refs]
-    if not path.endswith(MEMORY_REPORT_SUFFIX):
+    if kind != "memory-usage":
         return []
     report, assignment, ba_path = _memory_context(path, text)
     if assignment is None:
         return []
     out: list[ReportLink] = []
-    lines = text.splitlines()
+    lines = LineIndex.split(text)
     for table in report.tables:
         alloc = assignment.allocation(table.allocation) if table.allocation is not None \
             else None
@@ -563,7 +548,8 @@ def report_names_at(path: str, text: str, line: int, column: int) -> list[str]:
     instructions of an allocation on its header line (buffer-assignment) or on a
     table header (memory-usage report); those sharing the row's offset on a
     memory-usage row. [] elsewhere."""
-    if path.endswith(BUFFER_ASSIGNMENT_SUFFIX):
+    kind = report_kind(path)
+    if kind == "buffer-assignment":
         ba = _parsed_text("ba", path, text)
         on_line = [r for r in ba.refs if r.line == line]
         for r in on_line:
@@ -575,7 +561,7 @@ def report_names_at(path: str, text: str, line: int, column: int) -> list[str]:
         if alloc.line == line:
             return list(dict.fromkeys(v.instruction for v in alloc.values))
         return [v.instruction for v in alloc.values if v.line == line][:1]
-    if not path.endswith(MEMORY_REPORT_SUFFIX):
+    if kind != "memory-usage":
         return []
     report, assignment, _ = _memory_context(path, text)
     table = report.table_at_line(line)
@@ -593,64 +579,10 @@ def report_names_at(path: str, text: str, line: int, column: int) -> list[str]:
     return []
 
 
-# --------------------------------------------------------------------- hover ---
-
-def describe_value(alloc: Allocation, value: BufferValue) -> str:
-    """One Markdown line: ``allocation 66 (62,120 B (60.7 KiB), preallocated-temp):
-    offset 32768, 1,280 B (1.2 KiB) `f32[32,10]{1,0}```."""
-    flags = ", ".join([format_bytes(alloc.size)] + alloc.flags)
-    index = f" `{value.shape_index}`" if value.shape_index else ""
-    phi = " (phi)" if value.phi else ""
-    return (f"allocation {alloc.index} ({flags}){index}{phi}: offset {value.offset}, "
-            f"{format_bytes(value.size)} `{value.shape}`")
-
-
-def buffer_info(hlo_path: str, instruction_name: str) -> list[str]:
-    """Markdown lines about where ``instruction_name``'s buffers live, from the
-    ``-buffer-assignment.txt`` next to the HLO dump ``hlo_path`` (see
-    :func:`report_paths_for_hlo`): a heading, then one line per assigned value
-    (allocation index, allocation size and flags, shape index, offset and size in
-    bytes, shape), at most :data:`MAX_HOVER_VALUES`. [] when there is no report or
-    the instruction has no buffer in it (e.g. instructions inside fusions)."""
-    paths = report_paths_for_hlo(hlo_path)
-    if paths is None or not os.path.isfile(paths[0]):
-        return []
-    assignment = load_buffer_assignment(paths[0])
-    if assignment is None:
-        return []
-    values = assignment.values_of(instruction_name)
-    if not values:
-        return []
-    lines = [f"**Buffer assignment** (`{os.path.basename(paths[0])}`)"]
-    lines += [f"- {describe_value(a, v)}" for a, v in values[:MAX_HOVER_VALUES]]
-    if len(values) > MAX_HOVER_VALUES:
-        lines.append(f"- ... {len(values) - MAX_HOVER_VALUES} more values")
-    return lines
-
-
-def buffer_hover(hlo_path: str, module, offset: int) -> list[str]:
-    """:func:`buffer_info` for the instruction named at ``offset`` of the parsed
-    HLO dump ``module`` (a definition, or a use resolving to one), [] elsewhere.
-    Meant to be appended to the hover of ``hlo_path``."""
-    from hlo_lsp.model.index import Kind, find_at
-    from hlo_lsp.model.hlo import Instruction
-
-    occ = find_at(module, offset)
-    if occ is None:
-        return []
-    if occ.kind == Kind.INSTRUCTION_DEF and occ.instruction is not None:
-        name = occ.instruction.name.name
-    elif occ.kind == Kind.INSTRUCTION_USE and isinstance(occ.target, Instruction):
-        name = occ.target.name.name
-    else:
-        return []
-    return buffer_info(hlo_path, name)
-
-
 __all__ = [
-    "Allocation", "ReportLink", "buffer_hover", "report_links", "report_names_at", "BufferAssignment", "BufferValue", "MemoryReport", "MemoryRow",
-    "MemorySpace", "MemoryTable", "NameRef", "buffer_info", "describe_value",
-    "hlo_path_for_report", "is_report_file", "load_buffer_assignment", "load_memory_report",
+    "Allocation", "BufferAssignment", "BufferValue", "MemoryReport", "MemoryRow",
+    "MemorySpace", "MemoryTable", "NameRef", "ReportLink", "load_buffer_assignment",
+    "load_buffer_assignment_for", "load_memory_report",
     "match_memory_tables", "parse_buffer_assignment", "parse_bytes", "parse_memory_report",
-    "report_paths_for_hlo",
+    "report_links", "report_names_at",
 ]

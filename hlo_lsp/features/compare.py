@@ -8,7 +8,7 @@ per category before and after.
 Fusions are matched by instruction name first, then, among the unmatched
 ones, by ``op_name`` metadata (in walk order); a matched pair whose HLO kind or
 backend kind differs is a change. Pure: operates on
-:class:`hlo_lsp.features.summary.KernelSummary`.
+:class:`hlo_lsp.model.summary.KernelSummary`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from hlo_lsp.model.kernels import BACKEND_KIND_LABELS
-from hlo_lsp.features.summary import CATEGORIES, Kernel, KernelSummary
+from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelSummary
 
 
 @dataclass(slots=True)

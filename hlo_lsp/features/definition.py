@@ -6,25 +6,27 @@
 - a parameter of a called computation (the parameter instruction's name, its
   ``parameter(N)``, or the signature's ``param_N:``) -> the operand bound to it
   at each call site (see :mod:`hlo_lsp.model.callsites`);
-- ``metadata={...}`` -> the Python source line (see :mod:`hlo_lsp.features.sources`).
+- ``metadata={...}`` -> the Python source line (:func:`source_targets`).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.model.callsites import call_sites
-from hlo_lsp.model.index import Kind, find_at
+from hlo_lsp.model.frames import python_stack
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
-from hlo_lsp.features.sources import source_targets
+from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.model.spans import FileTarget, Span
 
 
 def definition(module: HloModule, offset: int,
                base_dir: str | Sequence[str] | None = None) -> list[Span | FileTarget]:
-    """Definition targets for the position ``offset``; [] when there is none.
+    """Definition targets for the character ``offset``: spans of this document,
+    or a :class:`FileTarget` in a Python file for metadata; [] when there is none.
     ``base_dir``: where relative Python paths are resolved, one directory or the
-    list of :func:`hlo_lsp.features.sources.search_dirs` (see :func:`source_targets`)."""
+    list of :func:`hlo_lsp.dump.sources.source_dirs` (see :func:`source_targets`)."""
     occ = find_at(module, offset)
     if occ is None:
         return []
@@ -54,3 +56,19 @@ def definition(module: HloModule, offset: int,
     if occ.kind == Kind.METADATA and occ.instruction is not None:
         return list(source_targets(module, occ.instruction, base_dir))
     return []
+
+
+def source_targets(module: HloModule, ins: Instruction,
+                   base_dir: str | Sequence[str] | None = None) -> list[FileTarget]:
+    """The innermost Python frame of ``ins`` (:func:`hlo_lsp.model.frames.python_stack`)
+    as a FileTarget (1-based line and column, 0 when unknown), or [] when its
+    metadata names none. A relative path is resolved against ``base_dir``, one
+    directory or a list of them (:func:`hlo_lsp.dump.sources.resolve_source_path`:
+    the first where the file exists, else the first); kept as written without."""
+    stack = python_stack(module, ins)
+    if not stack:
+        return []
+    top = stack[0]
+    dirs = [base_dir] if isinstance(base_dir, str) else list(base_dir or ())
+    return [FileTarget(resolve_source_path(top.file, dirs), top.line, top.column,
+                       top.end_line, top.end_column)]

@@ -1,40 +1,72 @@
 """textDocument/hover: Markdown about the instruction or computation under the
-cursor, at its definition or at any use.
+cursor, at its definition or at any use. The one place hover text is made.
 
 For an instruction: opcode, shape (element type, dimensions, bytes, layout),
 each operand with its shape (resolved through the definition when the dump
 prints a bare name), users, metadata and the Python source, custom-call target
 and ``backend_config`` explained, fusion kind and the called computation's
-signature. For a computation: signature, instruction count, callers.
+signature; and, when XLA wrote a buffer assignment beside the dump
+(:func:`hlo_lsp.dump.reports.load_buffer_assignment_for`), where its buffers
+live (xla/service/buffer_assignment.cc). For a computation: signature,
+instruction count, callers.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
-from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, cublaslt_result_names, decode_backend_config, explain_target
-from hlo_lsp.model.index import Kind, find_at
-from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, decode_metadata, unescape
+from hlo_lsp.dump.reports import Allocation, BufferAssignment, BufferValue
+from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, decode_backend_config, explain_target
+from hlo_lsp.model.frames import format_frame, python_stack
+from hlo_lsp.model.index import Kind, Occurrence, find_at
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, decode_metadata
+from hlo_lsp.model.kernels import custom_call_target, result_names, tuple_element
 from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.shapes import describe_shape, format_bytes
-from hlo_lsp.features.sources import format_frame, python_stack
 from hlo_lsp.features.references import users
 
 MAX_LISTED = 12
+#: At most this many buffer lines in a hover (:func:`buffer_lines`).
+MAX_HOVER_VALUES = 8
 
 
 @dataclass(frozen=True, slots=True)
 class HoverResult:
+    """Markdown for the name at character offsets ``[start, end)``."""
+
     markdown: str
     start: int
     end: int
 
 
-def hover(module: HloModule, offset: int) -> HoverResult | None:
-    """Hover text for ``offset``, or None where there is nothing to say."""
+def hover(module: HloModule, offset: int,
+          assignment: BufferAssignment | None = None) -> HoverResult | None:
+    """Hover text for the character ``offset``, or None where there is nothing to
+    say. ``assignment``: the buffer assignment of this dump (None when there is
+    none); an instruction's definition, or a use resolving to one, then ends with
+    its buffers (:func:`buffer_lines`) after a ``---`` rule. Pure: never reads
+    the disk."""
     occ = find_at(module, offset)
     if occ is None:
         return None
+    result = _hover(module, occ)
+    if result is None or assignment is None:
+        return result
+    if occ.kind == Kind.INSTRUCTION_DEF and occ.instruction is not None:
+        name = occ.instruction.name.name
+    elif occ.kind == Kind.INSTRUCTION_USE and isinstance(occ.target, Instruction):
+        name = occ.target.name.name
+    else:
+        return result
+    lines = buffer_lines(assignment, name)
+    if not lines:
+        return result
+    return HoverResult(result.markdown + "\n\n---\n\n" + "\n".join(lines), result.start,
+                       result.end)
+
+
+def _hover(module: HloModule, occ: Occurrence) -> HoverResult | None:
     target = occ.target
     if occ.kind == Kind.MODULE:
         return HoverResult(module_markdown(module), occ.start, occ.end)
@@ -62,6 +94,9 @@ def _code(text: str, lang: str = "hlo") -> str:
 
 
 def shape_markdown(shape: ShapeToken) -> str:
+    """The hover of a shape: its text, then element type, dimensions, size in
+    bytes and layout (:func:`hlo_lsp.model.shapes.describe_shape`), or why it
+    does not decode."""
     try:
         lines = describe_shape(shape.decode())
     except ValueError as exc:
@@ -129,14 +164,13 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
     if ins.opcode == "fusion" and kind is not None:
         out.append(f"**Fusion kind** `{kind.value}`: "
                    f"{HLO_FUSION_KINDS.get(kind.value, 'backend-specific fusion')}")
-    target = ins.attribute("custom_call_target")
+    target = custom_call_target(ins)
     if target is not None:
-        name = unescape(target.value.strip('"'))
-        out.append(f"**custom_call_target** `{name}`: {explain_target(name)}")
-        result_names = _result_names(ins, name)
-        if result_names:
+        out.append(f"**custom_call_target** `{target}`: {explain_target(target)}")
+        names = result_names(ins)
+        if names:
             out.append("**Results**: " + ", ".join(
-                f"{{{i}}} {n}" for i, n in enumerate(result_names)))
+                f"{{{i}}} {n}" for i, n in enumerate(names)))
     for cref in ins.called:
         callee = module.by_name.get(cref.ref.name)
         if callee is not None:
@@ -154,31 +188,11 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
         if explained.notes:
             block += "\n\n" + "\n".join(f"- `{path}` = {note}" for path, note in explained.notes)
         out.append(block)
-    if ins.opcode == "get-tuple-element" and ins.operands:
-        producer = ins.computation.by_name.get(ins.operands[0].ref.name) \
-            if ins.computation is not None else None
-        index = ins.attribute("index")
-        if producer is not None and index is not None and index.value.isdigit():
-            tgt = producer.attribute("custom_call_target")
-            if tgt is not None:
-                names = _result_names(producer, unescape(tgt.value.strip('"')))
-                i = int(index.value)
-                if i < len(names):
-                    out.append(f"element {{{i}}} of `%{producer.name.name}`: {names[i]}")
+    element = tuple_element(ins)
+    if element is not None:
+        out.append(f"element {{{element.index}}} of `%{element.producer.name.name}`: "
+                   f"{element.meaning}")
     return out
-
-
-def _result_names(ins: Instruction, target: str) -> list[str]:
-    if ins.shape is None or ins.shape.elements is None:
-        return []
-    config = ins.attribute("backend_config")
-    damax = False
-    if config is not None:
-        data = decode_backend_config(config.value).data
-        if isinstance(data, dict):
-            gemm = data.get("gemm_backend_config", {})
-            damax = bool(isinstance(gemm, dict) and gemm.get("damax_output"))
-    return cublaslt_result_names(target, len(ins.shape.elements), damax)
 
 
 def _metadata_parts(module: HloModule, ins: Instruction) -> list[str]:
@@ -230,3 +244,30 @@ def module_markdown(module: HloModule) -> str:
         value = attr.value if len(attr.value) <= 200 else attr.value[:197] + "..."
         parts.append(f"- `{attr.name}` = `{value}`")
     return "\n\n".join(parts)
+
+
+def describe_value(alloc: Allocation, value: BufferValue) -> str:
+    """One Markdown line: ``allocation 66 (62,120 B (60.7 KiB), preallocated-temp):
+    offset 32768, 1,280 B (1.2 KiB) `f32[32,10]{1,0}```. Sizes and offsets in bytes
+    (``BufferAllocation::ToShortString``, ``HloValue::ToShortString``)."""
+    flags = ", ".join([format_bytes(alloc.size)] + alloc.flags)
+    index = f" `{value.shape_index}`" if value.shape_index else ""
+    phi = " (phi)" if value.phi else ""
+    return (f"allocation {alloc.index} ({flags}){index}{phi}: offset {value.offset}, "
+            f"{format_bytes(value.size)} `{value.shape}`")
+
+
+def buffer_lines(assignment: BufferAssignment, instruction_name: str) -> list[str]:
+    """Markdown lines about where ``instruction_name``'s buffers live in
+    ``assignment``: a heading naming the report file, then one line per value the
+    instruction defines (:func:`describe_value`), at most
+    :data:`MAX_HOVER_VALUES`. [] when it has no buffer there (e.g. instructions
+    inside fusions)."""
+    values = assignment.values_of(instruction_name)
+    if not values:
+        return []
+    lines = [f"**Buffer assignment** (`{os.path.basename(assignment.path)}`)"]
+    lines += [f"- {describe_value(a, v)}" for a, v in values[:MAX_HOVER_VALUES]]
+    if len(values) > MAX_HOVER_VALUES:
+        lines.append(f"- ... {len(values) - MAX_HOVER_VALUES} more values")
+    return lines

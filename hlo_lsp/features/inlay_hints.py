@@ -8,24 +8,24 @@ Three categories of hints, each a pure function of the model:
 - ``source`` (no LSP kind): at the end of the instruction's last line, the
   innermost Python frame of its metadata (``stack_frame_id`` through the
   stack-frame tables, or ``source_file``/``source_line``;
-  :func:`hlo_lsp.features.sources.python_stack`), e.g. ``make_dump.py:95``; the tooltip
+  :func:`hlo_lsp.model.frames.python_stack`), e.g. ``make_dump.py:95``; the tooltip
   has the innermost frame and its caller. Clients may turn it off
   (docs/protocol.md, initialization option ``inlayHints``).
 - ``tupleElement`` (kind "parameter"): after ``index=N`` of a
   ``get-tuple-element`` whose operand is a cuBLAS / cuBLASLt custom-call, what
   that element is (``output``, ``d_amax ...``, ``workspace ...``;
-  :func:`hlo_lsp.model.backend_config.cublaslt_result_names`).
+  :func:`hlo_lsp.model.kernels.tuple_element`).
 """
 
 from __future__ import annotations
 
 import bisect
-import os
 from dataclasses import dataclass
 
-from hlo_lsp.model.kernels import result_names, short_shape
+from hlo_lsp.model.frames import format_frame, python_stack, short_frame
+from hlo_lsp.model.kernels import short_shape, tuple_element
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
-from hlo_lsp.features.sources import format_frame, python_stack
+from hlo_lsp.syntax.lines import LineIndex
 
 CATEGORIES = ("operandShape", "source", "tupleElement")
 
@@ -94,31 +94,27 @@ def _instruction_hints(module: HloModule, comp: Computation, ins: Instruction,
             full = target.shape.text
             out.append(InlayHint(op.ref.end, ": " + short_shape(full), "type",
                                  f"%{op.ref.name}: {full}", "operandShape"))
-    if "tupleElement" in wanted and ins.opcode == "get-tuple-element" and ins.operands:
-        index = ins.attribute("index")
-        producer = scope.get(ins.operands[0].ref.name)
-        if index is not None and index.value.isdigit() and producer is not None:
-            names = result_names(producer)
-            n = int(index.value)
-            if n < len(names):
-                out.append(InlayHint(
-                    index.value_end, names[n].split(" (")[0], "parameter",
-                    f"element {{{n}}} of %{producer.name.name} "
-                    f"({producer.opcode} {producer.attribute('custom_call_target').value}): "
-                    f"{names[n]}", "tupleElement", padding_left=True))
+    if "tupleElement" in wanted and ins.opcode == "get-tuple-element":
+        element = tuple_element(ins, comp)
+        if element is not None:
+            producer = element.producer
+            out.append(InlayHint(
+                ins.attribute("index").value_end, element.meaning.split(" (")[0],
+                "parameter",
+                f"element {{{element.index}}} of %{producer.name.name} "
+                f"({producer.opcode} {producer.attribute('custom_call_target').value}): "
+                f"{element.meaning}", "tupleElement", padding_left=True))
     if "source" in wanted and ins.attribute("metadata") is not None:
         stack = python_stack(module, ins)
         if stack:
             top = stack[0]
             text = module.text
-            eol = text.find("\n", ins.end)
-            if eol < 0:
-                eol = len(text)
+            eol = LineIndex.bounds(text, ins.end)[1]
             # Skip trailing blanks so the hint sits after the last visible character.
             pos = eol
             while pos > ins.end and text[pos - 1] in " \t\r":
                 pos -= 1
-            label = f"{os.path.basename(top.file)}:{top.line}"
+            label = short_frame(top)
             # Kept short: a whole-document request on a large dump returns tens of
             # thousands of hints; the instruction's hover shows the full stack.
             tooltip = format_frame(top)

@@ -1,10 +1,10 @@
 """textDocument/documentLink: metadata source locations as links to Python.
 
-Every ``stack_frame_id=N`` (resolved through the module's stack-frame tables,
-:meth:`hlo_lsp.model.StackFrameTables.resolve`) and every
-``source_file=".." source_line=N`` pair of older dumps (xla/xla_data.proto
-OpMetadata) inside a ``metadata={...}`` attribute becomes a link to the file
-and line of the innermost Python frame; the tooltip is the whole call stack.
+In each ``metadata={...}`` attribute, the ``stack_frame_id=N`` (resolved through
+the module's stack-frame tables) or the ``source_file=".." source_line=N`` pair
+of older dumps (xla/xla_data.proto OpMetadata) that
+:func:`hlo_lsp.model.frames.frame_origin` reads becomes a link to the file and
+line of the innermost Python frame; the tooltip is the whole call stack.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from hlo_lsp.model.hlo import HloModule, SourceFrame, unescape
-from hlo_lsp.features.sources import format_frame
+from hlo_lsp.model.frames import STACK_FRAME_ID, format_frame, frame_origin
+from hlo_lsp.model.hlo import HloModule, SourceFrame
 
 _FRAME_ID = re.compile(r"\bstack_frame_id=(\d+)")
 _SOURCE_FILE = re.compile(r'\bsource_file="((?:[^"\\]|\\.)*)"')
@@ -46,32 +46,39 @@ def stack_tooltip(stack: list[SourceFrame]) -> str:
 
 def source_links(module: HloModule,
                  resolve: Callable[[str], str] = lambda p: p) -> list[SourceLink]:
-    """Links for all source locations in metadata, in text order. ``resolve``
-    turns a path as written in the dump into the path to link to (e.g.
-    :func:`hlo_lsp.features.sources.resolve_source_path`)."""
+    """Links for all source locations in metadata, in text order: one per
+    instruction whose metadata names a Python frame
+    (:func:`hlo_lsp.model.frames.frame_origin`), over its ``stack_frame_id=N`` or
+    its ``source_file=".." [source_line=N]``. ``resolve`` turns a path as written
+    in the dump into the path to link to (e.g.
+    :func:`hlo_lsp.dump.sources.resolve_source_path`); it is called once per
+    distinct path."""
     out: list[SourceLink] = []
-    frames_memo: dict[int, list[SourceFrame]] = {}
+    resolved: dict[str, str] = {}
     for comp in module.computations:
         for ins in comp.instructions:
             meta = ins.attribute("metadata")
             if meta is None:
                 continue
+            origin, stack = frame_origin(module, ins)
+            if not stack:
+                continue
             value, base = meta.value, meta.value_start
-            for m in _FRAME_ID.finditer(value):
-                fid = int(m.group(1))
-                stack = frames_memo.get(fid)
-                if stack is None:
-                    stack = frames_memo[fid] = module.frames.resolve(fid)
-                if stack:
-                    out.append(SourceLink(base + m.start(), base + m.end(),
-                                          resolve(stack[0].file), stack[0].line,
-                                          stack_tooltip(stack)))
-            for m in _SOURCE_FILE.finditer(value):
+            if origin == STACK_FRAME_ID:
+                m = _FRAME_ID.search(value)
+                if m is None:
+                    continue
+                start, end = m.start(), m.end()
+            else:
+                m = _SOURCE_FILE.search(value)
+                if m is None:
+                    continue
                 line_m = _SOURCE_LINE.match(value, m.end())
-                line = int(line_m.group(1)) if line_m else 1
-                end = line_m.end() if line_m else m.end()
-                file = unescape(m.group(1))
-                if file:
-                    out.append(SourceLink(base + m.start(), base + end, resolve(file), line,
-                                          stack_tooltip([SourceFrame(file, "", line)])))
+                start, end = m.start(), (line_m.end() if line_m else m.end())
+            top = stack[0]
+            path = resolved.get(top.file)
+            if path is None:
+                path = resolved[top.file] = resolve(top.file)
+            out.append(SourceLink(base + start, base + end, path, top.line or 1,
+                                  stack_tooltip(stack)))
     return out

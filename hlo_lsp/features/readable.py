@@ -5,7 +5,7 @@ What changes compared with the dump:
 
 - ``metadata={...}`` is removed (``keep_metadata=False``) and the innermost
   Python frame it resolves to (``stack_frame_id`` through the stack-frame
-  tables, or ``source_file``/``source_line``; :func:`hlo_lsp.features.sources.python_stack`)
+  tables, or ``source_file``/``source_line``; :func:`hlo_lsp.model.frames.python_stack`)
   is appended as a ``// file.py:LINE`` comment; the stack-frame tables are
   dropped.
 - ``backend_config=...`` is removed from the line and expanded below it as
@@ -27,13 +27,12 @@ blank lines.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, FUSION_KINDS, decode_backend_config, explain_target
-from hlo_lsp.model.kernels import custom_call_target, fusion_backend_kind, result_names
+from hlo_lsp.model.frames import python_stack, short_frame
+from hlo_lsp.model.kernels import custom_call_target, fusion_backend_kind, result_names, tuple_element
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
-from hlo_lsp.features.sources import python_stack
 
 INDENT = "  "
 FUSION_INDENT = "    "
@@ -173,16 +172,12 @@ def _instruction(module: HloModule, comp: Computation, ins: Instruction, indent:
     for start, end, repl in sorted(edits, reverse=True):
         line = line[:start - ins.start] + repl + line[end - ins.start:]
     notes: list[str] = []
-    if ins.opcode == "get-tuple-element" and ins.operands:
-        producer = scope.get(ins.operands[0].ref.name)
-        index = ins.attribute("index")
-        if producer is not None and index is not None and index.value.isdigit():
-            names = result_names(producer)
-            if int(index.value) < len(names):
-                notes.append(names[int(index.value)])
+    element = tuple_element(ins, comp)
+    if element is not None:
+        notes.append(element.meaning)
     stack = python_stack(module, ins) if ins.attribute("metadata") is not None else []
     if stack:
-        notes.append(f"{os.path.basename(stack[0].file)}:{stack[0].line}")
+        notes.append(short_frame(stack[0]))
     if notes:
         line += "  // " + " · ".join(notes)
     out.add(indent + line, ins.start)

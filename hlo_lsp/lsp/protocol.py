@@ -31,7 +31,7 @@ from pygls.uris import to_fs_path
 
 from hlo_lsp import __version__
 from hlo_lsp.features.diagnostics import merge_xla, xla_problem
-from hlo_lsp.features.sources import search_dirs
+from hlo_lsp.dump.sources import source_dirs
 from hlo_lsp.lsp.collector import ModelCollector
 from hlo_lsp.lsp.compat import forget_progress
 from hlo_lsp.lsp.convert import to_diagnostic
@@ -113,9 +113,9 @@ class HloLanguageServer(LanguageServer):
 
     def source_dirs(self, uri: str) -> list[str]:
         """Where relative Python paths in the metadata of the dump ``uri`` are
-        looked for: the one answer for definition, documentLink, hover and
-        inlay hints (see :func:`hlo_lsp.features.sources.search_dirs`)."""
-        return search_dirs(to_fs_path(uri), self.workspace_folders(), self.settings.source_root)
+        looked for: the one answer for definition and documentLink (see
+        :func:`hlo_lsp.dump.sources.source_dirs`)."""
+        return source_dirs(to_fs_path(uri), self.workspace_folders(), self.settings.source_root)
 
     def oracle(self) -> XlaOracle | None:
         """XLA's parser in a worker process, unless the setting ``xlaDiagnostics``

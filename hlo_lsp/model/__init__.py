@@ -7,7 +7,11 @@ Standard library only; nothing here parses text or touches the disk.
 - :mod:`.shapes`: element types, dimensions, layouts (``minor_to_major``, tiles).
 - :mod:`.opcodes`: XLA's opcodes and their families.
 - :mod:`.backend_config`: custom-call targets and GPU ``backend_config`` fields.
-- :mod:`.kernels`: what an instruction runs as (fusion kind, custom-call target).
+- :mod:`.kernels`: what an instruction runs as (fusion kind, custom-call target,
+  the meaning of a cuBLAS call's tuple results).
+- :mod:`.summary`: what a module runs (``kernel_summary``: fusions, custom-calls,
+  collectives, from ENTRY through control flow).
+- :mod:`.frames`: the Python call stack of an instruction (``python_stack``).
 - :mod:`.index`: ``find_at(module, offset)``, the one "what is here" query.
 - :mod:`.callsites`: which operand feeds a called computation's parameter.
 - :mod:`.check`: semantic problems (undefined names, duplicate definitions...).

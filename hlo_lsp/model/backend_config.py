@@ -125,16 +125,24 @@ class Explained:
     error: str | None = None
 
 
+def is_json_object(raw: str) -> bool:
+    """Whether an (unquoted) ``backend_config`` value is meant as a JSON object:
+    ``{`` then, after any blanks, ``"`` or ``}``. An MLIR attribute dictionary
+    (``{key = value}``) or plain text is not. Looks at 64 characters at most."""
+    return raw.startswith("{") and raw[1:64].lstrip()[:1] in ('"', "}")
+
+
 def decode_backend_config(value: str) -> Explained:
-    """Decode a ``backend_config`` value: quoted string, JSON braces, or an MLIR
-    attribute dictionary. Never raises."""
+    """Decode a ``backend_config`` value: quoted string, JSON braces (also laid out
+    over several lines, as hand-written test files do), or an MLIR attribute
+    dictionary (``{key = value}``, kept as text). Never raises."""
     raw = value
     if raw.startswith('"') and raw.endswith('"'):
         try:
             raw = json.loads(raw)
         except ValueError:
             raw = raw[1:-1]
-    if not raw.startswith("{") or not raw.startswith(('{"', "{}")):
+    if not is_json_object(raw):
         return Explained(raw, [], None)  # MLIR dictionary or plain text
     try:
         data = json.loads(raw)
@@ -207,21 +215,3 @@ def explain_target(target: str) -> str:
     if lib != "custom":
         return f"{lib} call"
     return "a custom call registered by the backend or the program"
-
-
-def cublaslt_result_names(target: str, result_count: int, damax: bool) -> list[str]:
-    """Names of the tuple elements returned by a cuBLAS / cuBLASLt custom-call.
-
-    Results are ``(output, [extras], workspace)`` with the s8 workspace last
-    (cublas_cudnn.cc); an FP8 call with ``damax_output`` returns ``d_amax`` second.
-    """
-    if not target.startswith("__cublas$") or result_count < 1:
-        return []
-    names = ["output"] + ["extra"] * (result_count - 2) + ["workspace (s8 scratch)"]
-    if result_count == 1:
-        return ["output"]
-    if damax and result_count >= 3:
-        names[1] = "d_amax (max |output|, for FP8 rescaling)"
-    elif result_count >= 3:
-        names[1] = "auxiliary output (e.g. GELU_AUX pre-activation)"
-    return names

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import weakref
 
+from hlo_lsp.model.backend_config import is_json_object
 from hlo_lsp.model.hlo import Computation, ComputationRef, HloModule, Problem, Severity
 from hlo_lsp.model.opcodes import OPCODES
 
@@ -121,7 +122,8 @@ def _undefined(comp: Computation, ref) -> Problem:
 def _check_attributes(ins, frame_count: int, out: list[Problem]) -> None:
     """Append the problems of ``ins``'s backend_config and metadata to ``out``."""
     for attr in ins.attributes:
-        if attr.name == "backend_config" and attr.value.startswith("{\""):
+        if attr.name == "backend_config" and (attr.value.startswith('{"')
+                                              or is_json_object(attr.value)):
             try:
                 json.loads(attr.value)
             except ValueError as exc:

@@ -109,7 +109,7 @@ def decode_metadata(value: str) -> dict[str, str | int]:
     out: dict[str, str | int] = {}
     for key, raw in _METADATA_ITEM.findall(value):
         if raw.startswith('"'):
-            out[key] = unescape(raw[1:-1])
+            out[key] = unquote(raw)
         else:
             try:
                 out[key] = int(raw)
@@ -123,6 +123,15 @@ def unescape(s: str) -> str:
     if "\\" not in s:
         return s
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
+
+
+def unquote(value: str) -> str:
+    """An attribute value as XLA means it: a value in matching double or single
+    quotes loses them and its escapes (:func:`unescape`); any other value is
+    returned as written. ``"__cublas$gemm"`` -> ``__cublas$gemm``."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return unescape(value[1:-1])
+    return value
 
 
 @dataclass(slots=True, eq=False)
@@ -350,6 +359,10 @@ class SourceFrame:
     end_column: int = 0
 
 
+#: Frames of one resolved stack at most (a longer chain is cut).
+MAX_STACK_FRAMES = 256
+
+
 @dataclass(slots=True)
 class StackFrameTables:
     """The FileNames / FunctionNames / FileLocations / StackFrames tables of a dump.
@@ -365,14 +378,27 @@ class StackFrameTables:
     start: int = -1
     end: int = -1
     sections: list[tuple[str, int, int]] = field(default_factory=list)
+    _resolved: dict[int, tuple[SourceFrame, ...]] = field(default_factory=dict, repr=False,
+                                                          compare=False)
 
-    def resolve(self, frame_id: int, limit: int = 256) -> list[SourceFrame]:
-        """The call stack of ``stack_frame_id=frame_id``, innermost frame first.
+    def resolve(self, frame_id: int, limit: int = MAX_STACK_FRAMES) -> list[SourceFrame]:
+        """The call stack of ``stack_frame_id=frame_id``, innermost frame first
+        (at most ``limit`` frames); [] for an unknown id.
 
         The text prints ``parent_frame_id`` as parent+1: ``P`` means frame ``P-1``
         and ``P=1`` (printed 0+1) means no parent (xla/hlo/ir/stack_frames.cc,
-        PrintStackFrameIndex). Cycles and unknown ids end the chain.
+        PrintStackFrameIndex). Cycles and unknown ids end the chain. Stacks are
+        remembered per id (the tables do not change once parsed); each call
+        returns a new list.
         """
+        if limit != MAX_STACK_FRAMES:
+            return self._walk(frame_id, limit)
+        known = self._resolved.get(frame_id)
+        if known is None:
+            known = self._resolved[frame_id] = tuple(self._walk(frame_id, limit))
+        return list(known)
+
+    def _walk(self, frame_id: int, limit: int) -> list[SourceFrame]:
         out: list[SourceFrame] = []
         seen: set[int] = set()
         fid = frame_id
@@ -485,14 +511,9 @@ class HloModule:
         return out
 
 
-def strip_sigil(name: str) -> str:
-    """``%foo.1`` -> ``foo.1``."""
-    return name[1:] if name.startswith("%") else name
-
-
 __all__ = [
     "ArrayShape", "Attribute", "Computation", "ComputationRef", "FileLocation",
     "HloModule", "Instruction", "Operand", "Parameter", "Problem", "Ref", "Severity",
     "ShapeToken", "SourceFrame", "StackFrameTables", "TupleShape", "decode_metadata",
-    "strip_sigil", "unescape",
+    "unescape", "unquote",
 ]

@@ -8,11 +8,10 @@ of every occurrence has to be built before the first answer.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import Enum
 
-from hlo_lsp.model.hlo import Computation, HloModule, Instruction, Parameter, Ref
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction, Ref
 
 
 class Kind(Enum):
@@ -48,8 +47,6 @@ class Occurrence:
     index: int = -1
     attr: str = ""
 
-
-_STACK_FRAME = re.compile(r"stack_frame_id=(\d+)")
 
 
 def find_at(module: HloModule, offset: int) -> Occurrence | None:
@@ -114,7 +111,3 @@ def _in_instruction(module: HloModule, comp: Computation, ins: Instruction,
                           comp, ins, ins)
     return None
 
-
-def signature_param(comp: Computation, index: int) -> Parameter | None:
-    """The ``index``-th parameter of ``comp``'s signature, if printed."""
-    return comp.params[index] if 0 <= index < len(comp.params) else None

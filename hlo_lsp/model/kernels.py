@@ -1,7 +1,9 @@
 """What one instruction runs as: custom-call target and library, fusion kinds,
 the meaning of a custom-call's tuple results.
 
-Shared by inlay hints, the readable view and the kernel summary. Facts:
+The one answer to these questions for hover, inlay hints, the readable view,
+the kernel summary (:mod:`hlo_lsp.model.summary`) and the workspace index.
+Facts:
 
 - ``custom_call_target`` values and their libraries: :data:`hlo_lsp.model.backend_config.
   CUSTOM_CALL_TARGETS` (xla/service/gpu/cublas_cudnn.cc and other registrations).
@@ -19,8 +21,10 @@ Shared by inlay hints, the readable view and the kernel summary. Facts:
 
 from __future__ import annotations
 
-from hlo_lsp.model.backend_config import cublaslt_result_names, decode_backend_config
-from hlo_lsp.model.hlo import Instruction, unescape
+from dataclasses import dataclass
+
+from hlo_lsp.model.backend_config import decode_backend_config
+from hlo_lsp.model.hlo import Computation, Instruction, unquote
 
 #: Backend fusion kind -> short label used in summaries and code lenses.
 BACKEND_KIND_LABELS = {
@@ -40,14 +44,10 @@ HLO_KIND_LABELS = {"kLoop": "loop", "kInput": "input", "kOutput": "output",
 
 
 def custom_call_target(ins: Instruction) -> str | None:
-    """The unquoted ``custom_call_target`` of ``ins``, or None."""
+    """The ``custom_call_target`` of ``ins`` as XLA means it (quotes and escapes
+    removed, :func:`hlo_lsp.model.hlo.unquote`), or None without one."""
     attr = ins.attribute("custom_call_target")
-    if attr is None:
-        return None
-    value = attr.value
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        value = unescape(value[1:-1])
-    return value
+    return None if attr is None else unquote(attr.value)
 
 
 def backend_config_data(ins: Instruction) -> dict | None:
@@ -69,9 +69,9 @@ def fusion_backend_kind(ins: Instruction) -> tuple[str, bool]:
     """``(backend kind, inferred)`` of a fusion instruction.
 
     The kind comes from ``fusion_backend_config.kind`` (GPU) or
-    ``fusion_config.kind`` (CPU). Without a backend_config, a kCustom fusion
-    named ``gemm_fusion_*`` is XLA's GemmFusion output: ``("__triton_gemm",
-    True)``. ``("", False)`` when unknown.
+    ``fusion_config.kind`` (CPU) of its JSON ``backend_config``; without one,
+    from the name (:func:`inferred_backend_kind`, ``inferred`` True).
+    ``("", False)`` when unknown.
     """
     data = backend_config_data(ins)
     if data is not None:
@@ -79,9 +79,15 @@ def fusion_backend_kind(ins: Instruction) -> tuple[str, bool]:
             sub = data.get(key)
             if isinstance(sub, dict) and isinstance(sub.get("kind"), str):
                 return sub["kind"], False
-    if hlo_fusion_kind(ins) == "kCustom" and ins.name.name.startswith("gemm_fusion_"):
-        return "__triton_gemm", True
-    return "", False
+    kind = inferred_backend_kind(hlo_fusion_kind(ins), ins.name.name)
+    return kind, bool(kind)
+
+
+def inferred_backend_kind(hlo_kind: str, name: str) -> str:
+    """The backend kind a fusion without backend_config has by XLA's naming: a
+    ``kCustom`` fusion named ``gemm_fusion_*`` (no ``%``) is GemmFusion's output,
+    ``__triton_gemm`` (xla/service/gpu/transforms/gemm_fusion.cc); "" otherwise."""
+    return "__triton_gemm" if hlo_kind == "kCustom" and name.startswith("gemm_fusion_") else ""
 
 
 def gemm_damax(ins: Instruction) -> bool:
@@ -92,13 +98,57 @@ def gemm_damax(ins: Instruction) -> bool:
 
 
 def result_names(ins: Instruction) -> list[str]:
-    """Meaning of each tuple element returned by a cuBLAS / cuBLASLt custom-call
-    (``output``, ``d_amax``, ``workspace``; :func:`backend_config.cublaslt_result_names`),
-    [] for other instructions or non-tuple results."""
+    """What each element of the tuple a cuBLAS / cuBLASLt custom-call returns is,
+    by index; [] for other instructions and for non-tuple results.
+
+    Facts (xla/service/gpu/cublas_cudnn.cc, GemmRewriter): a ``__cublas$*`` call
+    returns ``(output, [extras], workspace)`` with the s8 workspace last; an FP8
+    call with ``gemm_backend_config.damax_output`` returns ``d_amax`` second, an
+    epilogue with an auxiliary output (``GELU_AUX``) its pre-activation second.
+    """
     target = custom_call_target(ins)
-    if target is None or ins.shape is None or ins.shape.elements is None:
+    if target is None or not target.startswith("__cublas$") or ins.shape is None \
+            or ins.shape.elements is None or not ins.shape.elements:
         return []
-    return cublaslt_result_names(target, len(ins.shape.elements), gemm_damax(ins))
+    count = len(ins.shape.elements)
+    if count == 1:
+        return ["output"]
+    names = ["output"] + ["extra"] * (count - 2) + ["workspace (s8 scratch)"]
+    if count >= 3:
+        names[1] = ("d_amax (max |output|, for FP8 rescaling)" if gemm_damax(ins)
+                    else "auxiliary output (e.g. GELU_AUX pre-activation)")
+    return names
+
+
+@dataclass(frozen=True, slots=True)
+class TupleElement:
+    """What a ``get-tuple-element`` reads: element ``index`` of ``producer``, a
+    cuBLAS / cuBLASLt custom-call, whose meaning is ``meaning`` (an entry of
+    :func:`result_names`, e.g. ``"output"``, ``"workspace (s8 scratch)"``)."""
+
+    producer: Instruction
+    index: int
+    meaning: str
+
+
+def tuple_element(ins: Instruction, computation: Computation | None = None
+                  ) -> TupleElement | None:
+    """The meaning of ``ins`` when it is ``get-tuple-element(%call), index=N`` of a
+    cuBLAS(Lt) call defined in ``computation`` (default: the one holding ``ins``);
+    None for anything else. The one answer for hover, inlay hints and the
+    readable view."""
+    if ins.opcode != "get-tuple-element" or not ins.operands:
+        return None
+    index = ins.attribute("index")
+    if index is None or not index.value.isdigit():
+        return None
+    comp = computation if computation is not None else ins.computation
+    producer = comp.by_name.get(ins.operands[0].ref.name) if comp is not None else None
+    if producer is None:
+        return None
+    names = result_names(producer)
+    n = int(index.value)
+    return TupleElement(producer, n, names[n]) if n < len(names) else None
 
 
 def short_shape(text: str) -> str:

@@ -10,6 +10,7 @@
 - :mod:`.edits`: ``EditWindow`` and applying ``didChange`` edits as slices.
 - :mod:`.xla`: XLA's own parser (jaxlib) in a worker process, the oracle; the one
   place that touches ``jax._src``.
+- :mod:`.versions`: the version checks that guard lark's and jax's internals.
 
 Imports :mod:`hlo_lsp.model` and lark only.
 """

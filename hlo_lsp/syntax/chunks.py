@@ -57,10 +57,8 @@ class Skeleton:
         """The skeleton of ``text``, the result of an edit of this skeleton's text
         described by ``window``: header lines outside the lines the edit touched
         are kept (shifted after it); only those lines are searched again."""
-        old = self.text
-        first = old.rfind("\n", 0, window.start) + 1          # same in both texts
-        last_new = text.find("\n", window.new_end)
-        last_new = len(text) if last_new < 0 else last_new
+        first = LineIndex.bounds(self.text, window.start)[0]   # same in both texts
+        last_new = LineIndex.bounds(text, window.new_end)[1]
         last_old = last_new - window.delta                     # same line end in old
         heads = self.heads
         keep = bisect.bisect_left(heads, first)
@@ -260,14 +258,8 @@ def _reuser(text: str, previous: HloModule | None, window: EditWindow | None,
 
 # ------------------------------------------------------------ quick answers --
 
-def _line_bounds(text: str, offset: int) -> tuple[int, int]:
-    start = text.rfind("\n", 0, offset) + 1
-    end = text.find("\n", offset)
-    return start, (len(text) if end < 0 else end)
-
-
 def _instruction_on_line(text: str, offset: int) -> Instruction | None:
-    start, end = _line_bounds(text, offset)
+    start, end = LineIndex.bounds(text, offset)
     try:
         ins = parse_fragment(text[start:end], "instruction", start)
     except UnexpectedInput:
@@ -304,7 +296,7 @@ def find_computation_head(text: str, name: str,
                              + r"[ \t]*(?:\(|->|\{)", re.M)
         starts = [m.start() for m in pattern.finditer(text)]
     for start in starts:
-        line_start, line_end = _line_bounds(text, start)
+        line_start, line_end = LineIndex.bounds(text, start)
         try:
             head = parse_fragment(text[line_start:line_end], "computation_head", line_start)
         except UnexpectedInput:
@@ -410,7 +402,6 @@ def partial_module(text: str, skeleton: Skeleton, offset: int,
     module = HloModule(text)
     _assemble(module, items)
     module.computations.sort(key=lambda c: c.start)
-    module.partial = True
     return module
 
 

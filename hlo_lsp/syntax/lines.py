@@ -1,10 +1,15 @@
-"""Offsets <-> LSP positions for large documents.
+"""Offsets <-> LSP positions for large documents; the one definition of lines.
 
 LSP positions are 0-based lines and columns counted in the code units of the
 negotiated position encoding: "utf-16" (the LSP default), "utf-8" or "utf-32".
 A LineIndex is built once per document version (one pass over the text) so each
 conversion is a binary search plus, on non-ASCII lines only, an encoding of the
 line's prefix.
+
+A line ends at ``\n`` (a ``\r`` before it stays part of the line, as LSP
+clients count columns); line ``i`` starts just after the ``i``-th ``\n``. The
+static helpers (:meth:`LineIndex.bounds`, :meth:`LineIndex.split`) answer with
+the same convention without building an index, for one lookup or one pass.
 """
 
 from __future__ import annotations
@@ -56,10 +61,42 @@ class LineIndex:
 
     @property
     def line_count(self) -> int:
+        """Number of lines (a text ending with ``\n`` has an empty last line)."""
         return len(self.starts)
 
     def line_of(self, offset: int) -> int:
+        """0-based line of the character ``offset`` (not clamped)."""
         return bisect.bisect_right(self.starts, offset) - 1
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """``offset`` -> (0-based line, column in characters), whatever the
+        encoding: the positions of the workspace index and report links."""
+        line = bisect.bisect_right(self.starts, offset) - 1
+        return line, offset - self.starts[line]
+
+    def spans(self) -> list[tuple[int, int]]:
+        """``(start, end)`` of every line, ``end`` at its ``\n`` (excluded)."""
+        starts = self.starts
+        ends = [s - 1 for s in starts[1:]]
+        ends.append(len(self.text))
+        return list(zip(starts, ends))
+
+    @staticmethod
+    def bounds(text: str, offset: int) -> tuple[int, int]:
+        """``(start, end)`` of the line of ``text`` holding ``offset``, found by
+        searching (no index): ``end`` is the offset of its ``\n`` or ``len(text)``."""
+        start = text.rfind("\n", 0, offset) + 1
+        end = text.find("\n", offset)
+        return start, (len(text) if end < 0 else end)
+
+    @staticmethod
+    def split(text: str) -> list[str]:
+        """The lines of ``text`` as a LineIndex numbers them (at ``\n`` only, unlike
+        ``str.splitlines``), each without a trailing ``\r``."""
+        lines = text.split("\n")
+        if "\r" in text:
+            lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+        return lines
 
     def _units(self, segment: str) -> int:
         if self.encoding == "utf-8":
@@ -104,6 +141,8 @@ class LineIndex:
         return end
 
     def line_text(self, line: int) -> str:
+        """The text of 0-based ``line`` without its ``\\n`` (a ``\\r`` stays).
+        Raises IndexError for a line past the end."""
         start = self.starts[line]
         end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
         return self.text[start:end]

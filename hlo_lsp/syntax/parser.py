@@ -25,18 +25,13 @@ from pathlib import Path
 from lark import Lark, Token, Transformer
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
                              UnexpectedToken)
-from lark.grammar import Rule
-
-try:  # lark's own Cython-compiled LALR parser and lexer: same grammar, ~2x faster
-    import lark_cython
-except ImportError:  # pragma: no cover - optional accelerator
-    lark_cython = None
-
-_TOKEN_TYPES: tuple[type, ...] = (Token,) if lark_cython is None else (
-    Token, lark_cython.lark_cython.Token)
 
 from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, Operand, Parameter, Problem, Ref, ShapeToken, unescape
+from hlo_lsp.syntax.lark_compat import CYTHON_PLUGINS, build_scanners, streamline, token_types
+from hlo_lsp.syntax.lines import LineIndex
 
+#: Token classes the builder may receive (lark's, and lark-cython's).
+_TOKEN_TYPES: tuple[type, ...] = token_types()
 GRAMMAR_FILE = "hlo.lark"
 _ROW_ITEM = re.compile(r"([A-Za-z_]+)=(-?\d+)")
 
@@ -365,38 +360,6 @@ class _Builder(Transformer):
                          f"{shape.value} {value.value}")[0]
 
 
-class _IdentityRule(Rule):
-    """A grammar rule that hashes and compares by identity, in C."""
-
-    __slots__ = ()
-    __hash__ = object.__hash__
-    __eq__ = object.__eq__
-
-
-def _streamline(lark: Lark) -> None:
-    """Spare the LALR loop two Python-level costs per reduction that come from
-    lark's grammar objects, not from the grammar: each reduction looks up the
-    rule's callback in a dict keyed by rules (``Rule.__hash__``), compares the
-    rule with the end state (``Rule.__eq__``), and finds the next state by the
-    rule's name, a lark ``Token`` whose ``__eq__`` is Python code. Every rule of
-    a parser is a distinct object, so identity hashing finds the same callbacks,
-    and a plain ``str`` name finds the same states; the tables are otherwise
-    untouched. Without the expected layout of lark's objects, nothing is done.
-    """
-    try:
-        callbacks = lark.parser.parser.parser_conf.callbacks
-    except AttributeError:  # pragma: no cover - another lark version
-        return
-    if not all(type(rule) is Rule for rule in callbacks):  # pragma: no cover
-        return
-    items = list(callbacks.items())
-    callbacks.clear()  # the same dict object is held by the LALR parser
-    for rule, callback in items:
-        rule.__class__ = _IdentityRule
-        rule.origin.name = str(rule.origin.name)
-        callbacks[rule] = callback
-
-
 _local = threading.local()
 
 
@@ -405,15 +368,15 @@ def _parser(fast: bool = False) -> tuple[Lark, _Builder]:
     so parses in different threads never wait for each other). ``fast`` selects
     lark-cython when installed; its errors are not reportable, so error paths use
     pure lark."""
-    key = "fast" if fast and lark_cython is not None else "pure"
+    key = "fast" if fast and CYTHON_PLUGINS is not None else "pure"
     cached = getattr(_local, key, None)
     if cached is None:
         builder = _Builder()
-        extra = {"_plugins": lark_cython.plugins} if key == "fast" else {}
+        extra = {"_plugins": CYTHON_PLUGINS} if key == "fast" else {}
         lark = Lark(grammar_text(), parser="lalr", lexer="contextual",
                     start=["start", "instruction", "computation_head"],
                     transformer=builder, maybe_placeholders=False, **extra)
-        _streamline(lark)
+        streamline(lark)
         cached = (lark, builder)
         setattr(_local, key, cached)
     return cached
@@ -426,7 +389,7 @@ class _SlowPathNeeded(Exception):
 def _run_fast(text: str, start: str = "start", base: int = 0):
     """Parse on the fast path; raises _SlowPathNeeded (or UnexpectedInput without
     lark-cython) on any error."""
-    if lark_cython is None:
+    if CYTHON_PLUGINS is None:
         return _run(text, start, base)
     lark, builder = _parser(True)
     builder.base = base
@@ -454,9 +417,7 @@ def warm_up() -> None:
     built here; lark-cython's are the same patterns, found in the cache of
     Python's re module when it builds them."""
     _parser(True)
-    lark, _ = _parser()
-    for lexer in getattr(lark.parser.lexer, "lexers", {}).values():
-        getattr(lexer, "scanner", None)  # a property that builds the state's scanner
+    build_scanners(_parser()[0])
 
 
 def parse_fragment(text: str, start: str, base: int = 0):
@@ -520,8 +481,7 @@ def _problem_from(exc: UnexpectedInput, text: str, base: int) -> Problem:
     if isinstance(exc, UnexpectedCharacters):
         start = exc.pos_in_stream + base
         ch = text[exc.pos_in_stream:exc.pos_in_stream + 1]
-        line_end = text.find("\n", exc.pos_in_stream)
-        end = base + (line_end if line_end >= 0 else len(text))
+        end = base + LineIndex.bounds(text, exc.pos_in_stream)[1]
         allowed = exc.allowed or set()
         hint = ""
         if ch in "{[(\"'":
@@ -645,27 +605,12 @@ _CLOSE_LINE = re.compile(r"[ \t]*\}")
 _MAX_JOIN = 20  # lines an instruction may span in recovery
 
 
-def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of each line, end excluding the newline."""
-    out = []
-    pos = 0
-    n = len(text)
-    while pos <= n:
-        nl = text.find("\n", pos)
-        if nl < 0:
-            out.append((pos, n))
-            break
-        out.append((pos, nl))
-        pos = nl + 1
-    return out
-
-
 def _recover(text: str):
     """Parse ``text`` in pieces after the whole-text parse failed.
 
     Returns (items, problems) where items are what :func:`_assemble` accepts.
     """
-    lines = _lines(text)
+    lines = LineIndex(text).spans()
     items: list = []
     problems: list[Problem] = []
     # Find computation head lines: a head-looking line that is not an instruction.

@@ -9,10 +9,16 @@ The parser runs in a separate process (``python -m hlo_lsp.syntax.xla``): a
 CHECK failure inside XLA aborts that process, never the language server, and a
 hung parse is killed after a timeout. Without jaxlib the oracle is unavailable
 and nothing is reported.
+
+``jax._src`` is JAX's private API: it is touched here only (:func:`load_parser`),
+for the jaxlib versions of :data:`JAXLIB_VERSIONS` (checked on 0.10.2) and when
+``xla_client.hlo.hlo_module_from_text`` exists. Any other jaxlib makes the
+oracle unavailable (logged once), never a crash or a false diagnostic.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import logging
@@ -22,8 +28,15 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Callable
+
+from hlo_lsp.syntax.versions import in_range
 
 log = logging.getLogger("hlo_lsp.xla")
+
+#: jaxlib versions ``[low, high)`` whose private ``jax._src.lib.xla_client``
+#: the oracle uses.
+JAXLIB_VERSIONS = ((0, 4, 30), (0, 11))
 
 _WAS_PARSING = re.compile(r"was parsing (\d+):(\d+): error: ([^\n]*)")
 
@@ -40,9 +53,56 @@ class XlaVerdict:
     instructions: int = 0
 
 
+def jaxlib_version() -> str | None:
+    """The installed jaxlib's version (package metadata; nothing is imported),
+    None when jaxlib is not installed."""
+    if importlib.util.find_spec("jaxlib") is None:
+        return None
+    try:
+        return importlib.metadata.version("jaxlib")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+_said: set[str] = set()
+
+
+def _unavailable(reason: str) -> None:
+    if reason not in _said:
+        _said.add(reason)
+        log.info("XLA's parser is not used: %s", reason)
+
+
 def available() -> bool:
-    """True when jaxlib (XLA's parser) can be imported."""
-    return importlib.util.find_spec("jaxlib") is not None
+    """True when jaxlib (XLA's parser) is installed in a version of
+    :data:`JAXLIB_VERSIONS`; logs why not otherwise."""
+    version = jaxlib_version()
+    if version is None:
+        return False
+    if not in_range(version, JAXLIB_VERSIONS):
+        _unavailable(f"jaxlib {version or '(unknown version)'} is not one of the versions "
+                     f"{JAXLIB_VERSIONS} whose private jax._src API hlo-lsp uses")
+        return False
+    return True
+
+
+def load_parser() -> tuple[Callable | None, str]:
+    """``(hlo_module_from_text, "")``: XLA's HLO text parser from
+    ``jax._src.lib.xla_client.hlo`` (the only use of ``jax._src``), or
+    ``(None, why)`` when jaxlib is missing, outside :data:`JAXLIB_VERSIONS`,
+    or lacks it. Imports jax: call it in the worker process. Never raises."""
+    if not available():
+        version = jaxlib_version()
+        return None, ("jaxlib is not installed" if version is None else
+                      f"jaxlib {version} is not a version hlo-lsp checked")
+    try:
+        from jax._src.lib import xla_client as xc
+    except Exception as exc:  # noqa: BLE001 - any import failure: no oracle
+        return None, f"cannot import jax._src.lib.xla_client: {exc!r}"
+    parse = getattr(getattr(xc, "hlo", None), "hlo_module_from_text", None)
+    if not callable(parse):
+        return None, "jax._src.lib.xla_client.hlo.hlo_module_from_text is missing"
+    return parse, ""
 
 
 def verdict_from_error(error: str) -> XlaVerdict:
@@ -75,6 +135,9 @@ class XlaOracle:
                                 stderr=subprocess.DEVNULL, env=env)
 
     def check(self, text: str) -> XlaVerdict | None:
+        """XLA's verdict on the HLO ``text``; None when the worker could not
+        answer (no usable jaxlib, a crash twice, or no answer within ``timeout``
+        seconds). Blocking: run it in a thread."""
         data = text.encode("utf-8", "surrogatepass")
         with self._lock:
             for _attempt in range(2):
@@ -98,12 +161,14 @@ class XlaOracle:
                                           instructions=reply["instructions"])
                     if "error" in reply:
                         return verdict_from_error(reply["error"])
-                    return None  # jaxlib missing in the worker
+                    _unavailable(str(reply.get("unavailable", "no answer")))
+                    return None  # no usable jaxlib in the worker
                 log.warning("XLA parser worker died (exit %s); restarting", proc.poll())
                 self._proc = None
             return None
 
     def close(self) -> None:
+        """Kill the worker process (a later :meth:`check` starts another)."""
         with self._lock:
             if self._proc is not None and self._proc.poll() is None:
                 self._proc.kill()
@@ -112,22 +177,18 @@ class XlaOracle:
 
 def _worker() -> int:
     """Worker loop: read ``<n bytes>\\n<text>`` requests, answer one JSON line each."""
-    try:
-        from jax._src.lib import xla_client as xc
-    except Exception as exc:  # noqa: BLE001
-        xc = None
-        missing = repr(exc)
+    parse, missing = load_parser()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         header = stdin.readline()
         if not header:
             return 0
         text = stdin.read(int(header)).decode("utf-8", "replace")
-        if xc is None:
+        if parse is None:
             reply = {"unavailable": missing}
         else:
             try:
-                module = xc.hlo.hlo_module_from_text(text)
+                module = parse(text)
                 comps = module.computations()
                 reply = {"ok": True, "computations": len(comps),
                          "instructions": sum(len(c.instructions()) for c in comps)}

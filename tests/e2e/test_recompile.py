@@ -1,9 +1,11 @@
-"""Issue 4: `hlo-lsp dump`, recipes, recompiling a dump from its JAX program, and
-links from metadata to the Python source.
+"""Issue 4 end to end: `hlo-lsp dump`, recompiling a dump from its JAX program,
+and links from metadata to the Python source.
 
 Real JAX programs (CPU) are written into temporary directories; the server is the
 real one over stdio, driven by pytest-lsp with VS Code's capabilities. One dump
-is made per session with the real CLI (`hlo-lsp dump`) and copied per test.
+is made per session with the real CLI (`hlo-lsp dump`) and copied per test. The
+recipe and recompile machinery without JAX or a server is tested in
+tests/unit/dump/test_recipe.py and tests/unit/dump/test_recompile.py.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 import pytest_lsp
@@ -25,10 +26,10 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.dump import recipe as recipe_mod
 from hlo_lsp.dump.names import parse_dump_name
-from hlo_lsp.dump.recipe import RECIPE_FILE, PlatformError, Recipe, choose_platform, infer_recipe, python_interpreter, set_dump_flags
-from hlo_lsp.dump.recompile import hlo_files, map_files, run_program, swap_dump
+from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe
+from hlo_lsp.dump.recompile import hlo_files
 
-from tests.helpers import position_of as _pos, CPU_DUMP, ROOT
+from tests.helpers import alive, position_of as _pos, snapshot
 
 jax = pytest.importorskip("jax")
 pytestmark = pytest.mark.slow  # runs JAX programs
@@ -108,23 +109,6 @@ def _after(dump: pathlib.Path, module: str = "jit_step") -> pathlib.Path:
     return path
 
 
-def _snapshot(directory: pathlib.Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def _alive(pid: int) -> bool:
-    """A process that exists and is not a zombie.
-
-    The process may exit between opening its stat file and reading it; Linux
-    then fails the read with ESRCH (ProcessLookupError), which means gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
 def _leftovers(project: pathlib.Path) -> list[str]:
     return [p.name for p in project.iterdir() if ".hlo-lsp-" in p.name]
 
@@ -191,162 +175,6 @@ def test_gpu_request_without_gpu_is_a_clear_error(tmp_path):
         assert "--platform cpu" in done.stderr
         assert "Traceback" not in done.stderr
     assert not (tmp_path / "xla_dump").exists()
-
-
-# ---------------------------------------------------------- unit level ---
-
-def test_set_dump_flags_replaces_dump_to_and_keeps_user_flags():
-    flags = set_dump_flags('--xla_foo=1 --xla_dump_to=/old "--xla_bar=a b" '
-                           '--xla_dump_hlo_as_text', "/new dir")
-    assert flags == '--xla_foo=1 "--xla_bar=a b" --xla_dump_to="/new dir" ' \
-                    '--xla_dump_hlo_as_text'
-    assert set_dump_flags(None, "/d") == "--xla_dump_to=/d --xla_dump_hlo_as_text"
-
-
-def test_choose_platform(monkeypatch):
-    monkeypatch.setattr(recipe_mod, "accelerator_visible", lambda p: p == "cpu")
-    assert choose_platform("cpu") == ("cpu", "")
-    platform, note = choose_platform(None, "cuda")
-    assert platform == "cpu" and "no GPU is visible" in note
-    with pytest.raises(PlatformError, match="no NVIDIA GPU is visible"):
-        choose_platform("cuda")
-    with pytest.raises(PlatformError, match="Use it"):
-        choose_platform("auto", allow_cpu_fallback=False, hint="Use it.")
-    monkeypatch.setattr(recipe_mod, "accelerator_visible", lambda p: p in ("cpu", "cuda"))
-    assert choose_platform("auto") == ("cuda", "")
-    assert choose_platform(None, "cpu") == ("cpu", "")
-    assert choose_platform("gpu") == ("cuda", "")
-
-
-def test_python_interpreter():
-    py = sys.executable
-    assert python_interpreter([py, "x.py"], "/") == py
-    assert python_interpreter(["env", "A=1", py, "-m", "m"], "/") == py
-    assert python_interpreter(["bash", "run.sh"], "/") is None
-    assert python_interpreter(["./train.py"], "/") is None
-
-
-def test_resolved_command_uses_the_recorded_interpreter(tmp_path):
-    from hlo_lsp.dump.recipe import resolved_command
-
-    r = Recipe(["env", "A=1", "python", "x.py"], str(tmp_path), python=sys.executable)
-    assert resolved_command(r) == ["env", "A=1", sys.executable, "x.py"]
-    r = Recipe(["./run.sh", "python"], str(tmp_path), python=sys.executable)
-    assert resolved_command(r) == ["./run.sh", "python"]
-    r = Recipe(["python3", "x.py"], str(tmp_path), python=str(tmp_path / "gone"))
-    assert resolved_command(r) == ["python3", "x.py"]
-
-
-def test_map_files_follows_module_names_not_numbers():
-    def names(*files):
-        return {f: parse_dump_name(f) for f in files}
-
-    old = names("module_0004.jit_step.before_optimizations.txt",
-                "module_0004.jit_step.cpu_after_optimizations.txt",
-                "module_0009.jit_step.cpu_after_optimizations.txt",
-                "module_0006.jit_gone.cpu_after_optimizations.txt")
-    new = names("module_0007.jit_step.before_optimizations.txt",
-                "module_0007.jit_step.sm_9.0_gpu_after_optimizations.txt",
-                "module_0012.jit_step.sm_9.0_gpu_after_optimizations.txt",
-                "module_0003.jit_warmup.cpu_after_optimizations.txt")
-    assert map_files(old, new) == {
-        "module_0004.jit_step.before_optimizations.txt":
-            "module_0007.jit_step.before_optimizations.txt",
-        "module_0004.jit_step.cpu_after_optimizations.txt":
-            "module_0007.jit_step.sm_9.0_gpu_after_optimizations.txt",
-        "module_0009.jit_step.cpu_after_optimizations.txt":
-            "module_0012.jit_step.sm_9.0_gpu_after_optimizations.txt",
-        "module_0006.jit_gone.cpu_after_optimizations.txt": None,
-    }
-
-
-def test_swap_dump_rolls_back_on_failure(tmp_path, monkeypatch):
-    dump, new = tmp_path / "dump", tmp_path / "new"
-    dump.mkdir()
-    new.mkdir()
-    for n in ("module_0001.a.before_optimizations.txt", "module_0001.a.txt", RECIPE_FILE,
-              "notes.md"):
-        (dump / n).write_text(f"old {n}")
-    (dump / "module_0001.a").mkdir()
-    (dump / "module_0001.a" / "module.mlir").write_text("old mlir")
-    for n in ("module_0002.a.before_optimizations.txt", "module_0002.a.txt"):
-        (new / n).write_text(f"new {n}")
-    before = _snapshot(dump)
-    real_replace, calls = os.replace, []
-
-    def flaky(src, dst):
-        calls.append(src)
-        if len(calls) == 5:
-            raise OSError(28, "No space left on device")
-        return real_replace(src, dst)
-
-    monkeypatch.setattr(os, "replace", flaky)
-    with pytest.raises(OSError):
-        swap_dump(dump, new)
-    monkeypatch.setattr(os, "replace", real_replace)
-    assert _snapshot(dump) == before
-    assert sorted(os.listdir(new)) == ["module_0002.a.before_optimizations.txt",
-                                       "module_0002.a.txt"]
-    swap_dump(dump, new)
-    assert sorted(os.listdir(dump)) == sorted([RECIPE_FILE, "notes.md",
-                                               "module_0002.a.before_optimizations.txt",
-                                               "module_0002.a.txt"])
-    assert [p.name for p in tmp_path.iterdir() if "backup" in p.name] == []
-
-
-async def test_run_program_timeout_kills_the_process_tree(tmp_path):
-    script = ("sleep 300 & echo $! > child; echo started; wait")
-    t0 = time.monotonic()
-    result = await run_program(["sh", "-c", script], str(tmp_path), dict(os.environ),
-                               timeout=1.0)
-    assert result.timed_out and result.returncode is None
-    assert time.monotonic() - t0 < 10
-    child = int((tmp_path / "child").read_text())
-    for _ in range(50):
-        if not _alive(child):
-            break
-        await asyncio.sleep(0.1)
-    assert not _alive(child)
-
-
-async def test_program_that_dumps_nothing_leaves_old_dump(tmp_path):
-    from hlo_lsp.dump.recompile import recompile
-
-    dump = tmp_path / "dump"
-    dump.mkdir()
-    (dump / "module_0001.jit_f.before_optimizations.txt").write_text("HloModule jit_f\n")
-    before = _snapshot(dump)
-    seen = []
-    result = await recompile(Recipe([sys.executable, "-c", "print('hello')"], str(tmp_path)),
-                             dump, platform="cpu", probe=False,
-                             on_output=lambda stream, line: seen.append((stream, line)))
-    assert not result.ok and "wrote no HLO text" in result.error
-    assert seen == [("stdout", "hello")]
-    assert _snapshot(dump) == before and sorted(os.listdir(tmp_path)) == ["dump"]
-    assert "unchanged" in result.summary
-
-
-def test_infer_recipe_from_stack_frames_of_the_example_dump(tmp_path):
-    from hlo_lsp.syntax.parser import parse
-
-    text = (CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt").read_text()
-    # The committed dump names the program by the absolute path it was made at;
-    # point it at this checkout, wherever that is.
-    made_at = text[text.index('"', text.index("FileNames")) + 1:]
-    made_at = made_at[:made_at.index("examples/make_dump.py")]
-    module = parse(text.replace(made_at, str(ROOT) + "/"))
-    proposal = infer_recipe(CPU_DUMP, module, workspace=str(ROOT), python="python3")
-    assert proposal is not None and proposal.origin == "inferred"
-    assert proposal.command == ["python3", "examples/make_dump.py"]
-    assert proposal.cwd == str(ROOT)
-    assert "outermost Python file" in proposal.note
-    # No module given: the dump directory's files are read.
-    dump = tmp_path / "dump"
-    dump.mkdir()
-    (dump / "module_0028.jit_train_step.cpu_after_optimizations.txt").write_text(
-        text.replace(made_at, str(ROOT) + "/"))
-    assert infer_recipe(dump, None, workspace=str(ROOT), python="python3").command == \
-        proposal.command
 
 
 # ---------------------------------------------------------- the server ---
@@ -476,7 +304,7 @@ async def test_recompile_after_change_follows_renumbered_module(client, project)
 async def test_failing_program_leaves_old_dump_intact(client, project):
     await _start(client, project)
     dump = project / "dump"
-    before = _snapshot(dump)
+    before = snapshot(dump)
     uri, _ = _open(client, _after(dump))
     (project / "prog.py").write_text(PROGRAM_FAILS)
     result = await _execute(client, uri)
@@ -485,7 +313,7 @@ async def test_failing_program_leaves_old_dump_intact(client, project):
     assert "ValueError: boom from the test program" in result["stderrTail"]
     errors = [m.message for m in client.messages if m.type == types.MessageType.Error]
     assert any("boom from the test program" in m and "unchanged" in m for m in errors)
-    assert _snapshot(dump) == before
+    assert snapshot(dump) == before
     assert not _leftovers(project)
 
 
@@ -499,7 +327,7 @@ async def _wait_for_pids(project: pathlib.Path) -> list[int]:
 
 async def _gone(pids: list[int]) -> bool:
     for _ in range(100):
-        if not any(_alive(p) for p in pids):
+        if not any(alive(p) for p in pids):
             return True
         await asyncio.sleep(0.1)
     return False
@@ -508,18 +336,18 @@ async def _gone(pids: list[int]) -> bool:
 async def test_cancel_from_progress_kills_process_tree(client, project):
     await _start(client, project)
     dump = project / "dump"
-    before = _snapshot(dump)
+    before = snapshot(dump)
     uri, _ = _open(client, _after(dump))
     (project / "prog.py").write_text(PROGRAM_SLEEPS)
     task = asyncio.ensure_future(_execute(client, uri))
     pids = await _wait_for_pids(project)
-    assert all(_alive(p) for p in pids)
+    assert all(alive(p) for p in pids)
     [token] = [t for t in client.progress_reports if _ours(t)]
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     result = await asyncio.wait_for(task, 30)
     assert result["cancelled"] and not result["ok"]
     assert await _gone(pids)
-    assert _snapshot(dump) == before
+    assert snapshot(dump) == before
     assert not _leftovers(project)
     assert any("cancelled" in m.message for m in client.messages)
 
@@ -527,7 +355,7 @@ async def test_cancel_from_progress_kills_process_tree(client, project):
 async def test_cancel_request_kills_process_tree(client, project):
     await _start(client, project)
     dump = project / "dump"
-    before = _snapshot(dump)
+    before = snapshot(dump)
     uri, text = _open(client, _after(dump))
     (project / "prog.py").write_text(PROGRAM_SLEEPS)
     future = client.protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND,
@@ -543,7 +371,7 @@ async def test_cancel_request_kills_process_tree(client, project):
         if not _leftovers(project):
             break
         await asyncio.sleep(0.1)
-    assert _snapshot(dump) == before and not _leftovers(project)
+    assert snapshot(dump) == before and not _leftovers(project)
     # The server still answers.
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=_pos(text, "sine(")))
@@ -608,7 +436,7 @@ async def test_relative_source_file_resolves_against_recipe_cwd(client, made, tm
 async def test_inferred_recipe_runs_only_after_confirmation(client, project):
     dump = project / "dump"
     (dump / RECIPE_FILE).unlink()
-    before = _snapshot(dump)
+    before = snapshot(dump)
     await _start(client, project)
     uri, _ = _open(client, _after(dump))
     client.answers = ["Cancel"]
@@ -618,7 +446,7 @@ async def test_inferred_recipe_runs_only_after_confirmation(client, project):
     assert [a.title for a in asked.actions] == ["Run", "Cancel"]
     assert "prog.py is the outermost Python file" in asked.message
     assert "prog.py`" in asked.message and str(project) in asked.message
-    assert _snapshot(dump) == before
+    assert snapshot(dump) == before
     (project / "prog.py").write_text(PROGRAM_V2)
     client.answers = ["Run"]
     result = await _execute(client, uri)
@@ -668,11 +496,11 @@ async def test_gpu_setting_without_gpu_is_a_clear_message(client, project):
         pytest.skip("this machine has a GPU")
     await _start(client, project, settings={"platform": "cuda"})
     dump = project / "dump"
-    before = _snapshot(dump)
+    before = snapshot(dump)
     uri, _ = _open(client, _after(dump))
     result = await _execute(client, uri)
     assert not result["ok"]
     [msg] = [m for m in client.messages if m.type == types.MessageType.Error]
     assert "no NVIDIA GPU is visible" in msg.message
     assert "hlo.recompile.platform" in msg.message and "Traceback" not in msg.message
-    assert _snapshot(dump) == before
+    assert snapshot(dump) == before

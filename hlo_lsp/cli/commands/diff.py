@@ -11,9 +11,9 @@ import sys
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hlo_lsp.features.compare import compare, format_text
     from hlo_lsp.dump.loading import load
-    from hlo_lsp.features.summary import kernel_summary
+    from hlo_lsp.features.compare import compare, format_text
+    from hlo_lsp.model.summary import kernel_summary
 
     old = load(args.old, args.module)
     new = load(args.new, args.module)

@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     def echo(stream: str, line: str) -> None:
         print(line, file=sys.stdout if stream == "stdout" else sys.stderr, flush=True)
 
+    from hlo_lsp.dump.names import module_id
     from hlo_lsp.dump.recompile import hlo_files
     had_dump = bool(hlo_files(out))
     try:
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
          f"({result.seconds:.1f} s)")
     for number, name in modules:
         stages = sorted(n for n, d in files.items() if d.number == number)
-        _say(f"  module_{number:04d}.{name}: " + ", ".join(
+        _say(f"  {module_id(number)}.{name}: " + ", ".join(
             n.split(f"{name}.", 1)[-1] for n in stages))
     if had_dump:
         _say("compared with the dump it replaced:")

@@ -1,6 +1,6 @@
 """``hlo-lsp summary FILE [--module NAME] [--json]``: what the module will run
 (fusions and their kinds, custom-calls and their libraries, collectives), see
-:mod:`hlo_lsp.features.summary`."""
+:mod:`hlo_lsp.model.summary`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import sys
 
 def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.loading import load
-    from hlo_lsp.features.summary import format_text, kernel_summary
+    from hlo_lsp.features.summary import format_text
+    from hlo_lsp.model.summary import kernel_summary
 
     loaded = load(args.file, args.module)
     summary = kernel_summary(loaded.module)

@@ -24,13 +24,14 @@ from hlo_lsp.features.compare import compare, format_markdown as diff_markdown, 
 from hlo_lsp.features.inlay_hints import inlay_hints
 from hlo_lsp.features.readable import render
 from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, semantic_tokens
-from hlo_lsp.features.summary import KernelSummary, format_markdown, format_text, kernel_summary
+from hlo_lsp.features.summary import format_markdown, format_text
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.convert import to_offset, to_position, to_range
 from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
+from hlo_lsp.model.summary import KernelSummary, kernel_summary
 
 LEGEND = types.SemanticTokensLegend(token_types=list(TOKEN_TYPES),
                                     token_modifiers=list(TOKEN_MODIFIERS))

@@ -40,8 +40,8 @@ from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, choose_platform,
                                  configured_recipe, infer_recipe, load_recipe, platform_label)
 from hlo_lsp.dump.recompile import recompile
+from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.features.links import source_links
-from hlo_lsp.features.sources import resolve_source_path
 from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic, to_offset, to_range
 from hlo_lsp.lsp.documents import analyze

@@ -26,7 +26,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp.dump.index import instruction_names
-from hlo_lsp.dump.reports import hlo_path_for_report, is_report_file, report_links, report_names_at
+from hlo_lsp.dump.names import hlo_path_for_report, is_report_file
+from hlo_lsp.dump.reports import report_links, report_names_at
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.syntax.lines import LineIndex

@@ -18,10 +18,10 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from hlo_lsp.dump.reports import buffer_hover
+from hlo_lsp.dump.reports import load_buffer_assignment_for
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
-from hlo_lsp.features.hover import HoverResult, hover
+from hlo_lsp.features.hover import hover
 from hlo_lsp.features.inline_regions import KINDS, inline_regions
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import document_symbols
@@ -92,15 +92,12 @@ def register(server: HloLanguageServer) -> None:
         async with ls.lease(uri) as a:
             if a is None:
                 return None
-            offset = to_offset(a.lines, params.position)
-            result = hover(a.module, offset)
-            if result is None:
-                return None
-            extra = await asyncio.to_thread(buffer_hover, to_fs_path(uri) or "", a.module, offset)
-            if extra:  # the buffer assignment XLA wrote beside this dump
-                result = HoverResult(result.markdown + "\n\n---\n\n" + "\n".join(extra),
-                                     result.start, result.end)
-            return _hover(a.lines, result)
+            path = to_fs_path(uri)
+            # The buffer assignment XLA wrote beside this dump, if any.
+            assignment = await asyncio.to_thread(load_buffer_assignment_for, path) \
+                if path else None
+            result = hover(a.module, to_offset(a.lines, params.position), assignment)
+            return _hover(a.lines, result) if result is not None else None
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded(default=[])

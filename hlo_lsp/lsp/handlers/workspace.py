@@ -36,6 +36,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp.dump.index import SymbolHit, WorkspaceIndex, counterpart_files, find_counterparts
+from hlo_lsp.dump.names import HLO_FILE_GLOBS
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.convert import SYMBOL_KINDS, to_range
 from hlo_lsp.lsp.messages import COUNTERPART, GOTO_COUNTERPART, WORKSPACE_STATUS
@@ -47,7 +48,6 @@ from hlo_lsp.model.index import Kind, find_at
 
 log = logging.getLogger("hlo_lsp.workspace")
 
-WATCH_GLOBS = ("**/*.hlo", "**/module_*.txt")
 PROGRESS_EVERY_S = 0.2
 #: Indexing passes shorter than this, or of fewer files, show no progress.
 PROGRESS_DELAY_S = 0.3
@@ -163,7 +163,7 @@ def start_indexing(ls, st: WorkspaceState, folders: list[str]) -> None:
 
 async def register_watchers(ls) -> bool:
     """``client/registerCapability`` for ``workspace/didChangeWatchedFiles`` with
-    :data:`WATCH_GLOBS`, when the client supports its dynamic registration."""
+    :data:`HLO_FILE_GLOBS`, when the client supports its dynamic registration."""
     caps = ls.client_capabilities
     watched = caps.workspace.did_change_watched_files if caps and caps.workspace else None
     if watched is None or not watched.dynamic_registration:
@@ -173,7 +173,7 @@ async def register_watchers(ls) -> bool:
             types.Registration(
                 id=f"hlo-watch-{uuid.uuid4()}", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
-                    types.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]))]))
+                    types.FileSystemWatcher(glob_pattern=g) for g in HLO_FILE_GLOBS]))]))
         return True
     except Exception:  # noqa: BLE001
         log.info("client/registerCapability for watched files failed", exc_info=True)

@@ -13,8 +13,10 @@ import time
 import pytest
 from lsprotocol import types
 
-from tests.helpers import CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
-from hlo_lsp.dump.reports import buffer_hover, buffer_info, hlo_path_for_report, load_buffer_assignment, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at, report_paths_for_hlo
+from tests.helpers import CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
+from hlo_lsp.dump.names import hlo_path_for_report, report_path, report_paths_for_hlo
+from hlo_lsp.dump.reports import load_buffer_assignment, load_buffer_assignment_for, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at
+from hlo_lsp.features.hover import buffer_lines, hover
 from hlo_lsp.syntax.parser import parse
 from hlo_lsp.dump.index import WorkspaceIndex, counterpart_files, discover, find_counterparts, source_key, summarize_file, summarize_text
 
@@ -72,11 +74,7 @@ def test_summary_of_custom_calls_and_inferred_gemm_fusions():
     assert s.stage == "" and s.module == "jit_matmul_fn"
 
 
-@pytest.mark.parametrize("path", [TRAIN_AFTER, TRAIN_BEFORE, FP8_DUMP,
-                                  *sorted((CPU_DUMP.parent / "gpu").glob("*.txt"))])
-def test_large_file_regex_summary_agrees_with_the_parse(path):
-    """Above the size limit the summary comes from regular expressions; on real
-    dumps it finds the same symbols as the full parse."""
+def _same_symbols(path) -> None:
     full = summarize_file(str(path))
     fast = summarize_file(str(path), size_limit=10)
     assert fast.partial and not full.partial
@@ -85,6 +83,33 @@ def test_large_file_regex_summary_agrees_with_the_parse(path):
     assert fast.custom_calls == full.custom_calls
     assert fast.module == full.module
     assert fast.instruction_count == full.instruction_count
+
+
+# Every HLO file of examples/ (a superset of the files listed here before).
+@pytest.mark.parametrize("path", [TRAIN_AFTER, TRAIN_BEFORE, FP8_DUMP,
+                                  *sorted((CPU_DUMP.parent / "gpu").glob("*.txt")),
+                                  *discover([str(EXAMPLES)])])
+def test_large_file_regex_summary_agrees_with_the_parse(path):
+    """Above the size limit the summary comes from regular expressions; on real
+    dumps it finds the same symbols as the full parse (fusion kinds and
+    custom-call targets by the model's rules, hlo_lsp.model.kernels)."""
+    _same_symbols(path)
+
+
+def test_regex_summary_agrees_with_the_parse_on_a_corpus_sample(corpus_dir):
+    """The same on every fourth file of the corpus that is valid HLO by our own
+    checks (no syntax or semantic problem): hand-written XLA test files too,
+    with comments, instructions over several lines and indented headers."""
+    from hlo_lsp.features.diagnostics import diagnostics
+
+    files = sorted(p for p in corpus_dir.rglob("*") if p.is_file())[::4]
+    checked = 0
+    for path in files:
+        if path.stat().st_size > 4 * 1024 * 1024 or diagnostics(parse(read(path))):
+            continue
+        _same_symbols(path)
+        checked += 1
+    assert checked >= 60
 
 
 def test_summary_never_raises_on_garbage(tmp_path):
@@ -256,21 +281,35 @@ def test_report_file_names():
     assert hlo_path_for_report(str(BA)) == str(TRAIN_AFTER)
     assert hlo_path_for_report(str(MEM)) == str(TRAIN_AFTER)
     assert report_paths_for_hlo(str(TRAIN_AFTER)) == (str(BA), str(MEM))
+    assert report_path(str(MEM), "buffer-assignment") == str(BA)
+    assert report_path(str(TRAIN_AFTER), "memory-usage") == str(MEM)
+    assert report_path(str(CPU_DUMP / "x.hlo"), "memory-usage") is None
 
 
 def test_buffer_info_for_hover():
-    lines = buffer_info(str(TRAIN_AFTER), "iota_reduce_fusion")
-    assert lines[0].startswith("**Buffer assignment**")
+    # The hover's buffer section is made by features.hover from the assignment
+    # dump.reports loads (it was dump.reports.buffer_info/buffer_hover).
+    assignment = load_buffer_assignment_for(str(TRAIN_AFTER))
+    lines = buffer_lines(assignment, "iota_reduce_fusion")
+    assert lines[0] == f"**Buffer assignment** (`{BA.name}`)"
     assert lines[2] == ("- allocation 66 (62,120 B (60.7 KiB), preallocated-temp) `{0}`: "
                         "offset 0, 128 B `f32[32]{0}`")
-    [_, param] = buffer_info(str(TRAIN_AFTER), "params__w1__.1")
+    [_, param] = buffer_lines(assignment, "params__w1__.1")
     assert "allocation 1 (32,768 B (32.0 KiB), parameter 2)" in param
-    assert buffer_info(str(TRAIN_AFTER), "param_0.1") == []
-    assert buffer_info(str(TRAIN_BEFORE), "x.1") == []       # no report for before files
+    assert buffer_lines(assignment, "param_0.1") == []
+    assert load_buffer_assignment_for(str(TRAIN_BEFORE)) is None  # no report for before files
+    assert load_buffer_assignment_for("") is None
     text = read(TRAIN_AFTER)
     module = parse(text)
-    at_use = buffer_hover(str(TRAIN_AFTER), module, text.index("%x.1, %cond.14)") + 1)
+    at = text.index("%x.1, %cond.14)") + 1
+    plain, with_buffers = hover(module, at), hover(module, at, assignment)
+    at_use = buffer_lines(assignment, "x.1")
     assert at_use and "parameter 4" in at_use[1]
+    assert with_buffers.markdown == plain.markdown + "\n\n---\n\n" + "\n".join(at_use)
+    assert (with_buffers.start, with_buffers.end) == (plain.start, plain.end)
+    # not on an instruction name (an opcode): no buffer section
+    at_op = text.index(" while(") + 2
+    assert hover(module, at_op, assignment) == hover(module, at_op)
 
 
 def test_report_links_land_on_the_instruction_lines():
@@ -313,3 +352,20 @@ def test_buffer_assignment_loader_caches_by_mtime(tmp_path):
     p.write_text(read(BA).replace("allocation 0: size 32768", "allocation 0: size 32769"))
     os.utime(p, ns=(time.time_ns(), time.time_ns() + 10**9))
     assert load_buffer_assignment(str(p)).allocations[0].size == 32769
+
+
+def test_close_terminates_exactly_the_workers_it_started(tmp_path):
+    """The index remembers its worker processes itself (the pool's mp_context),
+    not through ProcessPoolExecutor's private attributes."""
+    idx = WorkspaceIndex(workers=2)
+    shutil.copytree(CPU_DUMP, tmp_path / "dump")
+    assert len(idx.index(idx.scan([str(tmp_path)]))) == 6
+    workers = list(idx._context.processes)
+    assert 1 <= len(workers) <= 2 and all(p.is_alive() for p in workers)
+    idx.close()
+    for p in workers:
+        p.join(10)
+    assert not any(p.is_alive() for p in workers)
+    # usable again after close: a new pool
+    assert idx.scan([str(tmp_path)])
+    idx.close()

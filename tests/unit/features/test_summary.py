@@ -1,4 +1,4 @@
-"""Kernel summary (hlo_lsp.features.summary), dump comparison (hlo_lsp.features.compare) and the
+"""Kernel summary (hlo_lsp.model.summary, reports in hlo_lsp.features.summary), dump comparison (hlo_lsp.features.compare) and the
 ``summary`` / ``diff`` commands, on the real dumps in examples/."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from tests.helpers import (CPU_DUMP, FP8_DUMP, FP8_FUSED, FP8_REGRESSION, TRAIN_
 from hlo_lsp.cli.main import main
 from hlo_lsp.features.compare import TargetChange, compare
 from hlo_lsp.syntax.parser import parse
-from hlo_lsp.features.summary import format_text, kernel_summary
+from hlo_lsp.features.summary import format_text
+from hlo_lsp.model.summary import kernel_summary
 
 
 def _summary(path):

@@ -1,0 +1,79 @@
+"""The Python source of an instruction: its call stack, from its metadata.
+
+The one answer to "which Python line made this instruction", used by hover,
+inlay hints, links, the readable view, the kernel summary, counterpart
+matching (:func:`hlo_lsp.dump.index.source_key`) and recipe inference.
+
+Facts (xla/xla_data.proto ``OpMetadata``, xla/hlo/ir/stack_frames.cc):
+
+- Current JAX dumps print ``metadata={... stack_frame_id=N}``: N indexes the
+  module's ``StackFrames`` table (``StackFrameIndexProto``), printed in the text
+  with the ``FileNames``, ``FunctionNames`` and ``FileLocations`` tables;
+  :meth:`hlo_lsp.model.hlo.StackFrameTables.resolve` follows the parent chain.
+- Older dumps print ``source_file=".." source_line=N`` (and sometimes
+  ``source_column=N``) directly: one frame, without a function name.
+  ``OpMetadataToString`` omits ``source_line`` when it is 0, so a
+  ``source_file`` without ``source_line`` has an unknown line (0 here).
+
+Pure: reads the module, never the disk (relative paths are resolved by
+:func:`hlo_lsp.dump.sources.resolve_source_path`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hlo_lsp.model.hlo import HloModule, Instruction, SourceFrame
+
+#: Where a stack came from: the metadata key, "" when there is no stack.
+STACK_FRAME_ID = "stack_frame_id"
+SOURCE_FILE = "source_file"
+
+
+def frame_origin(module: HloModule, ins: Instruction) -> tuple[str, list[SourceFrame]]:
+    """``(origin, stack)``: the Python call stack of ``ins``, innermost frame first,
+    and the metadata key it was read from, :data:`STACK_FRAME_ID` or
+    :data:`SOURCE_FILE`; ``("", [])`` when the metadata names no source.
+
+    A ``stack_frame_id`` that resolves through ``module.frames`` wins; otherwise
+    ``source_file`` gives one frame (``line`` 0 when ``source_line`` is absent,
+    ``column`` from ``source_column``, 0 when absent). Frames carry 1-based lines
+    and columns. Never raises; the list is the caller's to keep.
+    """
+    meta = ins.metadata
+    frame_id = meta.get("stack_frame_id")
+    if isinstance(frame_id, int) and frame_id > 0:
+        stack = module.frames.resolve(frame_id)
+        if stack:
+            return STACK_FRAME_ID, stack
+    file = meta.get("source_file")
+    if isinstance(file, str) and file:
+        line = meta.get("source_line", 0)
+        col = meta.get("source_column", 0)
+        return SOURCE_FILE, [SourceFrame(file, "", line if isinstance(line, int) else 0,
+                                         col if isinstance(col, int) else 0)]
+    return "", []
+
+
+def python_stack(module: HloModule, ins: Instruction) -> list[SourceFrame]:
+    """The Python call stack of ``ins``, innermost frame first; [] when unknown
+    (see :func:`frame_origin`)."""
+    return frame_origin(module, ins)[1]
+
+
+def format_frame(frame: SourceFrame) -> str:
+    """``file.py:12:5 (fn)``: the path as written in the dump, the line and column
+    when known (non-zero), the function when known."""
+    where = frame.file
+    if frame.line:
+        where += f":{frame.line}"
+        if frame.column:
+            where += f":{frame.column}"
+    return f"{where} ({frame.function})" if frame.function else where
+
+
+def short_frame(frame: SourceFrame) -> str:
+    """``file.py:12``: the file's base name and the line (when known), as shown in
+    inlay hints, the readable view and kernel tables."""
+    name = os.path.basename(frame.file)
+    return f"{name}:{frame.line}" if frame.line else name

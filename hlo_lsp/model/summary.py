@@ -1,0 +1,310 @@
+"""Kernel summary: what a compiled module will run. The one answer to "what runs
+in this module" for ``hlo-lsp summary``/``diff``, the ENTRY code lens, the
+dump comparison and the recompile report (:mod:`hlo_lsp.dump.recompile`).
+
+Walks the ENTRY computation and the computations that control flow executes
+(``while`` body and condition, ``conditional`` branches, ``call``, and the
+computation an ``async-start`` wraps) but not the computations that are part
+of one kernel (fusion ``calls``, ``to_apply`` of reduce/sort/scatter/
+all-reduce, custom-call ``called_computations``). Each instruction found is a
+:class:`Kernel`:
+
+- ``fusion``: HLO kind (``kind=kLoop|kInput|kOutput|kCustom``) and backend kind
+  (GPU ``fusion_backend_config.kind`` such as ``__triton_gemm`` or
+  ``__cudnn$fusion``, CPU ``fusion_config.kind`` such as ``__ynn_fusion``;
+  :func:`hlo_lsp.model.kernels.fusion_backend_kind`);
+- ``custom-call``: target and library (:func:`hlo_lsp.model.backend_config.target_library`);
+- ``collective``: all-reduce, all-gather, reduce-scatter, all-to-all,
+  collective-permute, collective-broadcast, send/recv (``-start`` forms counted,
+  ``-done`` not);
+- ``op``: any other instruction that does work outside a fusion (a bare
+  ``dot``, ``copy``, ``reduce``...); bookkeeping instructions (parameter,
+  constant, tuple, get-tuple-element, bitcast, control flow itself, ``*-done``)
+  are not kernels.
+
+Each kernel carries the Python source of its metadata
+(:func:`hlo_lsp.model.frames.python_stack`). Facts: xla/hlo/ir/hlo_opcode.h,
+xla/service/gpu/backend_configs.proto, docs in :mod:`hlo_lsp.model.kernels`.
+Plain data and pure queries; the reports are :mod:`hlo_lsp.features.summary`
+and :mod:`hlo_lsp.features.compare`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hlo_lsp.model.backend_config import target_library
+from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
+                                   fusion_backend_kind, hlo_fusion_kind)
+from hlo_lsp.model.frames import python_stack, short_frame
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
+from hlo_lsp.model.opcodes import COMPUTE
+
+CATEGORIES = ("fusion", "custom-call", "collective", "op")
+
+#: Collective opcodes counted as kernels (``-done`` halves are not counted).
+COLLECTIVE_OPCODES = frozenset("""
+all-gather all-gather-start all-reduce all-reduce-start all-to-all ragged-all-to-all
+collective-broadcast collective-permute collective-permute-start collective-reduce
+reduce-scatter send recv
+""".split())
+
+#: Instructions that launch nothing by themselves.
+NOT_KERNELS = frozenset("""
+parameter constant tuple get-tuple-element bitcast after-all add-dependency opt-barrier
+domain partition-id replica-id while conditional call async-start async-update async-done
+all-gather-done all-reduce-done collective-permute-done copy-done send-done recv-done
+get-dimension-size
+""".split())
+
+_CONTROL_FLOW_ATTRS = {"body", "condition", "true_computation", "false_computation",
+                       "branch_computations"}
+MAX_DEPTH = 64
+
+
+@dataclass(slots=True)
+class Kernel:
+    """One thing that runs.
+
+    ``category`` is one of :data:`CATEGORIES`; ``computation`` the computation
+    holding the instruction and ``context`` the control-flow path to it (e.g.
+    ``["while %while.1 body"]``, empty in ENTRY); ``offset`` the instruction's
+    start offset in the text. Fusions fill ``hlo_kind``, ``backend_kind`` (with
+    ``backend_kind_inferred``), ``called`` and ``contains`` (compute opcodes in
+    the fused computation); custom-calls fill ``target`` and ``library``.
+    ``label`` is a short human name ("Triton GEMM fusion", "cuBLASLt FP8 call",
+    "loop fusion", "all-reduce", "dot").
+    """
+
+    category: str
+    name: str
+    opcode: str
+    computation: str
+    context: list[str]
+    offset: int
+    label: str
+    shape: str = ""
+    hlo_kind: str = ""
+    backend_kind: str = ""
+    backend_kind_inferred: bool = False
+    called: str = ""
+    contains: list[str] = field(default_factory=list)
+    target: str = ""
+    library: str = ""
+    op_name: str = ""
+    source: list[SourceFrame] = field(default_factory=list)
+
+    @property
+    def fusion_kind(self) -> str:
+        """A fusion's kinds in one word: its HLO kind, then ``:`` and the backend
+        kind when it has one (``kLoop``, ``kCustom:__triton_gemm``,
+        ``kCustom:__ynn_fusion``); ``?`` for a fusion without ``kind=``; "" for
+        other kernels. The keys of the recompile report (docs/protocol.md)."""
+        if self.category != "fusion":
+            return ""
+        kind = self.hlo_kind or "?"
+        return f"{kind}:{self.backend_kind}" if self.backend_kind else kind
+
+    @property
+    def where(self) -> str:
+        """``file.py:LINE`` of the innermost Python frame, "" when unknown."""
+        return short_frame(self.source[0]) if self.source else ""
+
+    def to_dict(self) -> dict:
+        """JSON-ready form (frames as ``{file, function, line, column}``)."""
+        out = {"category": self.category, "name": self.name, "opcode": self.opcode,
+               "label": self.label, "computation": self.computation,
+               "context": list(self.context), "offset": self.offset, "shape": self.shape}
+        if self.category == "fusion":
+            out.update(hlo_kind=self.hlo_kind, backend_kind=self.backend_kind,
+                       backend_kind_inferred=self.backend_kind_inferred,
+                       called=self.called, contains=list(self.contains))
+        if self.category == "custom-call":
+            out.update(target=self.target, library=self.library)
+        out["op_name"] = self.op_name
+        out["source"] = [{"file": f.file, "function": f.function, "line": f.line,
+                          "column": f.column} for f in self.source]
+        return out
+
+
+@dataclass(slots=True)
+class KernelSummary:
+    """The kernels of a module in execution-walk order (text order within a
+    computation, callees where their caller is); ``module`` and ``entry`` are
+    the module and ENTRY computation names ("" when absent)."""
+
+    module: str
+    entry: str
+    kernels: list[Kernel]
+
+    def of(self, category: str) -> list[Kernel]:
+        """The kernels of one category."""
+        return [k for k in self.kernels if k.category == category]
+
+    def fusion_kinds(self) -> dict[str, int]:
+        """Fusions per :attr:`Kernel.fusion_kind` (``{"kLoop": 37,
+        "kCustom:__ynn_fusion": 6}``), in walk order of first appearance."""
+        return dict(Counter(k.fusion_kind for k in self.kernels if k.category == "fusion"))
+
+    def counts(self) -> dict:
+        """Counts per category and breakdowns::
+
+            {"fusion": 3, "custom-call": 0, "collective": 0, "op": 0,
+             "fusion_by_hlo_kind": {"kLoop": 1, ...},
+             "fusion_by_backend_kind": {"__triton_gemm": 1},
+             "custom_call_by_target": {...}, "custom_call_by_library": {...},
+             "collective_by_opcode": {...}, "op_by_opcode": {...}}
+        """
+        out: dict = {c: 0 for c in CATEGORIES}
+        hlo = Counter()
+        backend = Counter()
+        targets = Counter()
+        libraries = Counter()
+        collectives = Counter()
+        ops = Counter()
+        for k in self.kernels:
+            out[k.category] += 1
+            if k.category == "fusion":
+                hlo[k.hlo_kind or "?"] += 1
+                if k.backend_kind:
+                    backend[k.backend_kind] += 1
+            elif k.category == "custom-call":
+                targets[k.target] += 1
+                libraries[k.library] += 1
+            elif k.category == "collective":
+                collectives[k.opcode] += 1
+            else:
+                ops[k.opcode] += 1
+        out.update(fusion_by_hlo_kind=dict(hlo), fusion_by_backend_kind=dict(backend),
+                   custom_call_by_target=dict(targets),
+                   custom_call_by_library=dict(libraries),
+                   collective_by_opcode=dict(collectives), op_by_opcode=dict(ops))
+        return out
+
+    def headline(self) -> str:
+        """One line, as in the ENTRY code lens:
+        ``3 fusions (1 Triton GEMM) · 1 cuBLASLt FP8 call · 0 collectives``."""
+        c = self.counts()
+        fusions = _plural(c["fusion"], "fusion")
+        by_label = Counter()
+        for kind, n in c["fusion_by_backend_kind"].items():
+            by_label[BACKEND_KIND_LABELS.get(kind, kind)] += n
+        if by_label:
+            fusions += " (" + ", ".join(f"{n} {label}" for label, n in by_label.items()) + ")"
+        parts = [fusions]
+        if c["custom_call_by_library"]:
+            parts.extend(_plural(n, f"{lib} call")
+                         for lib, n in c["custom_call_by_library"].items())
+        else:
+            parts.append("0 custom-calls")
+        parts.append(_plural(c["collective"], "collective"))
+        return " · ".join(parts)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form: module, entry, headline, counts, kernels."""
+        return {"module": self.module, "entry": self.entry, "headline": self.headline(),
+                "counts": self.counts(), "kernels": [k.to_dict() for k in self.kernels]}
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def kernel_summary(module: HloModule) -> KernelSummary:
+    """Walk ``module`` from its ENTRY (see module docstring). Never raises on a
+    partial module: unknown callees are skipped, recursion is cut at
+    :data:`MAX_DEPTH` and on cycles."""
+    entry = module.entry
+    kernels: list[Kernel] = []
+    if entry is not None:
+        _walk(module, entry, [], kernels, {entry.name.name})
+    return KernelSummary(module.name.name if module.name else "",
+                         entry.name.name if entry else "", kernels)
+
+
+def _walk(module: HloModule, comp: Computation, context: list[str], out: list[Kernel],
+          active: set[str]) -> None:
+    for ins in comp.instructions:
+        kernel = classify(module, ins, comp, context)
+        if kernel is not None:
+            out.append(kernel)
+        if ins.opcode in ("fusion", "custom-call") or len(context) >= MAX_DEPTH:
+            continue
+        for cref in ins.called:
+            attr = cref.attr
+            if attr in _CONTROL_FLOW_ATTRS or (ins.opcode == "call") or \
+                    (ins.opcode == "async-start" and attr == "calls"):
+                callee = module.by_name.get(cref.ref.name)
+                if callee is None or callee.name.name in active:
+                    continue
+                active.add(callee.name.name)
+                _walk(module, callee, context + [_describe(ins, cref.attr, callee)], out,
+                      active)
+                active.discard(callee.name.name)
+
+
+def _describe(ins: Instruction, attr: str, callee: Computation) -> str:
+    if ins.opcode == "while":
+        return f"while %{ins.name.name} {attr}"
+    if ins.opcode == "conditional":
+        branches = [c.ref.name for c in ins.called]
+        if attr == "true_computation":
+            return f"conditional %{ins.name.name} true branch"
+        if attr == "false_computation":
+            return f"conditional %{ins.name.name} false branch"
+        return (f"conditional %{ins.name.name} branch "
+                f"{branches.index(callee.name.name)}")
+    return f"{ins.opcode} %{ins.name.name}"
+
+
+def classify(module: HloModule, ins: Instruction, comp: Computation,
+             context: list[str] | None = None) -> Kernel | None:
+    """The :class:`Kernel` for one instruction, None for bookkeeping ones."""
+    opcode = ins.opcode
+    if opcode in NOT_KERNELS:
+        return None
+    meta = ins.metadata
+    op_name = meta.get("op_name", "")
+    kernel = Kernel("op", ins.name.name, opcode, comp.name.name, list(context or []),
+                    ins.start, opcode, ins.shape.text if ins.shape is not None else "",
+                    op_name=op_name if isinstance(op_name, str) else str(op_name),
+                    source=python_stack(module, ins))
+    if opcode == "fusion":
+        kernel.category = "fusion"
+        kernel.hlo_kind = hlo_fusion_kind(ins)
+        kernel.backend_kind, kernel.backend_kind_inferred = fusion_backend_kind(ins)
+        called = next((c.ref.name for c in ins.called if c.attr == "calls"), "")
+        kernel.called = called
+        kernel.contains = _compute_ops(module, called)
+        if kernel.backend_kind:
+            kernel.label = BACKEND_KIND_LABELS.get(kernel.backend_kind,
+                                                   kernel.backend_kind) + " fusion"
+        else:
+            kernel.label = HLO_KIND_LABELS.get(kernel.hlo_kind, kernel.hlo_kind or "?") + \
+                " fusion"
+    elif opcode == "custom-call":
+        kernel.category = "custom-call"
+        kernel.target = custom_call_target(ins) or ""
+        kernel.library = target_library(kernel.target)
+        kernel.label = f"{kernel.library} call"
+    elif opcode in COLLECTIVE_OPCODES:
+        kernel.category = "collective"
+    return kernel
+
+
+def _compute_ops(module: HloModule, name: str, depth: int = 0) -> list[str]:
+    """Compute-family opcodes (dot, convolution, reduce...) inside a fused
+    computation, through nested fusions, in first-seen order."""
+    comp = module.by_name.get(name)
+    if comp is None or depth > 8:
+        return []
+    seen: dict[str, None] = {}
+    for ins in comp.instructions:
+        if ins.opcode in COMPUTE:
+            seen.setdefault(ins.opcode)
+        elif ins.opcode == "fusion":
+            for c in ins.called:
+                for op in _compute_ops(module, c.ref.name, depth + 1):
+                    seen.setdefault(op)
+    return list(seen)
