@@ -1,4 +1,4 @@
-"""Offsets <-> LSP positions for large documents; the one definition of lines.
+r"""Offsets <-> LSP positions for large documents; the one definition of lines.
 
 LSP positions are 0-based lines and columns counted in the code units of the
 negotiated position encoding: "utf-16" (the LSP default), "utf-8" or "utf-32".
@@ -6,56 +6,81 @@ A LineIndex is built once per document version (one pass over the text) so each
 conversion is a binary search plus, on non-ASCII lines only, an encoding of the
 line's prefix.
 
-A line ends at ``\n`` (a ``\r`` before it stays part of the line, as LSP
-clients count columns); line ``i`` starts just after the ``i``-th ``\n``. The
-static helpers (:meth:`LineIndex.bounds`, :meth:`LineIndex.split`) answer with
-the same convention without building an index, for one lookup or one pass.
+Lines end as the LSP specification says (3.17, "Text Documents"): at ``\n``,
+``\r\n`` or ``\r``. The terminator is not part of the line: a column past the
+end of a line means the line's end, before its terminator, so an edit that
+ends "past the end of the line" keeps the ``\r\n``. The static helpers
+(:meth:`LineIndex.bounds`, :meth:`LineIndex.split`) answer with the same rules
+without building an index, for one lookup or one pass.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from hlo_lsp.syntax.edits import EditWindow
 
 
+#: A line terminator (LSP 3.17): ``\r\n`` is one terminator, not two.
+_BREAK = re.compile(r"\r\n?|\n")
+
+
+def _starts_after_breaks(text: str, start: int, end: int, cr: bool) -> list[int]:
+    r"""The offsets just after every line terminator that begins in
+    ``text[start:end]`` (a ``\r\n`` that begins there counts whole); ``cr``:
+    whether ``text`` may hold a ``\r`` (else only ``\n`` is searched for)."""
+    if not cr:
+        out = []
+        find = text.find
+        pos = find("\n", start, end)
+        while pos >= 0:
+            out.append(pos + 1)
+            pos = find("\n", pos + 1, end)
+        return out
+    return [m.end() for m in _BREAK.finditer(text, start, min(len(text), end + 1))
+            if m.start() < end]
+
+
 class LineIndex:
     """Line start offsets of ``text``; converts between offsets and positions."""
 
-    __slots__ = ("text", "starts", "encoding")
+    __slots__ = ("text", "starts", "encoding", "cr")
 
     def __init__(self, text: str, encoding: str = "utf-16") -> None:
         self.text = text
         self.encoding = encoding
-        starts = [0]
-        find = text.find
-        pos = find("\n")
-        while pos >= 0:
-            starts.append(pos + 1)
-            pos = find("\n", pos + 1)
-        self.starts = starts
+        self.cr = "\r" in text   # False: every line ends at "\n" (the fast paths)
+        self.starts = [0, *_starts_after_breaks(text, 0, len(text), self.cr)]
 
     def edited(self, text: str, window: EditWindow) -> LineIndex:
         """The line index of ``text``, the result of an edit of this index's text
         described by ``window``: line starts before the window are kept, those
-        after it shifted, and only the window itself is searched for newlines
+        after it shifted, and only the window itself is searched for line breaks
         (O(window + lines) instead of a pass over the whole text)."""
         starts = self.starts
-        keep = bisect.bisect_right(starts, window.start)
-        after = bisect.bisect_right(starts, window.old_end)
-        out = starts[:keep]
-        find = text.find
-        pos = find("\n", window.start, window.new_end)
-        while pos >= 0:
-            out.append(pos + 1)
-            pos = find("\n", pos + 1, window.new_end)
         delta = window.delta
-        out.extend([s + delta for s in starts[after:]] if delta else starts[after:])
         index = LineIndex.__new__(LineIndex)
         index.text = text
         index.encoding = self.encoding
+        index.cr = self.cr or "\r" in text[window.start:window.new_end]
+        if not index.cr:
+            keep = bisect.bisect_right(starts, window.start)
+            after = bisect.bisect_right(starts, window.old_end)
+            out = starts[:keep]
+            out.extend(_starts_after_breaks(text, window.start, window.new_end, False))
+        else:
+            # A "\r\n" may straddle either end of the window: the breaks that end
+            # within one character of it are found again.
+            lo, hi = window.start - 1, window.new_end + 1
+            out = starts[:bisect.bisect_right(starts, lo)] or [0]
+            out.extend(q for m in _BREAK.finditer(text, max(0, window.start - 2),
+                                                   min(len(text), window.new_end + 2))
+                       if lo < (q := m.end()) <= hi)
+            after = bisect.bisect_right(starts, window.old_end + 1)
+        out.extend([s + delta for s in starts[after:]] if delta else starts[after:])
         index.starts = out
         return index
 
@@ -74,29 +99,39 @@ class LineIndex:
         line = bisect.bisect_right(self.starts, offset) - 1
         return line, offset - self.starts[line]
 
-    def spans(self) -> list[tuple[int, int]]:
-        """``(start, end)`` of every line, ``end`` at its ``\n`` (excluded)."""
+    def _end(self, line: int) -> int:
+        """The offset where ``line``'s text ends, before its terminator."""
         starts = self.starts
-        ends = [s - 1 for s in starts[1:]]
-        ends.append(len(self.text))
-        return list(zip(starts, ends))
+        if line + 1 >= len(starts):
+            return len(self.text)
+        end = starts[line + 1] - 1
+        if self.cr and end > starts[line] and self.text[end - 1:end + 1] == "\r\n":
+            end -= 1
+        return end
+
+    def spans(self) -> list[tuple[int, int]]:
+        """``(start, end)`` of every line, ``end`` at its terminator (excluded)."""
+        return [(start, self._end(line)) for line, start in enumerate(self.starts)]
 
     @staticmethod
     def bounds(text: str, offset: int) -> tuple[int, int]:
         """``(start, end)`` of the line of ``text`` holding ``offset``, found by
-        searching (no index): ``end`` is the offset of its ``\n`` or ``len(text)``."""
+        searching (no index): ``end`` is the offset of its terminator or ``len(text)``."""
         start = text.rfind("\n", 0, offset) + 1
-        end = text.find("\n", offset)
-        return start, (len(text) if end < 0 else end)
+        if "\r" not in text:
+            end = text.find("\n", offset)
+            return start, (len(text) if end < 0 else end)
+        for m in _BREAK.finditer(text, start, offset + 1):   # lone "\r" breaks
+            if m.end() <= offset:
+                start = m.end()
+        m = _BREAK.search(text, start)
+        return start, (m.start() if m else len(text))
 
     @staticmethod
     def split(text: str) -> list[str]:
-        """The lines of ``text`` as a LineIndex numbers them (at ``\n`` only, unlike
-        ``str.splitlines``), each without a trailing ``\r``."""
-        lines = text.split("\n")
-        if "\r" in text:
-            lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-        return lines
+        r"""The lines of ``text`` as a LineIndex numbers them (at ``\n``, ``\r\n``
+        and ``\r``; unlike ``str.splitlines``, not at form feeds or U+2028)."""
+        return _BREAK.split(text) if "\r" in text else text.split("\n")
 
     def _units(self, segment: str) -> int:
         if self.encoding == "utf-8":
@@ -129,7 +164,7 @@ class LineIndex:
         if line >= len(self.starts):
             return len(self.text)
         start = self.starts[line]
-        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
+        end = self._end(line)
         text = self.text[start:end]
         if text.isascii():
             return start + max(0, min(character, len(text)))
@@ -141,8 +176,6 @@ class LineIndex:
         return end
 
     def line_text(self, line: int) -> str:
-        """The text of 0-based ``line`` without its ``\\n`` (a ``\\r`` stays).
-        Raises IndexError for a line past the end."""
-        start = self.starts[line]
-        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
-        return self.text[start:end]
+        """The text of 0-based ``line`` without its terminator. Raises IndexError
+        for a line past the end."""
+        return self.text[self.starts[line]:self._end(line)]

@@ -10,8 +10,9 @@ from hlo_lsp.syntax.lines import LineIndex
 def test_spans_bounds_and_character_columns():
     text = "ab\n\ncé\r\nd"
     idx = LineIndex(text)
-    assert idx.spans() == [(0, 2), (3, 3), (4, 7), (8, 9)]
-    assert [text[s:e] for s, e in idx.spans()] == ["ab", "", "cé\r", "d"]
+    # LSP 3.17: "\r\n" ends a line and is not part of it.
+    assert idx.spans() == [(0, 2), (3, 3), (4, 6), (8, 9)]
+    assert [text[s:e] for s, e in idx.spans()] == ["ab", "", "cé", "d"]
     assert LineIndex("").spans() == [(0, 0)] and LineIndex("x\n").spans() == [(0, 1), (2, 2)]
     for offset in range(len(text) + 1):
         line = idx.line_of(offset)
