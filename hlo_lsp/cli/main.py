@@ -20,9 +20,8 @@ from hlo_lsp import __version__
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, args.log_level.upper()),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from hlo_lsp.lsp.server import create_server
-    create_server().start_io()
-    return 0
+    from hlo_lsp.lsp.server import serve_stdio
+    return serve_stdio()
 
 
 def _check(args: argparse.Namespace) -> int:

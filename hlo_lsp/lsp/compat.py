@@ -49,6 +49,29 @@ def current_request_future(protocol: Any) -> Future | None:
     return futures.get(msg_id) if msg_id is not None else None
 
 
+def structure_request(protocol: Any, data: Any) -> tuple[bool, Any]:
+    """Structure a request message the way pygls does (its type for the method,
+    else a generic request), but report failure instead of logging a traceback:
+    (True, message) or (False, None) when the params cannot be read. Messages
+    that are not requests are left to pygls: (False, data)."""
+    if not (PYGLS_SUPPORTED and isinstance(data, dict) and "jsonrpc" in data
+            and "id" in data and "method" in data and "error" not in data):
+        return False, data
+    try:
+        from pygls.protocol import JsonRPCRequestMessage
+
+        request_type = protocol.get_message_type(data["method"]) or JsonRPCRequestMessage
+        return True, protocol._converter.structure(data, request_type)
+    except Exception:  # noqa: BLE001 - malformed params: the caller answers -32602
+        return True, None
+
+
+def send_error(protocol: Any, msg_id: Any, error: Exception) -> None:
+    """Answer request ``msg_id`` with the JSON-RPC error ``error`` (a pygls
+    ``JsonRpcException``)."""
+    protocol._send_response(msg_id, error=error.to_response_error())
+
+
 def progress_cancel_future(server: Any, token: str) -> Future | None:
     """The future pygls cancels when the client cancels the progress report
     ``token`` (``window/workDoneProgress/cancel``); None when unknown."""

@@ -21,9 +21,11 @@ import logging
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -33,7 +35,7 @@ from hlo_lsp import __version__
 from hlo_lsp.features.diagnostics import merge_xla, xla_problem
 from hlo_lsp.dump.sources import source_dirs
 from hlo_lsp.lsp.collector import ModelCollector
-from hlo_lsp.lsp.compat import forget_progress
+from hlo_lsp.lsp.compat import forget_progress, send_error, structure_request
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp.documents import Analysis, DocumentStore
 from hlo_lsp.lsp.settings import Settings, parse_settings
@@ -48,11 +50,41 @@ log = logging.getLogger("hlo_lsp")
 MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
 
 
+@dataclass(frozen=True, slots=True)
+class _UnreadableRequest:
+    """A request whose params could not be read (answered with -32602)."""
+
+    msg_id: Any
+    method: str
+    jsonrpc: str = "2.0"
+
+
 class HloProtocol(LanguageServerProtocol):
-    """pygls' protocol, except that edits to the documents the server analyses are
-    applied by the document store: a slice per change instead of pygls' pass over
-    every line (tens of milliseconds on a dump of megabytes), and the edited
-    window is kept for the incremental analysis."""
+    """pygls' protocol, except that
+
+    - edits to the documents the server analyses are applied by the document
+      store: a slice per change instead of pygls' pass over every line (tens of
+      milliseconds on a dump of megabytes), and the edited window is kept for
+      the incremental analysis;
+    - a request whose params cannot be read is answered with ``InvalidParams``
+      (-32602), as JSON-RPC 2.0 wants, instead of being dropped with a logged
+      traceback."""
+
+    def structure_message(self, data: dict[str, Any]):
+        is_request, message = structure_request(self, data)
+        if not is_request:
+            return super().structure_message(data)
+        if message is None:
+            log.warning("invalid params for %s (request %s)", data.get("method"), data.get("id"))
+            return _UnreadableRequest(data["id"], str(data["method"]))
+        return message
+
+    def handle_message(self, message):
+        if isinstance(message, _UnreadableRequest):
+            send_error(self, message.msg_id, JsonRpcInvalidParams(
+                f"invalid params for {message.method}"))
+            return
+        super().handle_message(message)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
@@ -77,6 +109,28 @@ class HloLanguageServer(LanguageServer):
         self.store = DocumentStore(to_fs_path, self.parse_pool, self)
         self.workspace_state: WorkspaceState | None = None
         self._tasks: set[asyncio.Task] = set()
+        self.shutdown_requested = False
+
+    # -- lifecycle ------------------------------------------------------------
+    def shut_down(self) -> None:
+        """Release what the server started: the workspace index and its worker
+        processes, XLA's parser process, the thread pools. Idempotent; called at
+        ``shutdown`` and when the process is told to stop."""
+        st, self.workspace_state = self.workspace_state, None
+        if st is not None:
+            st.close()
+        if self._oracle is not None:
+            self._oracle.close()
+        for task in list(self._tasks):
+            task.cancel()
+        for pool in (self.parse_pool, self.quick_pool, self._oracle_pool):
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def exit_code(self) -> int:
+        """The process exit code the specification asks for: 0 after ``shutdown``,
+        else 1 (LSP 3.17, "exit")."""
+        return 0 if self.shutdown_requested else 1
 
     # -- set-up ---------------------------------------------------------------
     def configure(self, initialization_options: Any) -> None:

@@ -10,6 +10,10 @@ in any order.
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
+import sys
 from types import ModuleType
 
 from hlo_lsp.lsp.handlers import readable, recompile, text, workspace
@@ -27,3 +31,26 @@ def create_server() -> HloLanguageServer:
     for module in HANDLERS:
         module.register(server)
     return server
+
+
+def serve_stdio() -> int:
+    """Run a new server over stdin/stdout until ``exit``; returns the exit code
+    (0 after ``shutdown``, else 1). SIGTERM and SIGINT shut the server down first
+    (the workspace index's worker processes and XLA's parser process end with
+    it), then end the process with 128 + the signal number."""
+    server = create_server()
+
+    def stop(signum: int, _frame) -> None:
+        logging.getLogger("hlo_lsp").info("signal %d: shutting down", signum)
+        try:
+            server.shut_down()
+        finally:
+            sys.stdout.flush()
+            # The stdin reader thread may be blocked in a read: do not wait for it.
+            os._exit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+    server.start_io()
+    server.shut_down()
+    return server.exit_code

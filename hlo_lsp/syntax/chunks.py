@@ -38,7 +38,7 @@ from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment
 from hlo_lsp.syntax.lines import LineIndex
 
 #: A computation header line: a name at column 0, the line ending with "{".
-_HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[^\n]*\{[ \t]*$", re.M)
+_HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n]*\{[ \t]*$", re.M)
 _HEAD_NAME = re.compile(r"(?:ENTRY[ \t]+)?%?([A-Za-z_][\w.\-]*)")
 
 

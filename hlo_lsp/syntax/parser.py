@@ -33,7 +33,7 @@ from hlo_lsp.syntax.lines import LineIndex
 #: Token classes the builder may receive (lark's, and lark-cython's).
 _TOKEN_TYPES: tuple[type, ...] = token_types()
 GRAMMAR_FILE = "hlo.lark"
-_ROW_ITEM = re.compile(r"([A-Za-z_]+)=(-?\d+)")
+_ROW_ITEM = re.compile(r"(?<![A-Za-z_])([A-Za-z_]++)=(-?\d+)")   # linear: see _METADATA_ITEM
 
 
 def grammar_text() -> str:

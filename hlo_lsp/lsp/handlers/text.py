@@ -48,6 +48,11 @@ def register(server: HloLanguageServer) -> None:
     def on_initialize(ls: HloLanguageServer, params: types.InitializeParams) -> None:
         ls.configure(params.initialization_options)
 
+    @server.feature(types.SHUTDOWN)
+    def on_shutdown(ls: HloLanguageServer, params: Any) -> None:
+        ls.shutdown_requested = True
+        ls.shut_down()
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: HloLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         doc = params.text_document

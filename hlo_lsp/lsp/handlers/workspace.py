@@ -73,6 +73,12 @@ class WorkspaceState:
         self.started = 0.0
         self.finished = asyncio.Event()
 
+    def close(self) -> None:
+        """Stop indexing and the index's worker processes."""
+        if self.task is not None:
+            self.task.cancel()
+        self.index.close()
+
     def status(self) -> messages.WorkspaceStatus:
         """Where indexing stands (seconds: of the last finished indexing pass)."""
         running = self.task is not None and not self.task.done()
@@ -336,11 +342,3 @@ def register(server: HloLanguageServer) -> None:
         if parsed is None:
             return []
         return await counterpart_locations(ls, parsed.text_document.uri, parsed.position)
-
-    @server.feature(types.SHUTDOWN)
-    async def on_shutdown(ls: HloLanguageServer, params: Any) -> None:
-        st = ls.workspace_state
-        if st is not None:
-            if st.task is not None:
-                st.task.cancel()
-            st.index.close()
