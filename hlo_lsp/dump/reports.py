@@ -390,7 +390,10 @@ _cache_lock = threading.Lock()
 _CACHE_MAX = 64
 
 
-def _load(path: str, kind: str, parse):
+_NOT_CACHED = object()
+
+
+def _load(path: str, kind: str, parse, cached_only: bool = False):
     try:
         st = os.stat(path)
     except OSError:
@@ -401,6 +404,8 @@ def _load(path: str, kind: str, parse):
         hit = _cache.get(key)
         if hit is not None and hit[0] == stamp:
             return hit[1]
+    if cached_only:
+        return _NOT_CACHED
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             value = parse(f.read())
@@ -431,6 +436,18 @@ def load_buffer_assignment_for(hlo_path: str) -> BufferAssignment | None:
     optimizations files, files that are not dumps, "")."""
     paths = report_paths_for_hlo(hlo_path) if hlo_path else None
     return load_buffer_assignment(paths[0]) if paths else None
+
+
+def cached_buffer_assignment_for(hlo_path: str) -> tuple[bool, BufferAssignment | None]:
+    """What :func:`load_buffer_assignment_for` would return, without reading a
+    report that is not cached: ``(True, value)`` when it is known (cached, or
+    there is no report), ``(False, None)`` when the report must be read first.
+    Costs one ``stat``: cheap enough for the event loop."""
+    paths = report_paths_for_hlo(hlo_path) if hlo_path else None
+    if not paths:
+        return True, None
+    value = _load(paths[0], "ba", parse_buffer_assignment, cached_only=True)
+    return (False, None) if value is _NOT_CACHED else (True, value)
 
 
 def load_memory_report(path: str) -> MemoryReport | None:

@@ -137,6 +137,42 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
     return Analysis(uri, version, module, lines, time.perf_counter() - t0, tuple(problems))
 
 
+@dataclass(frozen=True, slots=True)
+class View:
+    """An analysis seen from the text the client has now.
+
+    While edits are being analysed, a request can be answered from the latest
+    finished analysis: ``window`` is the edit from its text to the current text
+    (None when the analysis is of the current version) and ``lines`` is the
+    current text's line index. Offsets inside the window have no counterpart
+    (the text there changed): :meth:`offset` and :meth:`span` give None for them.
+    """
+
+    analysis: Analysis
+    lines: LineIndex
+    window: EditWindow | None = None
+
+    def offset(self, line: int, character: int) -> int | None:
+        """The offset in the analysis' text of a position in the current text."""
+        offset = self.lines.offset(line, character)
+        w = self.window
+        if w is None or offset < w.start:
+            return offset
+        if offset >= w.new_end and (w.new_end > w.start or offset > w.start):
+            return offset - w.delta
+        return None
+
+    def span(self, start: int, end: int) -> tuple[int, int] | None:
+        """``[start, end)`` of the analysis' text in the current text; None when
+        it touches the edited window."""
+        w = self.window
+        if w is None or end <= w.start:
+            return start, end
+        if start >= w.old_end and (w.old_end > w.start or start > w.start):
+            return start + w.delta, end + w.delta
+        return None
+
+
 class Snapshot:
     """The text of one document version, with the cheap indexes built on demand
     for answers that cannot wait for the full parse (see :mod:`hlo_lsp.syntax.chunks`)."""
@@ -200,6 +236,9 @@ class _Document:
         self.edits: list[tuple[int, int, EditWindow | None]] = []
         # version -> requests holding the analysis of that version.
         self.leases: dict[int, int] = {}
+        # The version of the analysis whose computations the running analysis
+        # moves in place (no request may read it any more), else None.
+        self.consumed: int | None = None
 
     def window_since(self, base: int, version: int) -> EditWindow | None:
         """The edit from version ``base`` to ``version``, if every step is known."""
@@ -221,11 +260,15 @@ class _Document:
         return None
 
     async def current(self) -> Analysis | None:
-        """The analysis of the current version, once done; None once closed."""
+        """The analysis of the version current when this is called, or of a later
+        one, once done; None once closed. It does not chase the edits made while
+        it waits: during a typing storm a request waits for one analysis, not
+        for the storm to end."""
+        version = self.version
         async with self.changed:
             await self.changed.wait_for(
                 lambda: self.closed or (self.latest is not None
-                                        and self.latest.version >= self.version))
+                                        and self.latest.version >= version))
             return None if self.closed else self.latest
 
 
@@ -298,15 +341,19 @@ class DocumentStore:
         return doc.snapshot if doc is not None else None
 
     def pending_snapshot(self, uri: str) -> Snapshot | None:
-        """The current snapshot of ``uri`` while its full analysis is still
-        running, or always for documents too big for a full model; else None."""
+        """The current snapshot of ``uri`` while it is indexed for the first time
+        (or after a whole-text change), and always for documents too big for a
+        full model; else None. After an edit, waiting for the incremental
+        analysis (tens of milliseconds) is cheaper than parsing a computation
+        again for a quick answer, and :meth:`peek` maps the latest one."""
         doc = self._docs.get(uri)
-        if doc is None:
+        if doc is None or doc.snapshot.version != doc.version:
             return None
+        latest = doc.latest
+        if latest is None or latest.lazy_only:
+            return doc.snapshot
         ready = doc.ready()
-        if ready is not None and not ready.lazy_only:
-            return None
-        return doc.snapshot if doc.snapshot.version == doc.version else None
+        return doc.snapshot if ready is None and not doc.edits else None
 
     # -- events ---------------------------------------------------------------
     def open(self, uri: str, version: int, text: str) -> None:
@@ -378,11 +425,15 @@ class DocumentStore:
             # Requests holding the previous analysis keep it unchanged: the
             # computations that move are copied rather than moved in place.
             keep = previous is not None and doc.leases.get(previous.version, 0) > 0
+            doc.consumed = previous.version if previous is not None and not keep else None
+            # From here on a newer version waits for this analysis instead of
+            # cancelling it: a cancel inside begin_progress would leave the
+            # client's answer to workDoneProgress/create without its request.
+            doc.running = True
             progress = None
             if self.listener is not None and len(text) >= PROGRESS_CHARS and previous is None:
                 progress = await self.listener.begin_progress(
                     f"Indexing {os.path.basename(self.to_path(uri) or uri)}")
-            doc.running = True
             try:
                 result = await loop.run_in_executor(
                     self.pool, analyze, uri, version, text, snapshot.encoding,
@@ -395,6 +446,9 @@ class DocumentStore:
                 if doc.latest is None or result.version >= doc.latest.version:
                     doc.latest = result
                     doc.edits = [e for e in doc.edits if e[1] > result.version]
+                # Only now: until the new analysis replaced it, the moved one
+                # must not be handed out.
+                doc.consumed = None
                 doc.changed.notify_all()
         log.info("analyzed %s v%s (%d chars) in %.3f s", uri, version, len(text),
                  result.seconds)
@@ -402,6 +456,40 @@ class DocumentStore:
             self.listener.analysed(result, result.version == doc.version)
 
     # -- reading --------------------------------------------------------------
+    def peek(self, uri: str) -> View | None:
+        """The analysis to answer from now, without waiting: the current one, or
+        while newer edits are being analysed the latest finished one with the
+        edit since (requests never wait behind typing); None when there is none
+        (a document being indexed for the first time, after a whole-text change,
+        or while the running analysis moves the latest one's computations).
+
+        Not leased: compute the answer before the next ``await`` (no analysis
+        can start meanwhile). The version remembered for :meth:`check_current`
+        is the current one, since answers are given in the current text."""
+        doc = self._docs.get(uri)
+        if doc is None or doc.latest is None:
+            return None
+        # The positions of the request are in the text of the version it arrived
+        # with: a later edit already applied means they are not in doc.snapshot's.
+        self.check_current()
+        latest = doc.latest
+        read = _READ.get()
+        if read is not None:
+            read.append((uri, doc.version))
+        if doc.ready() is not None:
+            return View(latest, latest.lines)
+        if doc.consumed == latest.version:
+            return None
+        window = doc.window_since(latest.version, doc.version)
+        return View(latest, doc.snapshot.lines, window) if window is not None else None
+
+    @contextlib.asynccontextmanager
+    async def view(self, uri: str) -> AsyncIterator[View | None]:
+        """``async with store.view(uri) as view``: the current analysis (waiting
+        for it), leased, as a :class:`View`."""
+        async with self.lease(uri) as analysis:
+            yield None if analysis is None else View(analysis, analysis.lines)
+
     async def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the current version of ``uri``: of the opened document,
         else of the file on disk (read again when its mtime or size changed);
@@ -436,11 +524,18 @@ class DocumentStore:
                 else:
                     del doc.leases[analysis.version]
 
-    @staticmethod
-    def track_reads() -> contextvars.Token:
+    def track_reads(self, uri: str | None = None,
+                    version: int | None = None) -> contextvars.Token:
         """Start remembering the versions the current request reads (see
-        :meth:`check_current`); returns the token to pass to :meth:`untrack`."""
-        return _READ.set([])
+        :meth:`check_current`); returns the token to pass to :meth:`untrack`.
+        ``uri``: the document the request is about; ``version``: its version when
+        the request arrived (default: now), the text its positions refer to."""
+        read: list[tuple[str, int]] = []
+        if version is None and uri is not None:
+            version = self.version(uri)
+        if uri is not None and version is not None:
+            read.append((uri, version))
+        return _READ.set(read)
 
     @staticmethod
     def untrack(token: contextvars.Token) -> None:
@@ -448,7 +543,8 @@ class DocumentStore:
 
     def check_current(self) -> None:
         """Raise :class:`DocumentChanged` when an opened document that the current
-        request read (through :meth:`lease`) has a newer version now."""
+        request is about or read (through :meth:`lease` or :meth:`view`) has a
+        newer version now."""
         for uri, version in _READ.get() or ():
             current = self.version(uri)
             if current is not None and current != version:

@@ -84,6 +84,14 @@ class HloProtocol(LanguageServerProtocol):
             send_error(self, message.msg_id, JsonRpcInvalidParams(
                 f"invalid params for {message.method}"))
             return
+        server = self._server
+        msg_id = getattr(message, "id", None)
+        doc = getattr(getattr(message, "params", None), "text_document", None)
+        if msg_id is not None and isinstance(server, HloLanguageServer) and doc is not None:
+            # The positions of a request are in the text of the version current
+            # when it arrives; its handler runs later, after the messages read
+            # with it (edits among them) were handled.
+            server.arrivals[msg_id] = server.store.version(getattr(doc, "uri", ""))
         super().handle_message(message)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -110,6 +118,8 @@ class HloLanguageServer(LanguageServer):
         self.workspace_state: WorkspaceState | None = None
         self._tasks: set[asyncio.Task] = set()
         self.shutdown_requested = False
+        #: request id -> version of its document when the request arrived.
+        self.arrivals: dict[Any, int | None] = {}
 
     # -- lifecycle ------------------------------------------------------------
     def shut_down(self) -> None:

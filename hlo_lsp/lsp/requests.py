@@ -4,10 +4,11 @@
 
 - an internal error is logged and answered with the handler's empty result
   (never an error response, never a crash);
-- a request that read an analysis of a document that has changed since (see
-  :meth:`hlo_lsp.lsp.documents.DocumentStore.lease`) is answered with
+- a request about a document that has changed since it arrived, or that read
+  an analysis of a document that has changed since (see
+  :meth:`hlo_lsp.lsp.documents.DocumentStore.lease`), is answered with
   ``ContentModified`` (-32801), as LSP 3.17 provides, instead of positions
-  computed on the old text;
+  computed on another text;
 - cancellation (``$/cancelRequest``) propagates.
 """
 
@@ -20,7 +21,7 @@ from typing import Any, Callable
 
 from pygls.exceptions import JsonRpcContentModified
 
-from hlo_lsp.lsp.documents import DocumentChanged, DocumentStore
+from hlo_lsp.lsp.documents import DocumentChanged
 
 log = logging.getLogger("hlo_lsp")
 
@@ -31,7 +32,9 @@ def guarded(default: Any = None) -> Callable:
     def wrap(fn):
         @functools.wraps(fn)
         async def run(ls, *args):
-            token = DocumentStore.track_reads()
+            doc = getattr(args[0], "text_document", None) if args else None
+            arrived = ls.arrivals.pop(ls.protocol.msg_id, None)
+            token = ls.store.track_reads(getattr(doc, "uri", None), arrived)
             try:
                 result = await fn(ls, *args)
                 ls.store.check_current()
@@ -44,6 +47,6 @@ def guarded(default: Any = None) -> Callable:
                 log.exception("%s failed", fn.__name__)
                 return list(default) if isinstance(default, list) else default
             finally:
-                DocumentStore.untrack(token)
+                ls.store.untrack(token)
         return run
     return wrap

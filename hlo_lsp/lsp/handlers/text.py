@@ -18,7 +18,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from hlo_lsp.dump.reports import load_buffer_assignment_for
+from hlo_lsp.dump.reports import cached_buffer_assignment_for, load_buffer_assignment_for
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover
@@ -26,12 +26,15 @@ from hlo_lsp.features.inline_regions import KINDS, inline_regions
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import document_symbols
 from hlo_lsp.lsp import messages
-from hlo_lsp.lsp.convert import to_document_symbol, to_location, to_offset, to_range
+from hlo_lsp.lsp.convert import file_location, to_document_symbol, to_offset, to_range
+from hlo_lsp.lsp.documents import View
 from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
 from hlo_lsp.model.index import Kind, find_at
+from hlo_lsp.model.spans import Span
 from hlo_lsp.syntax.chunks import partial_module, quick_definition
+from hlo_lsp.syntax.lines import LineIndex
 
 MAX_OUTLINE_INSTRUCTIONS = 20_000
 #: What a quick hover can answer from one computation (callers need the module).
@@ -78,13 +81,35 @@ def register(server: HloLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded()
     async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        uri = params.text_document.uri
+        uri, pos = params.text_document.uri, params.position
+        path = to_fs_path(uri) or ""
+        # The buffer assignment XLA wrote beside this dump, if any: read once off
+        # the event loop, then from the cache (so hovers while typing do not
+        # wait for a thread).
+        known, assignment = cached_buffer_assignment_for(path)
+        if not known:
+            assignment = await asyncio.to_thread(load_buffer_assignment_for, path)
+
+        def answer(view: View | None):
+            offset = _offset_in(view, pos)
+            if offset is None:
+                return _UNKNOWN
+            result = hover(view.analysis.module, offset, assignment)
+            if result is None:
+                return None
+            span = view.span(result.start, result.end)
+            return _hover(view.lines, result.markdown, span) if span else _UNKNOWN
+
+        # While edits are analysed: the latest finished analysis, mapped.
+        if (got := answer(ls.store.peek(uri))) is not _UNKNOWN:
+            return got
         snap = ls.store.pending_snapshot(uri)
         if snap is not None:
-            # Indexing is still running: hover from the computation under the cursor.
+            # No analysis to map from (first indexing, or the cursor is in text
+            # not analysed yet): hover from the computation under the cursor.
             def quick():
                 lines = snap.lines
-                offset = to_offset(lines, params.position)
+                offset = to_offset(lines, pos)
                 module = partial_module(snap.text, snap.skeleton, offset, snap.chunks)
                 occ = find_at(module, offset) if module is not None else None
                 if occ is None or occ.kind not in _LOCAL_KINDS:
@@ -93,40 +118,48 @@ def register(server: HloLanguageServer) -> None:
             lines, result = await asyncio.get_running_loop().run_in_executor(
                 ls.quick_pool, quick)
             if result is not None:
-                return _hover(lines, result)
-        async with ls.lease(uri) as a:
-            if a is None:
-                return None
-            path = to_fs_path(uri)
-            # The buffer assignment XLA wrote beside this dump, if any.
-            assignment = await asyncio.to_thread(load_buffer_assignment_for, path) \
-                if path else None
-            result = hover(a.module, to_offset(a.lines, params.position), assignment)
-            return _hover(a.lines, result) if result is not None else None
+                return _hover(lines, result.markdown, (result.start, result.end))
+        async with ls.store.view(uri) as view:
+            got = answer(view)
+            return None if got is _UNKNOWN else got
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded(default=[])
     async def on_definition(ls: HloLanguageServer,
                             params: types.DefinitionParams) -> list[types.Location]:
-        uri = params.text_document.uri
+        uri, pos = params.text_document.uri, params.position
         if reports.is_report_uri(uri):
-            return await reports.report_definition(ls, uri, params.position)
+            return await reports.report_definition(ls, uri, pos)
+
+        def answer(view: View | None):
+            offset = _offset_in(view, pos)
+            if offset is None:
+                return _UNKNOWN
+            out = []
+            for target in definition(view.analysis.module, offset, ls.source_dirs(uri)):
+                if isinstance(target, Span):
+                    span = view.span(target.start, target.end)
+                    if span is None:
+                        continue
+                    out.append(types.Location(uri=uri, range=to_range(view.lines, *span)))
+                elif (loc := file_location(target)) is not None:
+                    out.append(loc)
+            return out
+
+        if (got := answer(ls.store.peek(uri))) is not _UNKNOWN and got:
+            return got
         snap = ls.store.pending_snapshot(uri)
         if snap is not None:
-            # Indexing is still running: answer from the two lines that matter.
-            # A few milliseconds of work, done right here before the full parse
-            # competes for the interpreter.
+            # No analysis to map from: answer from the two lines that matter, a
+            # few milliseconds of work done right here.
             lines = snap.lines
-            spans = quick_definition(snap.text, snap.skeleton, to_offset(lines, params.position))
+            spans = quick_definition(snap.text, snap.skeleton, to_offset(lines, pos))
             if spans:
                 return [types.Location(uri=uri, range=to_range(lines, s.start, s.end))
                         for s in spans]
-        async with ls.lease(uri) as a:
-            if a is None:
-                return []
-            dirs = ls.source_dirs(uri)
-            targets = definition(a.module, to_offset(a.lines, params.position), dirs)
-            return [loc for t in targets if (loc := to_location(uri, a.lines, t)) is not None]
+        async with ls.store.view(uri) as view:
+            got = answer(view)
+            return [] if got is _UNKNOWN else got
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded(default=[])
@@ -177,7 +210,20 @@ def register(server: HloLanguageServer) -> None:
                 for r in inline_regions(a.module, KINDS)])
 
 
-def _hover(lines, result) -> types.Hover:
+#: "This view cannot answer" (no analysis, or the position or the answer lies
+#: in text edited since): the handler tries the next way.
+_UNKNOWN = object()
+
+
+def _offset_in(view: View | None, position: types.Position) -> int | None:
+    """The offset of ``position`` in the text of the view's analysis; None when
+    there is no usable view or the position is in text edited since."""
+    if view is None or view.analysis.lazy_only:
+        return None
+    return view.offset(position.line, position.character)
+
+
+def _hover(lines: LineIndex, markdown: str, span: tuple[int, int]) -> types.Hover:
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                    value=result.markdown),
-                       range=to_range(lines, result.start, result.end))
+                                                    value=markdown),
+                       range=to_range(lines, *span))

@@ -152,3 +152,47 @@ def test_reports_are_not_handled():
     store = _store()
     assert not store.handles("file:///d/module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt")
     assert store.handles("file:///d/module_0001.jit_f.cpu_after_optimizations.txt")
+
+
+def test_views_map_the_latest_analysis_but_never_one_being_moved():
+    """While an edit is analysed, a view answers from the latest finished
+    analysis mapped through the edit; never from one whose computations the
+    running analysis moves in place."""
+    import threading
+
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+
+    async def run():
+        pool = ThreadPoolExecutor(max_workers=1)
+        store = DocumentStore(_store().to_path, pool)
+        store.open(uri, 1, text)
+        first = await store.analysis(uri)
+        release = threading.Event()
+        pool.submit(release.wait, 10)
+        store.change(uri, 2, _insert_at_top(text, "// x\n"))
+        await asyncio.sleep(0.05)          # analysis 2 started: it moves analysis 1
+        assert store.peek(uri) is None
+        release.set()
+        second = await store.analysis(uri)
+        release.clear()
+        pool.submit(release.wait, 10)
+        store.change(uri, 3, _insert_at_top(second.module.text, "// y\n"))
+        # Analysis 3 has not started (the next await would start it): analysis 2, mapped.
+        view = store.peek(uri)
+        assert view.analysis is second and view.window is not None
+        name = next(i for i in second.module.computations[-1].instructions)
+        new_text = store.snapshot(uri).text
+        at = new_text.index(f"%{name.name.name} =")   # the range covers the "%"
+        assert view.offset(*_position(new_text, at + 1)) == name.name.start + 1
+        assert view.span(name.name.start, name.name.end) == (at, at + 1 + len(name.name.name))
+        assert view.offset(*_position(new_text, new_text.index("// y"))) is None
+        release.set()
+        await asyncio.to_thread(pool.shutdown, True)
+        assert first.module.text == text
+
+    asyncio.run(run())
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset), offset - text.rfind("\n", 0, offset) - 1
