@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from hlo_lsp.dump.reports import load_buffer_assignment_for
+from hlo_lsp.dump.targets import deviceless_statement
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover
@@ -96,7 +97,11 @@ def register(server: HloLanguageServer) -> None:
             # The buffer assignment XLA wrote beside this dump, if any.
             assignment = await asyncio.to_thread(load_buffer_assignment_for, path) \
                 if path else None
-            result = hover(a.module, to_offset(a.lines, params.position), assignment)
+            # A dump compiled for a GPU without it says so (hlo_lsp.dump.targets).
+            deviceless = await asyncio.to_thread(deviceless_statement, path) \
+                if path else None
+            result = hover(a.module, to_offset(a.lines, params.position), assignment,
+                           deviceless)
             return _hover(a.lines, result) if result is not None else None
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
