@@ -39,7 +39,12 @@ reported on stderr and in the record; the program continues.
 The JAX API used is public (``jax.jit``, ``jax.ShapeDtypeStruct``, ``jax.sharding``,
 ``jax.experimental.topologies``, ``Lowered.compile(compiler_options=...)``);
 :func:`check_jax` verifies it is there and stops with a clear message when JAX
-changed under it (tested by tests/e2e/test_gpu_deviceless.py).
+changed under it. One JAX internal is used, in :func:`hide_runner_frames` only:
+``jax._src.source_info_util.register_exclusion``, so that this file's frames are
+not the outermost "user" frames of every instruction's stack in the dump (the
+stacks then end at the program's ``<module>``, as in its own run);
+:func:`internal_api_problems` reports when it is gone. Both are asserted by
+tests/e2e/test_gpu_deviceless.py, which fails loudly when JAX changes.
 """
 
 from __future__ import annotations
@@ -111,6 +116,32 @@ def check_jax(jax_module) -> list[str]:
             compile_fn.compile).parameters:
         missing.append("Lowered.compile(compiler_options=...)")
     return missing
+
+
+def internal_api_problems() -> list[str]:
+    """The JAX internals :func:`hide_runner_frames` needs that are missing."""
+    try:
+        from jax._src import source_info_util
+    except ImportError:
+        return ["jax._src.source_info_util"]
+    return ([] if callable(getattr(source_info_util, "register_exclusion", None))
+            else ["jax._src.source_info_util.register_exclusion"])
+
+
+def hide_runner_frames() -> bool:
+    """Exclude this file from the Python frames JAX records in HLO metadata (as
+    JAX excludes its own files and the standard library, runpy included). Returns
+    False, changing nothing, when the internal is gone (the dump's stacks then
+    show this runner below the program's frames)."""
+    if internal_api_problems():
+        return False
+    from jax._src import source_info_util
+    source_info_util.register_exclusion(os.path.abspath(__file__))
+    # runpy, which runs the program here, is frozen in CPython 3.11+: its frames are
+    # named "<frozen runpy>", not under the standard library path JAX excludes.
+    source_info_util.register_exclusion("<frozen runpy>")
+    source_info_util.register_exclusion(os.path.abspath(runpy.__file__))
+    return True
 
 
 class TargetCompiler:
@@ -341,6 +372,10 @@ def main(argv: list[str]) -> int:
               f"{args.target_config} (is jax[cuda12] installed for this Python, "
               f"{sys.executable}?): {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3
+    if not hide_runner_frames():
+        print(f"hlo-lsp deviceless: jax {jax.__version__} has no "
+              f"{', '.join(internal_api_problems())}: the dump's Python stacks will show "
+              "this runner's frames", file=sys.stderr)
     install(jax, compiler)
     atexit.register(write_record, compiler, args, jax, xla_flags)
 

@@ -57,7 +57,7 @@ def hover(module: HloModule, offset: int,
     result = _hover(module, occ)
     if result is None:
         return result
-    if occ.kind == Kind.INSTRUCTION_DEF and occ.instruction is not None:
+    if occ.kind in (Kind.INSTRUCTION_DEF, Kind.OPCODE) and occ.instruction is not None:
         ins = occ.instruction
     elif occ.kind == Kind.INSTRUCTION_USE and isinstance(occ.target, Instruction):
         ins = occ.target
@@ -66,7 +66,7 @@ def hover(module: HloModule, offset: int,
     if deviceless and ins.opcode in ("fusion", "custom-call"):
         result = HoverResult(f"{result.markdown}\n\n*{deviceless}*", result.start,
                              result.end)
-    if assignment is None:
+    if assignment is None or occ.kind == Kind.OPCODE:
         return result
     name = ins.name.name
     lines = buffer_lines(assignment, name)

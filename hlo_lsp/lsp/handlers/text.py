@@ -85,7 +85,9 @@ def register(server: HloLanguageServer) -> None:
                 occ = find_at(module, offset) if module is not None else None
                 if occ is None or occ.kind not in _LOCAL_KINDS:
                     return lines, None
-                return lines, hover(module, offset)
+                path = to_fs_path(uri)
+                return lines, hover(module, offset, None,
+                                    deviceless_statement(path) if path else None)
             lines, result = await asyncio.get_running_loop().run_in_executor(
                 ls.quick_pool, quick)
             if result is not None:
