@@ -72,7 +72,7 @@ class Target:
 
 
 def _field(text: str, name: str) -> str | None:
-    m = re.search(rf"(?m)^\s*{name}\s*:\s*(\"(?:[^\"\\]|\\.)*\"|[^\s}}]+)", text)
+    m = re.search(rf"(?:^|[\s{{]){name}\s*:\s*(\"(?:[^\"\\]|\\.)*\"|[^\s}}]+)", text)
     if not m:
         return None
     value = m.group(1)
