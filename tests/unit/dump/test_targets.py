@@ -123,3 +123,29 @@ def test_runner_is_a_script_without_hlo_lsp_imports():
     source = RUNNER.read_text()
     assert "import hlo_lsp" not in source and "from hlo_lsp" not in source
     assert RUNNER.name == "deviceless.py" and sys.modules["hlo_lsp.dump.deviceless"]
+
+
+DEVICELESS_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples",
+                                   "gpu", "deviceless")
+
+
+@pytest.mark.parametrize("scenario,needle", [
+    ("fp8_cublaslt", 'custom_call_target="__cublas$lt$matmul$f8"'),
+    ("fp8_triton_gemm", "fused_reduce"),
+    ("conv_bias_relu", 'custom_call_target="__cudnn$convBiasActivationForward"'),
+    ("pallas_mosaic_gpu", 'custom_call_target="mosaic_gpu_v2"'),
+    ("spmd_mesh8", "all-reduce("),
+])
+def test_committed_deviceless_examples_show_their_seed(scenario, needle):
+    """examples/gpu/deviceless/ (made by examples/gpu/make_deviceless_dumps.py without a
+    GPU): each H100 dump shows the kernel of its report and says what it is."""
+    from hlo_lsp.dump.recompile import hlo_files
+
+    d = os.path.join(DEVICELESS_EXAMPLES, scenario)
+    [after] = [n for n, name in hlo_files(d).items()
+               if name.stage == "after_optimizations"]
+    assert after.endswith(".sm_9.0a_gpu_after_optimizations.txt")
+    assert needle in open(os.path.join(d, after)).read()
+    assert "without a GPU" in deviceless_statement(os.path.join(d, after))
+    if scenario == "spmd_mesh8":
+        assert read_deviceless(d).compiled[0]["devices"] == 8
