@@ -30,12 +30,12 @@ SCENARIOS = {
     "fp8_cublaslt": ("fp8_matmul.py", "--xla_gpu_enable_triton_gemm=false",
                      "seed 001, before: one __cublas$lt$matmul$f8 call"),
     "fp8_triton_gemm": ("fp8_matmul.py", "",
-                        "seed 001, after: a Triton gemm_fusion_dot with split-K and a "
-                        "fused_reduce"),
+                        "seed 001, after: a Triton GEMM fusion (__triton_nested_gemm_fusion) "
+                        "on BF16 operands dequantized by separate loop fusions, no cuBLASLt"),
     "conv_bias_relu": ("conv_bias_relu.py", "",
                        "seed 002: __cudnn$convBiasActivationForward"),
     "pallas_mosaic_gpu": ("pallas_mosaic_gpu.py", "", "seed 004: a mosaic_gpu_v2 custom call"),
-    "spmd_mesh8": ("spmd_mesh8.py", "", "8 H100s: num_partitions=8 and all-reduces"),
+    "spmd_mesh8": ("spmd_mesh8.py", "", "8 H100s: num_partitions=8 and an async all-reduce"),
 }
 DROP = (".ll", ".ptx", ".o")
 

@@ -2,9 +2,9 @@
 
 XLA rewrites the dequantize -> dot -> scale -> clamp -> quantize pattern into one
 ``__cublas$lt$matmul$f8`` custom call when Triton GEMM is off
-(``--xla_gpu_enable_triton_gemm=false``); with it on (the default) the dot becomes a
-Triton ``gemm_fusion_dot`` (with split-K and a ``fused_reduce`` for these sizes): the
-regression of the report. Runs on the CPU as it is; for the H100 dump without a GPU:
+(``--xla_gpu_enable_triton_gemm=false``); with it on (the default, jax 0.10.2) the
+dot becomes a Triton GEMM fusion on BF16 operands that separate loop fusions
+dequantized: the regression of the report. Runs on the CPU as it is; for the H100 dump without a GPU:
 
     hlo-lsp dump --target h100 --out DIR -- python examples/gpu/programs/fp8_matmul.py
 """

@@ -131,10 +131,10 @@ DEVICELESS_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", 
 
 @pytest.mark.parametrize("scenario,needle", [
     ("fp8_cublaslt", 'custom_call_target="__cublas$lt$matmul$f8"'),
-    ("fp8_triton_gemm", "fused_reduce"),
+    ("fp8_triton_gemm", '"kind":"__triton_nested_gemm_fusion"'),
     ("conv_bias_relu", 'custom_call_target="__cudnn$convBiasActivationForward"'),
     ("pallas_mosaic_gpu", 'custom_call_target="mosaic_gpu_v2"'),
-    ("spmd_mesh8", "all-reduce("),
+    ("spmd_mesh8", "all-reduce-start("),
 ])
 def test_committed_deviceless_examples_show_their_seed(scenario, needle):
     """examples/gpu/deviceless/ (made by examples/gpu/make_deviceless_dumps.py without a
