@@ -98,6 +98,16 @@ def _is(name: str, roots: tuple[str, ...]) -> bool:
     return any(name == r or name.startswith(r + ".") for r in roots)
 
 
+def _from_target(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module of ``from X import ...`` (relative forms resolved
+    against ``package``)."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
     """(line, absolute module name) for every import in ``tree``, at any depth.
 
@@ -109,12 +119,7 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, st
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, package)
             if target == PACKAGE:
                 for alias in node.names:
                     sub = f"{PACKAGE}.{alias.name}"
@@ -138,12 +143,7 @@ def _runner_imports(tree: ast.AST, module: str, is_package: bool) -> list[int]:
              if name == RUNNER_MODULE or name.startswith(RUNNER_MODULE + ".")]
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, package)
             if any(f"{target}.{a.name}" == RUNNER_MODULE for a in node.names):
                 lines.append(node.lineno)
     return sorted(set(lines))
