@@ -32,7 +32,13 @@ REPORT_SUFFIXES = {"buffer-assignment": "-buffer-assignment.txt",
 
 NON_HLO_SUFFIXES = (*REPORT_SUFFIXES.values(), "-buffer-assignment-values.txt",
                     "-live-range.txt", ".debug_options", ".dot", ".html", ".pb", ".pbtxt",
-                    ".ll", ".o", ".mlir")
+                    ".ll", ".o", ".mlir", ".ptx", ".thunk_sequence.txt", ".thunk_metadata.txt")
+
+#: HLO text dumped by XLA:GPU after one named pass, outside the per-pass naming
+#: (``module_NNNN.name.after_spmd_partitioner.txt``, written by XLA:GPU in jaxlib
+#: 0.10.2 after SPMD partitioning, also for one device); decoded as
+#: stage ``"pass:<name>"``.
+NAMED_PASS_STAGES = ("after_spmd_partitioner",)
 
 #: Globs (LSP ``workspace/didChangeWatchedFiles`` syntax) matching the files that
 #: may be HLO text: ``*.hlo`` and every dump file (a ``.txt`` whose first line is
@@ -92,6 +98,9 @@ def parse_dump_name(filename: str) -> DumpName | None:
     if rest.endswith(BEFORE_OPTIMIZATIONS):
         return DumpName(number, rest[:-len(BEFORE_OPTIMIZATIONS)].rstrip("."),
                         BEFORE_OPTIMIZATIONS, "", ts)
+    for named in NAMED_PASS_STAGES:
+        if rest.endswith("." + named):
+            return DumpName(number, rest[:-len(named) - 1], "pass:" + named, "", ts)
     after = _AFTER.match(rest)
     if after:
         return DumpName(number, after.group("name"), AFTER_OPTIMIZATIONS,

@@ -3,7 +3,9 @@
 A *recipe* is the command line of the JAX program, its working directory, the
 few environment variables that decide what XLA does (``XLA_FLAGS``,
 ``JAX_PLATFORMS``, ``CUDA_VISIBLE_DEVICES``), the platform and the jax/jaxlib
-versions. ``hlo-lsp dump`` writes one as ``hlo-lsp-recipe.json`` into the dump
+versions, and the target GPU when it was compiled for one without it
+(``target``: a built-in name such as ``h100`` or a GpuTargetConfig file, see
+:mod:`hlo_lsp.dump.targets`). ``hlo-lsp dump`` writes one as ``hlo-lsp-recipe.json`` into the dump
 directory (format in docs/protocol.md, "Recipe file"). For a dump made without
 it, :func:`infer_recipe` *proposes* one from the Python stack frames in the
 dump; a proposal is only ever run after the user confirmed it.
@@ -41,6 +43,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from hlo_lsp.dump.targets import RUNNER
 from hlo_lsp.model.frames import python_stack
 
 RECIPE_FILE = "hlo-lsp-recipe.json"
@@ -70,8 +73,12 @@ class Recipe:
     variables of :data:`RECORDED_ENV` that were set, as the program saw them
     (``XLA_FLAGS`` includes ``--xla_dump_to=<the dump dir>``). ``platform`` is one
     of :data:`PLATFORMS`. ``created`` is an ISO-8601 UTC time, ``host`` the
-    machine's host name. ``origin`` ("recipe", "setting", "inferred" or "cli")
-    and ``note`` (why an inferred recipe was proposed) are not saved.
+    machine's host name. ``target`` is None for a run on ``platform``'s device,
+    else the target GPU compiled for without it (a built-in name of
+    :func:`hlo_lsp.dump.targets.builtin_targets` or a GpuTargetConfig path;
+    ``platform`` is then "cpu", where the program itself ran). ``origin``
+    ("recipe", "setting", "inferred" or "cli") and ``note`` (why an inferred
+    recipe was proposed) are not saved.
     """
 
     command: list[str]
@@ -85,13 +92,15 @@ class Recipe:
     host: str = ""
     origin: str = "recipe"
     note: str = ""
+    target: str | None = None
 
     def to_json(self) -> dict:
         """The JSON object stored in ``hlo-lsp-recipe.json``."""
         return {"format": FORMAT, "command": list(self.command), "cwd": self.cwd,
                 "env": dict(self.env), "platform": self.platform,
                 "jax_version": self.jax_version, "jaxlib_version": self.jaxlib_version,
-                "python": self.python, "created": self.created, "host": self.host}
+                "python": self.python, "created": self.created, "host": self.host,
+                "target": self.target}
 
     @classmethod
     def from_json(cls, data: object, origin: str = "recipe") -> "Recipe":
@@ -120,7 +129,7 @@ class Recipe:
 
         return cls(list(command), cwd, {str(k): str(v) for k, v in env.items()}, platform,
                    opt("jax_version"), opt("jaxlib_version"), opt("python"),
-                   opt("created") or "", opt("host") or "", origin)
+                   opt("created") or "", opt("host") or "", origin, target=opt("target"))
 
     def display_command(self) -> str:
         """The command as a shell would print it."""
@@ -288,16 +297,23 @@ def choose_platform(requested: str | None, recipe_platform: str | None = None,
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?(?:\.exe)?$")
 
 
+def _interpreter_index(argv: Sequence[str]) -> int:
+    """Where the program's own command starts in ``argv``: after ``env`` and its
+    ``NAME=value`` words (0 without ``env``)."""
+    i = 0
+    if argv and os.path.basename(argv[0]) == "env":
+        i = 1
+        while i < len(argv) and "=" in argv[i] and not argv[i].startswith("-"):
+            i += 1
+    return i
+
+
 def python_interpreter(command: Sequence[str], cwd: str,
                        env: Mapping[str, str] | None = None) -> str | None:
     """The absolute path of the Python interpreter ``command`` starts with
     (``python3 train.py``, ``/venv/bin/python -m pkg``, ``env A=1 python x.py``),
     or None when it does not start with one or it cannot be found on PATH."""
-    args = list(command)
-    if args and os.path.basename(args[0]) == "env":
-        args = args[1:]
-        while args and "=" in args[0] and not args[0].startswith("-"):
-            args = args[1:]
+    args = list(command)[_interpreter_index(command):]
     if not args or not _PYTHON.match(os.path.basename(args[0])):
         return None
     exe = args[0]
@@ -316,14 +332,33 @@ def resolved_command(recipe: Recipe) -> list[str]:
     argv = list(recipe.command)
     if not recipe.python or not os.access(recipe.python, os.X_OK):
         return argv
-    i = 0
-    if argv and os.path.basename(argv[0]) == "env":
-        i = 1
-        while i < len(argv) and "=" in argv[i] and not argv[i].startswith("-"):
-            i += 1
+    i = _interpreter_index(argv)
     if i < len(argv) and os.sep not in argv[i] and _PYTHON.match(argv[i]):
         argv[i] = recipe.python
     return argv
+
+
+def deviceless_command(argv: Sequence[str], target_config: str, target_name: str,
+                       dump_to: str) -> list[str]:
+    """``argv`` (``python train.py ARGS``, also after ``env A=1``) with the
+    deviceless runner (:mod:`hlo_lsp.dump.deviceless`, run as a file by the same
+    interpreter) between the interpreter and the program, so that every function
+    the program jits is also compiled for the target GPU into ``dump_to``.
+    Interpreter options before the program (``python -u x.py``) are not
+    supported. Raises RecipeError when ``argv`` does not start with a Python
+    interpreter (the runner is Python)."""
+    argv = list(argv)
+    i = _interpreter_index(argv)
+    if i >= len(argv) or not _PYTHON.match(os.path.basename(argv[i])) or i + 1 >= len(argv):
+        raise RecipeError(f"compiling for a target GPU needs a command that starts with a "
+                          f"Python interpreter and a script (python train.py ...), not "
+                          f"`{shlex.join(argv)}`")
+    rest = argv[i + 1:]
+    if rest[0].startswith("-") and rest[0] != "-m":
+        raise RecipeError(f"compiling for a target GPU: put the interpreter option "
+                          f"{rest[0]!r} in the environment (PYTHONUNBUFFERED=1 ...) instead")
+    return [*argv[:i + 1], str(RUNNER), "--target-config", target_config,
+            "--target", target_name, "--dump-to", dump_to, "--", *rest]
 
 
 PROBE_CODE = ("import jax, jaxlib; print(jax.__version__); "
@@ -366,17 +401,19 @@ def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
-               base_env: Mapping[str, str] | None = None, origin: str = "cli") -> Recipe:
+               base_env: Mapping[str, str] | None = None, origin: str = "cli",
+               target: str | None = None) -> Recipe:
     """A recipe for running ``command`` in ``cwd`` so that it dumps into
     ``dump_dir`` on ``platform`` (versions not probed yet; see
-    :func:`hlo_lsp.dump.recompile.probe_versions_async`)."""
+    :func:`hlo_lsp.dump.recompile.probe_versions_async`), compiled for ``target``
+    (a target GPU spec, see :class:`Recipe`) when given."""
     base = dict(os.environ if base_env is None else base_env)
     cwd = os.path.abspath(cwd)
     probe = Recipe(list(command), cwd)
     env = program_env(base, probe, os.path.abspath(dump_dir), platform)
     return Recipe(list(command), cwd, recorded_env(env), platform,
                   python=python_interpreter(command, cwd, env), created=now_iso(),
-                  host=socket.gethostname(), origin=origin)
+                  host=socket.gethostname(), origin=origin, target=target)
 
 
 # -------------------------------------------------------------- inference ---

@@ -38,7 +38,8 @@ from typing import Callable, Iterable, Mapping
 from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
                                 module_label, parse_dump_name)
 from hlo_lsp.model.summary import KernelSummary, kernel_summary
-from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, now_iso, parse_probe_output, platform_label, probe_env, program_env, python_interpreter, recorded_env, resolved_command, save_recipe
+from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, deviceless_command, now_iso, parse_probe_output, platform_label, probe_env, program_env, python_interpreter, recorded_env, resolved_command, save_recipe
+from hlo_lsp.dump.targets import Target, read_deviceless
 
 TERMINATE_GRACE_S = 3.0
 STDERR_TAIL_LINES = 40
@@ -418,7 +419,10 @@ class RecompileResult:
     (absolute path; the same path when the name did not change), None when the
     new dump lacks it; empty unless ``ok``. ``changes``: per module, see
     :class:`ModuleChange`. ``error``: why it failed (with ``stderr_tail``).
-    ``summary``: a few lines for the user.
+    ``summary``: a few lines for the user. ``target``: the target GPU's name when
+    compiled for it without the device (``platform`` is then "cpu"), and
+    ``deviceless``: the runner's record of that compile
+    (:meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`, failed modules).
     """
 
     ok: bool
@@ -435,6 +439,8 @@ class RecompileResult:
     changes: list[ModuleChange] = field(default_factory=list)
     recipe_file: str | None = None
     summary: str = ""
+    target: str | None = None
+    deviceless: str = ""
 
     def to_json(self) -> dict:
         """A JSON-ready dict (what the ``hlo.recompile`` command returns)."""
@@ -444,7 +450,8 @@ class RecompileResult:
                 "seconds": round(self.seconds, 3), "error": self.error,
                 "stderrTail": self.stderr_tail, "mapping": dict(self.mapping),
                 "changes": [c.to_json() for c in self.changes],
-                "recipeFile": self.recipe_file, "summary": self.summary}
+                "recipeFile": self.recipe_file, "summary": self.summary,
+                "target": self.target, "deviceless": self.deviceless}
 
 
 def summarize(result: RecompileResult, focus: Iterable[str] = (),
@@ -453,6 +460,8 @@ def summarize(result: RecompileResult, focus: Iterable[str] = (),
     the changes of the modules in ``focus`` (module names) plus other modules
     whose counts changed, at most ``max_lines`` of them."""
     where = platform_label(result.platform)
+    if result.target:
+        where = f"{result.target.upper()} without a GPU (the program ran on the CPU)"
     if result.cancelled:
         return f"Recompile cancelled; the old dump in {result.dump_dir} is unchanged."
     if not result.ok:
@@ -476,6 +485,8 @@ def summarize(result: RecompileResult, focus: Iterable[str] = (),
         lines.append(f"... and {len(shown) - max_lines} more modules changed.")
     if not shown:
         lines.append("No custom-call or fusion counts changed.")
+    if result.deviceless:
+        lines.append(result.deviceless)
     return "\n".join(lines)
 
 
@@ -483,7 +494,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                     open_files: Iterable[str] = (), on_output: OutputCallback | None = None,
                     cancel: asyncio.Event | None = None, timeout: float | None = None,
                     base_env: Mapping[str, str] | None = None, save: bool = True,
-                    probe: bool = True) -> RecompileResult:
+                    probe: bool = True, target: Target | None = None) -> RecompileResult:
     """Run ``recipe`` on ``platform`` so that XLA dumps into a new temporary
     directory next to ``dump_dir``, then swap the new dump in (:func:`swap_dump`).
 
@@ -495,14 +506,28 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     interpreter — the jax/jaxlib versions that interpreter reports. Failures,
     cancellation (``cancel`` set) and ``timeout`` leave the old dump as it was.
     CancelledError of the awaiting task kills the program and propagates.
+
+    With ``target`` (a GPU this machine need not have), the program runs on the
+    CPU (``platform`` should be "cpu") under the deviceless runner
+    (:func:`hlo_lsp.dump.recipe.deviceless_command`), which compiles every
+    function it jits for the target into the dump, without autotuning; the
+    result's ``deviceless`` says so and the saved recipe records the target.
     """
     dump_path = pathlib.Path(dump_dir).resolve()
     dump_path.mkdir(parents=True, exist_ok=True)
-    result = RecompileResult(False, str(dump_path), recipe.display_command(), platform)
+    result = RecompileResult(False, str(dump_path), recipe.display_command(), platform,
+                             target=target.name if target else None)
     env = dict(base_env if base_env is not None else os.environ)
     work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
     run_env = program_env(env, recipe, str(work), platform)
     argv = resolved_command(recipe)
+    if target is not None:
+        try:
+            argv = deviceless_command(argv, target.path, target.name, str(work))
+        except RecipeError as exc:
+            shutil.rmtree(work, ignore_errors=True)
+            result.error = str(exc)
+            return _done(result, time.monotonic())
     python = python_interpreter(argv, recipe.cwd, run_env) if probe else None
     versions = (asyncio.ensure_future(probe_versions_async(python, recipe.cwd, run_env))
                 if python and os.path.isdir(recipe.cwd) else None)
@@ -530,6 +555,11 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                             f"the program was killed by signal {-(run.returncode or 0)}")
             return _done(result, t0)
         new_files = hlo_files(work)
+        record = read_deviceless(work) if target is not None else None
+        if record is not None:
+            result.deviceless = record.statement() + "".join(
+                f"\nNot compiled for {record.target}: {f.get('module')}: {f.get('error')}"
+                for f in record.failed[:4])
         if not new_files:
             result.error = ("the program exited 0 but XLA wrote no HLO text into the "
                             "new dump directory: does it compile anything, or set "
@@ -563,7 +593,9 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
             saved = Recipe(list(recipe.command), recipe.cwd, recorded_env(final_env),
                            platform, jax_v or recipe.jax_version,
                            jaxlib_v or recipe.jaxlib_version, python or recipe.python,
-                           now_iso(), socket.gethostname())
+                           now_iso(), socket.gethostname(),
+                           target=(target.name if target.builtin else target.path)
+                           if target else None)
             try:
                 result.recipe_file = str(save_recipe(saved, dump_path))
             except OSError as exc:

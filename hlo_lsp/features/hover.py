@@ -41,24 +41,34 @@ class HoverResult:
 
 
 def hover(module: HloModule, offset: int,
-          assignment: BufferAssignment | None = None) -> HoverResult | None:
+          assignment: BufferAssignment | None = None,
+          deviceless: str | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
-    its buffers (:func:`buffer_lines`) after a ``---`` rule. Pure: never reads
-    the disk."""
+    its buffers (:func:`buffer_lines`) after a ``---`` rule. ``deviceless``: for a
+    dump compiled for a GPU without the device, the sentence saying so
+    (:meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`); it ends the hover
+    of a fusion or custom-call, whose kernel XLA chose without autotuning. Pure:
+    never reads the disk."""
     occ = find_at(module, offset)
     if occ is None:
         return None
     result = _hover(module, occ)
-    if result is None or assignment is None:
+    if result is None:
         return result
-    if occ.kind == Kind.INSTRUCTION_DEF and occ.instruction is not None:
-        name = occ.instruction.name.name
+    if occ.kind in (Kind.INSTRUCTION_DEF, Kind.OPCODE) and occ.instruction is not None:
+        ins = occ.instruction
     elif occ.kind == Kind.INSTRUCTION_USE and isinstance(occ.target, Instruction):
-        name = occ.target.name.name
+        ins = occ.target
     else:
         return result
+    if deviceless and ins.opcode in ("fusion", "custom-call"):
+        result = HoverResult(f"{result.markdown}\n\n*{deviceless}*", result.start,
+                             result.end)
+    if assignment is None or occ.kind == Kind.OPCODE:
+        return result
+    name = ins.name.name
     lines = buffer_lines(assignment, name)
     if not lines:
         return result

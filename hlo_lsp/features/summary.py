@@ -47,12 +47,14 @@ _TITLES = {"fusion": "Fusions", "custom-call": "Custom-calls", "collective": "Co
            "op": "Other ops (outside fusions)"}
 
 
-def format_text(summary: KernelSummary) -> str:
-    """The plain-text report of ``hlo-lsp summary``: headline, then one table per
-    category (name, kind/target, label, contents, Python source, control-flow
-    context)."""
+def format_text(summary: KernelSummary, note: str = "") -> str:
+    """The plain-text report of ``hlo-lsp summary``: headline, ``note`` (e.g. that
+    the dump was compiled for a GPU without it, so its kernels were chosen without
+    autotuning: :meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`), then
+    one table per category (name, kind/target, label, contents, Python source,
+    control-flow context)."""
     lines = [f"HloModule {summary.module or '?'}, ENTRY %{summary.entry or '?'}",
-             summary.headline(), ""]
+             summary.headline(), *([note] if note else []), ""]
     inferred = False
     for cat in CATEGORIES:
         ks = summary.of(cat)
@@ -67,10 +69,11 @@ def format_text(summary: KernelSummary) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def format_markdown(summary: KernelSummary) -> str:
-    """Markdown report (the ``hlo.showSummary`` command): headline and tables."""
+def format_markdown(summary: KernelSummary, note: str = "") -> str:
+    """Markdown report (the ``hlo.showSummary`` command): headline, ``note`` (see
+    :func:`format_text`) in italics, and tables."""
     parts = [f"### Kernels of `{summary.module or '?'}` (ENTRY `%{summary.entry or '?'}`)",
-             f"**{summary.headline()}**"]
+             f"**{summary.headline()}**", *([f"*{note}*"] if note else [])]
     headers = {"fusion": "| fusion | kind | backend | contains | source | in |",
                "custom-call": "| custom-call | target | library | | source | in |",
                "collective": "| collective | opcode | shape | | source | in |",

@@ -90,6 +90,12 @@ class RecompileSettings:
         "`auto`, `gpu`, `cuda`, `rocm`, `cpu` or `tpu`: where XLA compiles", "`auto`"))
     timeout: float | None = attrs.field(default=None, validator=_positive, metadata=_doc(
         "stop the program after this many seconds", "none"))
+    target: str | None = attrs.field(default=None, metadata=_doc(
+        "GPU to compile for without having it: `h100`, `a100`, `l4`, `b200` or the path "
+        "of an XLA GpuTargetConfig text file; the program runs on the CPU and what it "
+        "jits is also compiled for that GPU (needs `jax[cuda12]`; no autotuning). Used "
+        "unless `platform` is set to a device", "the recipe's target, else none; the "
+        "code action offers `h100`"))
 
     def overridden_by(self, answer: Any) -> "RecompileSettings":
         """These settings with the non-empty values of a ``workspace/configuration``

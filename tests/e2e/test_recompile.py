@@ -247,15 +247,18 @@ async def test_recompile_after_change_follows_renumbered_module(client, project)
         text_document=types.TextDocumentIdentifier(uri=uri),
         range=types.Range(start=_pos(text, "sine("), end=_pos(text, "sine(")),
         context=types.CodeActionContext(diagnostics=[])))
-    [action] = actions
+    action, *others = actions
     assert action.title == "Recompile with JAX on CPU and refresh"
     assert _command_of(action) == {"title": action.title, "command": "hlo.recompile",
                                    "arguments": [uri]}
+    # Beside it (no GPU here), the deviceless compile for a target GPU (issue 10).
+    assert [(a.title, _command_of(a)["arguments"]) for a in others] == [
+        ("Compile for H100 here, no GPU needed", [uri, {"target": "h100"}])]
     header = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
         range=types.Range(start=_pos(text, "HloModule", 3), end=_pos(text, "HloModule", 3)),
         context=types.CodeActionContext(diagnostics=[])))
-    assert [a.title for a in header] == [action.title]
+    assert [a.title for a in header] == [a.title for a in actions]
 
     (project / "prog.py").write_text(PROGRAM_V2)
     result = await _execute(client, uri)

@@ -14,7 +14,13 @@ Rules, each named in the failure message as ``file:line: [rule] ...``:
   import cli; nothing imports ``__main__``. A module outside the layers is an error.
 - ``pygls``: pygls/lsprotocol only in ``hlo_lsp/lsp/`` and ``hlo_lsp/cli/``.
 - ``lark``: lark (and lark_cython) only in ``hlo_lsp/syntax/``.
-- ``jax``: jax/jaxlib (``jax._src``) only in ``hlo_lsp/syntax/xla.py``.
+- ``jax``: jax/jaxlib (``jax._src``) only in ``hlo_lsp/syntax/xla.py`` (XLA's
+  parser in a worker process) and ``hlo_lsp/dump/deviceless.py`` (the runner that
+  executes INSIDE the user's JAX program, started as a script by the program's own
+  interpreter to compile for a GPU without it; issue 10).
+- ``runner``: ``hlo_lsp/dump/deviceless.py`` imports only the standard library,
+  jax/jaxlib and numpy (it runs where hlo-lsp may not be installed), and no
+  module of the package imports it (the server never loads jax that way).
 - ``model-stdlib``: ``hlo_lsp/model/`` imports only the standard library (and,
   by ``layers``, itself and the glue ``hlo_lsp``).
 - ``documents``: ``hlo_lsp/lsp/documents.py``, when it exists, imports neither
@@ -40,6 +46,9 @@ RANK[GLUE_MAIN] = len(LAYERS)  # above cli: may import everything, imported by n
 PYGLS = ("pygls", "lsprotocol")
 LARK = ("lark", "lark_cython")
 JAX = ("jax", "jaxlib")
+JAX_MODULES = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/deviceless.py")
+RUNNER = f"{PACKAGE}/dump/deviceless.py"
+RUNNER_MODULE = f"{PACKAGE}.dump.deviceless"
 
 # Violations found in modules this test does not own, accepted for now:
 # (path relative to the repository, rule) -> why. Each entry must still occur
@@ -89,6 +98,16 @@ def _is(name: str, roots: tuple[str, ...]) -> bool:
     return any(name == r or name.startswith(r + ".") for r in roots)
 
 
+def _from_target(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module of ``from X import ...`` (relative forms resolved
+    against ``package``)."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
     """(line, absolute module name) for every import in ``tree``, at any depth.
 
@@ -100,12 +119,7 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, st
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, package)
             if target == PACKAGE:
                 for alias in node.names:
                     sub = f"{PACKAGE}.{alias.name}"
@@ -119,6 +133,20 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, st
             if name in ("import_module", "__import__"):
                 found.append((node.lineno, node.args[0].value))
     return sorted(found, key=lambda f: f[0])
+
+
+def _runner_imports(tree: ast.AST, module: str, is_package: bool) -> list[int]:
+    """Lines importing the runner module (``import hlo_lsp.dump.deviceless``,
+    ``from hlo_lsp.dump import deviceless``, relative forms, ``import_module``)."""
+    package = module if is_package else module.rpartition(".")[0]
+    lines = [line for line, name in _imports(tree, module, is_package)
+             if name == RUNNER_MODULE or name.startswith(RUNNER_MODULE + ".")]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _from_target(node, package)
+            if any(f"{target}.{a.name}" == RUNNER_MODULE for a in node.names):
+                lines.append(node.lineno)
+    return sorted(set(lines))
 
 
 def check_source(path: str, source: str) -> list[Violation]:
@@ -155,8 +183,16 @@ def check_source(path: str, source: str) -> list[Violation]:
                                    "depend on pygls/lsprotocol")
         if _is(name, LARK) and layer != "syntax":
             bad(line, "lark", f"imports {name}: lark only in hlo_lsp/syntax/")
-        if _is(name, JAX) and path != f"{PACKAGE}/syntax/xla.py":
-            bad(line, "jax", f"imports {name}: jax/jaxlib only in hlo_lsp/syntax/xla.py")
+        if _is(name, JAX) and path not in JAX_MODULES:
+            bad(line, "jax", f"imports {name}: jax/jaxlib only in {' and '.join(JAX_MODULES)}")
+        if path == RUNNER and top not in sys.stdlib_module_names and top not in (
+                *JAX, "numpy"):
+            bad(line, "runner", f"imports {name}: the deviceless runner imports only the "
+                                "standard library, jax/jaxlib and numpy")
+    if path != RUNNER:
+        for line in _runner_imports(tree, module, path.endswith("__init__.py")):
+            bad(line, "runner", f"imports {RUNNER_MODULE}: the deviceless runner runs "
+                                "inside the user's program, never in hlo-lsp's processes")
         if layer == "model" and top not in sys.stdlib_module_names and top != PACKAGE:
             # (hlo_lsp modules: the ``layers`` rule keeps model to itself)
             bad(line, "model-stdlib", f"imports {name}: hlo_lsp/model/ imports only "
@@ -188,6 +224,17 @@ def test_known_exceptions_still_occur():
     seen = {(v.path, v.rule) for v in check_package()}
     stale = [f"{p} [{r}]" for p, r in KNOWN_EXCEPTIONS if (p, r) not in seen]
     assert not stale, "fixed: remove from KNOWN_EXCEPTIONS: " + ", ".join(stale)
+
+
+def test_runner_rules_catch_violations():
+    assert [v.rule for v in check_source(RUNNER, "import jax\nimport numpy\nimport json\n")] == []
+    assert [v.rule for v in check_source(RUNNER, "from hlo_lsp.dump import names\n")] == ["runner"]
+    for source in ("from hlo_lsp.dump import deviceless\n", "import hlo_lsp.dump.deviceless\n",
+                   "from . import deviceless\n"):
+        where = f"{PACKAGE}/dump/targets.py" if source.startswith("from .") else \
+            f"{PACKAGE}/lsp/server.py"
+        assert [v.rule for v in check_source(where, source)] == ["runner"], source
+    assert [v.rule for v in check_source(f"{PACKAGE}/dump/targets.py", "import jax\n")] == ["jax"]
 
 
 def test_every_module_is_seen():

@@ -2,6 +2,15 @@
 
     hlo-lsp dump [--platform auto|cuda|rocm|cpu|tpu] [--cpu-fallback] [--out DIR]
                  [--timeout SECONDS] -- python train.py ARGS...
+    hlo-lsp dump --target h100|a100|l4|b200|CONFIG.txtpb [--out DIR] -- python train.py ARGS...
+
+With ``--target``, no GPU is needed: the program runs on the CPU as it would, and
+every function it jits is also compiled for the target GPU (JAX's deviceless
+ahead-of-time compilation; ``jax[cuda12]`` must be installed for the program's
+Python, e.g. ``pip install 'hlo-lsp[cuda]'``), so DIR holds the dump XLA writes
+for that GPU (``*.sm_9.0a_gpu_after_optimizations.txt`` for an H100) — with
+kernels chosen without autotuning, which needs the device
+(:mod:`hlo_lsp.dump.targets`, :mod:`hlo_lsp.dump.deviceless`).
 
 The program runs with ``XLA_FLAGS`` = your own ``XLA_FLAGS`` with
 ``--xla_dump_to=<new temp dir next to DIR> --xla_dump_hlo_as_text`` (any
@@ -22,6 +31,7 @@ import os
 import sys
 
 from hlo_lsp.dump.recipe import PLATFORMS, PlatformError, RecipeError, choose_platform, new_recipe, platform_label
+from hlo_lsp.dump.targets import TargetError, builtin_targets, resolve_target
 
 
 def add_subcommand(subparsers) -> None:
@@ -31,10 +41,17 @@ def add_subcommand(subparsers) -> None:
         description="Run a JAX program with XLA dumping into DIR, and record how "
                     "(DIR/hlo-lsp-recipe.json) so that the dump can be refreshed later. "
                     "DIR's old dump is replaced only when the program succeeds.",
-        usage="hlo-lsp dump [--platform P] [--cpu-fallback] [--out DIR] -- COMMAND ...")
+        usage="hlo-lsp dump [--platform P | --target GPU] [--cpu-fallback] [--out DIR] "
+              "-- COMMAND ...")
     p.add_argument("--platform", default="auto", choices=("auto", "gpu", *PLATFORMS),
                    help="JAX platform (JAX_PLATFORMS). auto: cuda or rocm when a GPU is "
                         "visible; without one, an error unless --cpu-fallback")
+    p.add_argument("--target", default=None, metavar="GPU",
+                   help="compile for this GPU without having it: "
+                        f"{', '.join(builtin_targets())}, or the path of an XLA "
+                        "GpuTargetConfig text file; the program runs on the CPU and "
+                        "every function it jits is also compiled for the target "
+                        "(needs jax[cuda12]; kernels chosen without autotuning)")
     p.add_argument("--cpu-fallback", action="store_true",
                    help="with --platform auto, compile on the CPU when no GPU is visible")
     p.add_argument("--out", default="xla_dump",
@@ -62,6 +79,18 @@ def run(args: argparse.Namespace) -> int:
         _say("error: give the command to run after --, e.g. "
              "hlo-lsp dump -- python train.py")
         return 2
+    target = None
+    if args.target:
+        if args.platform not in ("auto", "cpu"):
+            _say(f"error: --target {args.target} compiles on this machine's CPU; it cannot "
+                 f"be combined with --platform {args.platform}")
+            return 2
+        try:
+            target = resolve_target(args.target)
+        except TargetError as exc:
+            _say(f"error: {exc}")
+            return 2
+        args.platform = "cpu"
     hint = ("Use --platform cpu to dump on the CPU."
             if args.platform != "auto" else
             "Use --platform cpu to dump on the CPU, or --cpu-fallback to fall back to "
@@ -75,9 +104,15 @@ def run(args: argparse.Namespace) -> int:
     if note:
         _say(note)
     out = os.path.abspath(args.out)
-    recipe = new_recipe(command, os.getcwd(), out, platform)
-    _say(f"running `{recipe.display_command()}` on {platform_label(platform)} "
-         f"(JAX_PLATFORMS={platform}), dumping into {out}")
+    recipe = new_recipe(command, os.getcwd(), out, platform,
+                        target=(target.name if target.builtin else target.path)
+                        if target else None)
+    if target is not None:
+        _say(f"running `{recipe.display_command()}` on the CPU and compiling what it "
+             f"jits for {target.label} without a GPU, dumping into {out}")
+    else:
+        _say(f"running `{recipe.display_command()}` on {platform_label(platform)} "
+             f"(JAX_PLATFORMS={platform}), dumping into {out}")
 
     def echo(stream: str, line: str) -> None:
         print(line, file=sys.stdout if stream == "stdout" else sys.stderr, flush=True)
@@ -87,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     had_dump = bool(hlo_files(out))
     try:
         result = asyncio.run(recompile(recipe, out, platform=platform, on_output=echo,
-                                       timeout=args.timeout))
+                                       timeout=args.timeout, target=target))
     except KeyboardInterrupt:
         _say(f"interrupted; the program was stopped and {out} is unchanged")
         return 130
@@ -110,7 +145,10 @@ def run(args: argparse.Namespace) -> int:
     if had_dump:
         _say("compared with the dump it replaced:")
         for line in result.summary.splitlines()[1:]:
-            _say(f"  {line}")
+            if line not in result.deviceless.splitlines():
+                _say(f"  {line}")
+    for line in result.deviceless.splitlines():
+        _say(line)
     if result.recipe_file:
         try:
             from hlo_lsp.dump.recipe import load_recipe

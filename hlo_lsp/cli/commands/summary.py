@@ -11,21 +11,24 @@ import sys
 
 def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.loading import load
+    from hlo_lsp.dump.targets import deviceless_statement
     from hlo_lsp.features.summary import format_text
     from hlo_lsp.model.summary import kernel_summary
 
     loaded = load(args.file, args.module)
     summary = kernel_summary(loaded.module)
+    note = deviceless_statement(loaded.path) or ""
     if args.json:
         data = summary.to_dict()
         data["path"] = loaded.path
+        data["deviceless"] = note or None
         if loaded.offset:
             for k in data["kernels"]:
                 k["offset"] += loaded.offset
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(format_text(summary))
+        sys.stdout.write(format_text(summary, note))
     return 0
 
 

@@ -18,7 +18,9 @@ import contextlib
 from typing import Any, AsyncIterator
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
+from hlo_lsp.dump.targets import deviceless_statement
 from hlo_lsp.features.compare import compare, format_markdown as diff_markdown, \
     format_text as diff_text
 from hlo_lsp.features.inlay_hints import inlay_hints
@@ -127,8 +129,10 @@ def register(server: HloLanguageServer) -> None:
             if a is None:
                 return None
             summary = await summary_of(ls, a)
-            return format_text(summary) if options.format == "text" \
-                else format_markdown(summary)
+            path = to_fs_path(a.uri)
+            note = (await asyncio.to_thread(deviceless_statement, path) if path else None) or ""
+            return format_text(summary, note) if options.format == "text" \
+                else format_markdown(summary, note)
 
     @server.command(READABLE_VIEW)
     @guarded(default=None)

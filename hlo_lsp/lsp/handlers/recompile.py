@@ -1,9 +1,15 @@
 """Recompile a dump from its JAX program, and links from metadata to Python.
 
 - ``textDocument/codeAction``: on any instruction or the module header of an XLA
-  dump file, "Recompile with JAX on GPU and refresh" (CPU/TPU when that is the
-  platform it would run on), kind ``source.hlo.recompile``, running the command
-  ``hlo.recompile`` with arguments ``[uri]``.
+  dump file, first what a plain recompile does: "Recompile with JAX on GPU and
+  refresh" (CPU/TPU when that is the platform it would run on; "Compile for H100
+  here, no GPU needed" when the recipe or the setting names a target GPU), kind
+  ``source.hlo.recompile``, running the command ``hlo.recompile`` with arguments
+  ``[uri]``; then the other choices, with arguments ``[uri, {"platform": "gpu"}]``
+  ("Run on this machine's GPU and refresh", when it has one), ``[uri, {"target":
+  "h100"}]`` ("Compile for H100 here, no GPU needed": the target of
+  ``hlo.recompile.target``, else the recipe's, else H100) and ``[uri,
+  {"platform": "cpu"}]`` ("Run on the CPU and refresh").
 - ``workspace/executeCommand`` ``hlo.recompile``: resolve the recipe (the
   ``hlo-lsp-recipe.json`` of the dump directory; else the setting
   ``hlo.recompile.command``; else one inferred from the stack frames, run only
@@ -38,9 +44,11 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, choose_platform,
-                                 configured_recipe, infer_recipe, load_recipe, platform_label)
+                                 configured_recipe, default_platform, infer_recipe,
+                                 load_recipe, platform_label)
 from hlo_lsp.dump.recompile import recompile
 from hlo_lsp.dump.sources import resolve_source_path
+from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.features.links import source_links
 from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic, to_offset, to_range
@@ -93,17 +101,59 @@ async def recompile_settings(ls: HloLanguageServer, uri: str) -> RecompileSettin
     return settings
 
 
-def _planned_platform(settings: RecompileSettings, dump_dir: str) -> str:
-    """The platform a recompile would most likely use, for the action's title."""
-    requested = settings.platform
+DEFAULT_TARGET = "h100"
+
+
+def _target_spec(options: dict, settings: RecompileSettings,
+                 recipe: Recipe | None) -> str | None:
+    """The target GPU a recompile compiles for without it, or None for a run on a
+    device: the command's ``{"target": ...}``; none for ``{"platform": ...}`` or an
+    explicit device in ``hlo.recompile.platform``; else ``hlo.recompile.target``;
+    else the target of the dump's own recipe."""
+    if isinstance(options.get("target"), str) and options["target"]:
+        return options["target"]
+    if options.get("platform") or (settings.platform or "auto") != "auto":
+        return None
+    if settings.target:
+        return settings.target
+    return recipe.target if recipe is not None and recipe.origin == "recipe" else None
+
+
+def _action_title(platform: str | None, target: str | None) -> str:
+    if target:
+        name = os.path.basename(target) if os.sep in target else target.upper()
+        return f"Compile for {name} here, no GPU needed"
+    return f"Recompile with JAX on {platform_label(platform or 'cpu')} and refresh"
+
+
+def _planned_actions(settings: RecompileSettings, dump_dir: str) -> list[tuple[str, list]]:
+    """(title, extra command arguments) of the recompile actions, the plain
+    recompile first (see the module docstring)."""
     try:
         recipe = load_recipe(dump_dir)
     except RecipeError:
         recipe = None
-    try:
-        return choose_platform(requested, recipe.platform if recipe else None)[0]
-    except PlatformError:
-        return str(requested or "cuda")
+    target = _target_spec({}, settings, recipe)
+    if target:
+        first = _action_title(None, target)
+    else:
+        try:
+            platform = choose_platform(settings.platform,
+                                       recipe.platform if recipe else None)[0]
+        except PlatformError:
+            platform = str(settings.platform or "cuda")
+        first = _action_title(platform, None)
+    out = [(first, [])]
+    gpu = default_platform()
+    choices = [("Run on this machine's GPU and refresh", {"platform": "gpu"})] if gpu else []
+    other = settings.target or (recipe.target if recipe else None) or DEFAULT_TARGET
+    choices += [(_action_title(None, other), {"target": other}),
+                ("Run on the CPU and refresh", {"platform": "cpu"})]
+    for title, options in choices:
+        if title != first and not (options.get("platform") == "cpu"
+                                   and first == _action_title("cpu", None)):
+            out.append((title, [options]))
+    return out
 
 
 def _say(ls, kind: types.MessageType, message: str) -> None:
@@ -219,9 +269,12 @@ async def _refresh(ls, result, command_uri: str) -> list[str]:
     return shown
 
 
-async def run_recompile(ls, uri: str) -> dict:
-    """The ``hlo.recompile`` command for the dump file ``uri``; see the module
+async def run_recompile(ls, uri: str, options: dict | None = None) -> dict:
+    """The ``hlo.recompile`` command for the dump file ``uri``; ``options``:
+    ``{"platform": P}`` (a device platform, as ``hlo.recompile.platform``) or
+    ``{"target": T}`` (a target GPU, as ``hlo.recompile.target``); see the module
     docstring. Never raises (errors are shown and returned)."""
+    options = options if isinstance(options, dict) else {}
     path = _dump_file(uri)
     if path is None:
         return _fail(ls, f"hlo.recompile: {uri!r} is not a file of an XLA dump directory.")
@@ -230,12 +283,12 @@ async def run_recompile(ls, uri: str) -> dict:
         return _fail(ls, f"A recompile of {dump_dir} is already running.")
     _running.add(dump_dir)
     try:
-        return await _run_locked(ls, uri, path, dump_dir)
+        return await _run_locked(ls, uri, path, dump_dir, options)
     finally:
         _running.discard(dump_dir)
 
 
-async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
+async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> dict:
     settings = await recompile_settings(ls, uri)
     recipe, why = await _resolve_recipe(ls, uri, path, settings)
     if recipe is None:
@@ -243,18 +296,30 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
             return _fail(ls, why)
         _say(ls, types.MessageType.Info, "Recompile cancelled; nothing was run.")
         return {"ok": False, "cancelled": True, "error": "not confirmed"}
-    try:
-        platform, note = choose_platform(
-            settings.platform, recipe.platform if recipe.origin == "recipe" else None,
-            hint="Set hlo.recompile.platform to cpu (or auto) to compile on the CPU.")
-    except PlatformError as exc:
-        return _fail(ls, f"Cannot recompile: {exc}")
+    target: Target | None = None
+    spec = _target_spec(options, settings, recipe)
+    if spec:
+        try:
+            target = resolve_target(spec, recipe.cwd)
+        except TargetError as exc:
+            return _fail(ls, f"Cannot recompile: {exc}")
+        platform, note = "cpu", ""
+    else:
+        try:
+            platform, note = choose_platform(
+                options.get("platform") or settings.platform,
+                recipe.platform if recipe.origin == "recipe" and not recipe.target else None,
+                hint="Set hlo.recompile.platform to cpu (or auto) to compile on the CPU.")
+        except PlatformError as exc:
+            return _fail(ls, f"Cannot recompile: {exc}")
     timeout = settings.timeout
 
     cancel = asyncio.Event()
     _watch_request_cancel(ls, cancel)
     name = parse_dump_name(os.path.basename(path))
-    title = f"Recompiling {name.module_name if name else 'dump'} on {platform_label(platform)}"
+    where = (f"for {target.name.upper()} (no GPU needed)" if target is not None
+             else f"on {platform_label(platform)}")
+    title = f"Recompiling {name.module_name if name else 'dump'} {where}"
     token = await _start_progress(ls, title, recipe.display_command(), cancel)
     log_lines = 0
     last_report = 0.0
@@ -278,7 +343,9 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
     if note:
         log_message(f"[hlo.recompile] {note}", types.MessageType.Info)
     log_message(f"[hlo.recompile] running `{recipe.display_command()}` in {recipe.cwd} "
-                f"(JAX_PLATFORMS={platform})", types.MessageType.Info)
+                f"(JAX_PLATFORMS={platform})"
+                + (f", compiling what it jits for {target.label}" if target else ""),
+                types.MessageType.Info)
     open_files = [p for u in ls.store.open_uris()
                   if (p := _dump_file(u)) is not None and os.path.dirname(p) == dump_dir]
     if path not in open_files:
@@ -286,7 +353,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
     try:
         result = await recompile(recipe, dump_dir, platform=platform, open_files=open_files,
                                  on_output=on_output, cancel=cancel, timeout=timeout,
-                                 save=recipe.origin != "setting")
+                                 save=recipe.origin != "setting", target=target)
     finally:
         if token is not None:
             ls.end_progress(token, "done")
@@ -333,11 +400,11 @@ def register(server: HloLanguageServer) -> None:
             on_header = a.module.name is not None and offset <= a.module.header_end
             if not on_header and a.module.instruction_at(offset) is None:
                 return None
-        platform = _planned_platform(ls.settings.recompile, os.path.dirname(path))
-        title = f"Recompile with JAX on {platform_label(platform)} and refresh"
-        return [types.CodeAction(title=title, kind=ACTION_KIND,
+        planned = _planned_actions(ls.settings.recompile, os.path.dirname(path))
+        return [types.CodeAction(title=title, kind=ACTION_KIND, is_preferred=not extra or None,
                                  command=types.Command(title=title, command=COMMAND,
-                                                       arguments=[uri]))]
+                                                       arguments=[uri, *extra]))
+                for title, extra in planned]
 
     @server.command(COMMAND)
     async def recompile_command(ls: HloLanguageServer, *args: Any) -> dict:
@@ -345,8 +412,9 @@ def register(server: HloLanguageServer) -> None:
         uri = args[0] if args else None
         if isinstance(uri, dict):
             uri = uri.get("uri")
+        options = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
         try:
-            return await run_recompile(ls, uri)
+            return await run_recompile(ls, uri, options)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - report, never crash the server

@@ -13,12 +13,15 @@ Definition inside an XLA buffer-assignment or memory-usage report goes to
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
+from cachetools import TTLCache
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from hlo_lsp.dump.reports import cached_buffer_assignment_for, load_buffer_assignment_for
+from hlo_lsp.dump.targets import deviceless_statement
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover
@@ -89,12 +92,18 @@ def register(server: HloLanguageServer) -> None:
         known, assignment = cached_buffer_assignment_for(path)
         if not known:
             assignment = await asyncio.to_thread(load_buffer_assignment_for, path)
+        # A dump compiled for a GPU without it says so (hlo_lsp.dump.targets).
+        dump_dir = os.path.dirname(path)
+        deviceless = _DEVICELESS.get(dump_dir, _UNKNOWN)
+        if deviceless is _UNKNOWN:
+            deviceless = _DEVICELESS[dump_dir] = \
+                await asyncio.to_thread(deviceless_statement, path) if path else None
 
         def answer(view: View | None):
             offset = _offset_in(view, pos)
             if offset is None:
                 return _UNKNOWN
-            result = hover(view.analysis.module, offset, assignment)
+            result = hover(view.analysis.module, offset, assignment, deviceless)
             if result is None:
                 return None
             span = view.span(result.start, result.end)
@@ -114,7 +123,7 @@ def register(server: HloLanguageServer) -> None:
                 occ = find_at(module, offset) if module is not None else None
                 if occ is None or occ.kind not in _LOCAL_KINDS:
                     return lines, None
-                return lines, hover(module, offset)
+                return lines, hover(module, offset, None, deviceless)
             lines, result = await asyncio.get_running_loop().run_in_executor(
                 ls.quick_pool, quick)
             if result is not None:
@@ -209,6 +218,10 @@ def register(server: HloLanguageServer) -> None:
                 messages.InlineRegion(to_range(a.lines, r.start, r.end), r.kind)
                 for r in inline_regions(a.module, KINDS)])
 
+
+#: dump directory -> what hover says of a dump compiled without a device, read
+#: off the event loop at most every few seconds.
+_DEVICELESS: TTLCache = TTLCache(maxsize=256, ttl=5.0)
 
 #: "This view cannot answer" (no analysis, or the position or the answer lies
 #: in text edited since): the handler tries the next way.

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Regenerate examples/gpu/deviceless/: H100 dumps of the seed scenarios, made on a
+machine WITHOUT a GPU by ``hlo-lsp dump --target h100`` (JAX's deviceless
+ahead-of-time compilation; needs the ``cuda`` extra: ``pip install -e '.[cuda]'``).
+
+    python examples/gpu/make_deviceless_dumps.py [SCENARIO ...]
+
+Each scenario is one program of examples/gpu/programs/ with the XLA flags of its
+report. Kernels are chosen without autotuning (it needs the device): on a real
+H100 the autotuner may pick differently. The LLVM IR and PTX XLA writes beside
+the HLO (``*.ll``, ``*.ptx``) are removed to keep the examples small; everything
+else is as XLA and hlo-lsp wrote it (HLO before/after optimizations, buffer
+assignment, memory report, thunk sequence, debug options, gpu_target_config,
+hlo-lsp-deviceless.json, hlo-lsp-recipe.json).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+OUT = HERE / "deviceless"
+
+# name -> (program, XLA_FLAGS, what the dump shows)
+SCENARIOS = {
+    "fp8_cublaslt": ("fp8_matmul.py", "--xla_gpu_enable_triton_gemm=false",
+                     "seed 001, before: one __cublas$lt$matmul$f8 call"),
+    "fp8_triton_gemm": ("fp8_matmul.py", "",
+                        "seed 001, after: a Triton GEMM fusion (__triton_nested_gemm_fusion) "
+                        "on BF16 operands dequantized by separate loop fusions, no cuBLASLt"),
+    "conv_bias_relu": ("conv_bias_relu.py", "",
+                       "seed 002: __cudnn$convBiasActivationForward"),
+    "pallas_mosaic_gpu": ("pallas_mosaic_gpu.py", "", "seed 004: a mosaic_gpu_v2 custom call"),
+    "spmd_mesh8": ("spmd_mesh8.py", "", "8 H100s: num_partitions=8 and an async all-reduce"),
+}
+DROP = (".ll", ".ptx", ".o")
+
+
+def make(name: str) -> None:
+    program, flags, what = SCENARIOS[name]
+    out = OUT / name
+    env = dict(os.environ, XLA_FLAGS=flags)
+    env.pop("JAX_PLATFORMS", None)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    print(f"{name}: {what}", flush=True)
+    subprocess.run([sys.executable, "-m", "hlo_lsp", "dump", "--target", "h100",
+                    "--out", str(out.relative_to(ROOT)), "--", sys.executable,
+                    str((HERE / "programs" / program).relative_to(ROOT))],
+                   cwd=ROOT, env=env, check=True)
+    for path in out.iterdir():
+        if path.name.endswith(DROP):
+            path.unlink()
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        print(f"unknown scenario(s) {unknown}: {', '.join(SCENARIOS)}", file=sys.stderr)
+        return 2
+    for name in names:
+        make(name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
