@@ -125,9 +125,11 @@ class Settings:
 
     xla_diagnostics: bool = attrs.field(default=True, metadata=_doc(
         "also check each document with XLA's own parser (needs jaxlib)"))
-    source_root: str | None = attrs.field(default=None, metadata=_doc(
-        "directory that relative Python paths in `metadata` are relative to, tried "
-        "first", "none"))
+    source_root: str | list[str] | None = attrs.field(default=None, metadata=_doc(
+        "directory (or list of directories) that relative Python paths in `metadata` "
+        "are relative to, tried first; then the recipe's directories, the dump "
+        "directory and its parents, each workspace folder and its parents, the "
+        "server's working directory", "none"))
     inlay_hints: InlayHintSettings = attrs.field(factory=InlayHintSettings)
     recompile: RecompileSettings = attrs.field(factory=RecompileSettings)
     workspace: WorkspaceSettings = attrs.field(factory=WorkspaceSettings)

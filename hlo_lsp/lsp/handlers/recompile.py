@@ -366,15 +366,8 @@ def register(server: HloLanguageServer) -> None:
             if a is None:
                 return []
             dirs = ls.source_dirs(uri)
-            memo: dict[str, str] = {}
-
-            def resolve(p: str) -> str:
-                if p not in memo:
-                    memo[p] = resolve_source_path(p, dirs)
-                return memo[p]
-
             out = []
-            for link in source_links(a.module, resolve):
+            for link in source_links(a.module, lambda p: resolve_source_path(p, dirs)):
                 target = from_fs_path(link.path) if os.path.isabs(link.path) else None
                 if target is None:
                     continue

@@ -96,7 +96,8 @@ def register(server: HloLanguageServer) -> None:
             # The buffer assignment XLA wrote beside this dump, if any.
             assignment = await asyncio.to_thread(load_buffer_assignment_for, path) \
                 if path else None
-            result = hover(a.module, to_offset(a.lines, params.position), assignment)
+            result = hover(a.module, to_offset(a.lines, params.position), assignment,
+                           ls.source_dirs(uri))
             return _hover(a.lines, result) if result is not None else None
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
