@@ -46,7 +46,7 @@ from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic, to_offset, to_range
 from hlo_lsp.lsp.documents import analyze
 from hlo_lsp.lsp.handlers import reports
-from hlo_lsp.lsp.messages import RECOMPILE as COMMAND
+from hlo_lsp.lsp.messages import RECOMPILE as COMMAND, recompile_reply
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
 from hlo_lsp.lsp.settings import RecompileSettings
@@ -112,7 +112,7 @@ def _say(ls, kind: types.MessageType, message: str) -> None:
 
 def _fail(ls, message: str, **extra) -> dict:
     _say(ls, types.MessageType.Error, message)
-    return {"ok": False, "cancelled": False, "error": message, **extra}
+    return recompile_reply(error=message, summary=message, **extra)
 
 
 # ------------------------------------------------------------- the command ---
@@ -242,7 +242,8 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
         if why:
             return _fail(ls, why)
         _say(ls, types.MessageType.Info, "Recompile cancelled; nothing was run.")
-        return {"ok": False, "cancelled": True, "error": "not confirmed"}
+        return recompile_reply(cancelled=True, error="not confirmed",
+                               summary="Recompile cancelled; nothing was run.")
     try:
         platform, note = choose_platform(
             settings.platform, recipe.platform if recipe.origin == "recipe" else None,
@@ -300,11 +301,16 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str) -> dict:
     else:
         _say(ls, types.MessageType.Error, result.summary)
     log_message(f"[hlo.recompile] {result.summary}", types.MessageType.Info)
-    out = result.to_json()
-    out["shownDocuments"] = shown
-    out["mapping"] = {from_fs_path(k): (from_fs_path(v) if v else None)
-                      for k, v in result.mapping.items()}
-    return out
+    return recompile_reply(
+        ok=result.ok, cancelled=result.cancelled, error=result.error,
+        summary=result.summary + (f"\n{note}" if note and result.ok else ""),
+        timed_out=result.timed_out, returncode=result.returncode, platform=result.platform,
+        command=result.command, dump_dir=result.dump_dir, seconds=round(result.seconds, 3),
+        stderr_tail=result.stderr_tail,
+        mapping={from_fs_path(k): (from_fs_path(v) if v else None)
+                 for k, v in result.mapping.items()},
+        changes=[c.to_json() for c in result.changes], recipe_file=result.recipe_file,
+        shown_documents=shown)
 
 
 # --------------------------------------------------------------- register ---
