@@ -416,16 +416,18 @@ def _outermost_files(module) -> Counter:
 
 
 def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None = None,
-                 python: str | None = None) -> Recipe | None:
+                 python: str | None = None,
+                 dirs: Sequence[str] | None = None) -> Recipe | None:
     """Propose a recipe for a dump made without ``hlo-lsp dump``; None when the
     dump names no Python file.
 
     The program is the outermost Python file of the stack-frame tables (the last
     frame of every resolved stack, xla/hlo/ir/stack_frames.cc), or the
-    ``source_file`` of older metadata. Files that exist on disk (relative paths
-    tried against ``workspace`` and the dump's parent), that are not library
+    ``source_file`` of older metadata. Files that exist on disk, that are not library
     code, and whose outermost function is ``<module>`` (the script itself) are
-    preferred, then the most frequent. ``module`` (an HloModule) is looked at
+    preferred, then the most frequent. Relative paths are looked for in ``dirs``
+    (default: :func:`hlo_lsp.dump.sources.source_dirs` of the dump with
+    ``workspace``: the dump directory and its parents, the workspace...). ``module`` (an HloModule) is looked at
     first, then up to 8 other HLO files of ``dump_dir``. The command is
     ``[python, file]`` relative to ``cwd`` = ``workspace`` when the file is inside
     it, else the file's directory. The result has ``origin="inferred"`` and a
@@ -456,16 +458,14 @@ def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None
                 break
     if not candidates:
         return None
-    bases = [b for b in (workspace, str(dump_dir.parent), str(dump_dir)) if b]
+    # Where relative paths are: the one answer of hlo_lsp.dump.sources (imported
+    # here: sources reads recipes).
+    from hlo_lsp.dump.sources import resolve_source_path, source_dirs
+    bases = list(dirs) if dirs is not None else source_dirs(
+        str(dump_dir / "_"), [workspace] if workspace else [])
 
     def where(file: str) -> str | None:
-        if os.path.isabs(file):
-            return file if os.path.isfile(file) else None
-        for b in bases:
-            p = os.path.normpath(os.path.join(b, file))
-            if os.path.isfile(p):
-                return p
-        return None
+        return resolve_source_path(file, bases)
 
     def rank(item):
         (file, function), count = item

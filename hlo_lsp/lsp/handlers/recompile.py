@@ -137,7 +137,8 @@ async def _resolve_recipe(ls: HloLanguageServer, uri: str, path: str,
             return None, f"Cannot recompile: hlo.recompile.command: {exc}"
     if recipe is None:
         analysis = await ls.analysis(uri)
-        recipe = infer_recipe(dump_dir, analysis.module if analysis else None, workspace)
+        recipe = infer_recipe(dump_dir, analysis.module if analysis else None, workspace,
+                              dirs=ls.source_dirs(uri))
         if recipe is None:
             return None, ("Cannot recompile: this dump names no Python file and has no "
                           "recipe. Make it with `hlo-lsp dump -- python your_program.py`, "

@@ -21,6 +21,7 @@ local cfg = {
   debounce_ms = 300,
   concealcursor = nil, -- e.g. 'nc': also hide on the cursor line
   client_name = 'hlo_lsp',
+  nowrap = true, -- 'nowrap' in windows while hiding
 }
 
 --- bufnr -> { regions = InlineRegion[]|nil, encoding = string, timer = uv_timer|nil }
