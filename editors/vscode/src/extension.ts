@@ -100,8 +100,13 @@ async function runRecompile(args: unknown[], send: (args: unknown[]) => Promise<
       { location: vscode.ProgressLocation.Window, title: 'HLO: recompiling' },
       () => send(commandArgs),
     );
+    // The server already shows a notification (window/showMessage); the whole
+    // report goes to the output channel, shown beside the editor.
     const text = describeCommandResult(result);
-    if (text) void vscode.window.showInformationMessage(`HLO: ${text}`);
+    if (text) {
+      output.appendLine(`hlo.recompile:\n${text}`);
+      output.show(true);
+    }
     return result;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

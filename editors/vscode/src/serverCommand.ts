@@ -56,12 +56,32 @@ export function recompileArguments(args: readonly unknown[], activeDocumentUri?:
   return uri ? [uri] : undefined;
 }
 
-/** A short text for the result of `hlo.recompile`, if the server returned one. */
+/**
+ * The fields of the `hlo.recompile` reply the extension reads. The contract is
+ * `RecompileReply` in hlo_lsp/lsp/messages.py; the extension's tests check these
+ * names against the real server's reply, so a renamed field fails CI.
+ */
+export const RECOMPILE_FIELDS = ['ok', 'cancelled', 'error', 'summary'] as const;
+
+/** The `hlo.recompile` reply, as far as the extension reads it. */
+export interface RecompileReply {
+  ok: boolean;
+  cancelled: boolean;
+  error: string;
+  summary: string;
+}
+
+/**
+ * The report of a `hlo.recompile` reply (several lines: `summary`, else `error`),
+ * or of a plain string result; undefined when there is nothing to say.
+ */
 export function describeCommandResult(result: unknown): string | undefined {
   if (typeof result === 'string') return result.trim() || undefined;
   if (typeof result === 'object' && result !== null) {
-    const message = (result as { message?: unknown }).message;
-    if (typeof message === 'string' && message.trim()) return message.trim();
+    const r = result as Partial<Record<(typeof RECOMPILE_FIELDS)[number], unknown>>;
+    for (const text of [r.summary, r.error]) {
+      if (typeof text === 'string' && text.trim()) return text.trim();
+    }
   }
   return undefined;
 }

@@ -156,7 +156,10 @@ test('serverCommand: hlo.recompile arguments are [uri]', () => {
   assert.deepEqual(sc.recompileArguments([fakeUri], 'file:///other'), [uri]);
   assert.deepEqual(sc.recompileArguments([{}], uri), [uri]);
   assert.equal(sc.describeCommandResult('  recompiled \n'), 'recompiled');
-  assert.equal(sc.describeCommandResult({ message: 'ok' }), 'ok');
+  assert.equal(sc.describeCommandResult({ ok: true, summary: 'Recompiled\nfusions 2 -> 3\n' }), 'Recompiled\nfusions 2 -> 3');
+  assert.equal(sc.describeCommandResult({ ok: false, error: 'Cannot recompile: x', summary: '' }), 'Cannot recompile: x');
+  assert.equal(sc.describeCommandResult({ message: 'not a field of the reply' }), undefined);
+  assert.deepEqual([...sc.RECOMPILE_FIELDS], ['ok', 'cancelled', 'error', 'summary']);
   assert.equal(sc.describeCommandResult(null), undefined);
   assert.equal(sc.describeCommandResult({}), undefined);
 });
