@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple, Sequence
 
 from hlo_lsp.dump.names import counterpart_stage, is_hlo_path, module_id, parse_dump_name
-from hlo_lsp.model.frames import python_stack
+from hlo_lsp.model.frames import SourceKey, source_key
 from hlo_lsp.model.hlo import HloModule, Instruction, unquote
 from hlo_lsp.model.kernels import inferred_backend_kind
 from hlo_lsp.syntax.lines import LineIndex
@@ -773,24 +773,6 @@ def counterpart_files(path: str, index: WorkspaceIndex | None = None,
         return (not same_number, os.path.dirname(s.path) != directory, distance, s.path)
 
     return sorted(found.values(), key=rank)
-
-
-SourceKey = tuple[str, str | None, int | None]
-
-
-def source_key(module: HloModule, ins: Instruction) -> SourceKey | None:
-    """``(op_name, file, line)`` of ``ins``'s metadata: the innermost Python frame
-    (:func:`hlo_lsp.model.frames.python_stack`: ``stack_frame_id`` resolved
-    through ``module``'s own tables, or ``source_file``/``source_line``); file and
-    line None when there is no source location, line None when it is unknown.
-    None without an ``op_name``."""
-    op_name = ins.metadata.get("op_name")
-    if not isinstance(op_name, str) or not op_name:
-        return None
-    stack = python_stack(module, ins)
-    if stack:
-        return (op_name, stack[0].file, stack[0].line or None)
-    return (op_name, None, None)
 
 
 class _ModuleIndex:
