@@ -111,3 +111,44 @@ def test_nvim_first_hour(nvim, tmp_path) -> None:
                          HLO_TEST_SETUP="0", HLO_TEST_DUMP=str(dump),
                          HLO_TEST_PROGRAM=str(program), HLO_TEST_FRAME_ROW=str(row),
                          HLO_TEST_FRAME_LINE=str(line)))
+
+
+MLP = """\
+import jax
+import jax.numpy as jnp
+
+HIDDEN = 128
+
+
+@jax.jit
+def mlp(w1, w2, x):
+    h = jnp.maximum(x @ w1, 0.0)
+    return (h @ w2).sum()
+
+
+if __name__ == "__main__":
+    print(mlp(jnp.ones((64, HIDDEN)), jnp.ones((HIDDEN, 10)), jnp.ones((32, 64))))
+"""
+
+
+@pytest.mark.slow
+def test_nvim_recompile_reports_changed_instructions(nvim, tmp_path) -> None:
+    """Issue 13's acceptance: a layer size change recompiled by :HloRecompile and
+    a tanh added recompiled by the code action, each with a multi-line report
+    naming the changed instructions, and the buffer reloaded (JAX on the CPU)."""
+    pytest.importorskip("jax")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "prog.py").write_text(MLP)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
+    env.pop("JAX_PLATFORMS", None)
+    done = subprocess.run([sys.executable, "-m", "hlo_lsp", "dump", "--platform", "cpu",
+                           "--out", "runs/dump", "--", sys.executable, "prog.py"],
+                          cwd=proj, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    [dump] = (proj / "runs" / "dump").glob("*jit_mlp.cpu_after_optimizations.txt")
+    timeout = os.environ.get("HLO_NVIM_TIMEOUT", "450")
+    _assert_ok(_run_nvim(nvim, "test_recompile.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(dump), HLO_TEST_PROGRAM=str(proj / "prog.py"),
+                         HLO_NVIM_TIMEOUT=timeout))
