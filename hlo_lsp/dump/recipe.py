@@ -48,6 +48,13 @@ FORMAT = "hlo-lsp-recipe/1"
 PLATFORMS = ("cuda", "rocm", "cpu", "tpu")
 GPU_PLATFORMS = ("cuda", "rocm")
 RECORDED_ENV = ("XLA_FLAGS", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES")
+#: Also recorded: every ``JAX_*`` variable (JAX's configuration from the
+#: environment: ``JAX_ENABLE_X64``, ``JAX_DEFAULT_MATMUL_PRECISION``,
+#: ``JAX_NUM_CPU_DEVICES``...; jax/_src/config.py reads ``JAX_<OPTION>``).
+RECORDED_PREFIX = "JAX_"
+#: XLA's flag making the CPU client expose N devices (xla/debug_options_flags.cc,
+#: read by the host platform; used on other platforms' runs harmlessly).
+HOST_DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
 PROBE_TIMEOUT_S = 120.0
 
 _PLATFORM_LABEL = {"cuda": "GPU", "rocm": "GPU", "cpu": "CPU", "tpu": "TPU"}
@@ -67,7 +74,8 @@ class Recipe:
     """How to re-run the JAX program that wrote a dump.
 
     ``command`` is an argv list run in ``cwd`` (absolute). ``env`` holds only the
-    variables of :data:`RECORDED_ENV` that were set, as the program saw them
+    variables of :data:`RECORDED_ENV` and the ``JAX_*`` ones that were set
+    (:func:`recorded_env`), as the program saw them
     (``XLA_FLAGS`` includes ``--xla_dump_to=<the dump dir>``). ``platform`` is one
     of :data:`PLATFORMS`. ``created`` is an ISO-8601 UTC time, ``host`` the
     machine's host name. ``origin`` ("recipe", "setting", "inferred" or "cli")
@@ -349,11 +357,13 @@ def parse_probe_output(returncode: int, stdout: str) -> tuple[str | None, str | 
 def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
                 platform: str) -> dict[str, str]:
     """The environment to run ``recipe`` in: ``base_env`` with the recipe's
-    ``CUDA_VISIBLE_DEVICES``, ``XLA_FLAGS`` (the recipe's, else ``base_env``'s)
-    with the dump flags set to ``dump_to``, and ``JAX_PLATFORMS=platform``."""
+    ``CUDA_VISIBLE_DEVICES`` and ``JAX_*`` configuration, ``XLA_FLAGS`` (the
+    recipe's, else ``base_env``'s) with the dump flags set to ``dump_to``, and
+    ``JAX_PLATFORMS=platform``."""
     env = dict(base_env)
-    if "CUDA_VISIBLE_DEVICES" in recipe.env:
-        env["CUDA_VISIBLE_DEVICES"] = recipe.env["CUDA_VISIBLE_DEVICES"]
+    for key, value in recipe.env.items():
+        if key == "CUDA_VISIBLE_DEVICES" or key.startswith(RECORDED_PREFIX):
+            env[key] = value
     flags = recipe.env.get("XLA_FLAGS", env.get("XLA_FLAGS", ""))
     env["XLA_FLAGS"] = set_dump_flags(flags, dump_to)
     env["JAX_PLATFORMS"] = platform
@@ -361,8 +371,24 @@ def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
 
 
 def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables of :data:`RECORDED_ENV` that are set in ``env``."""
-    return {k: env[k] for k in RECORDED_ENV if k in env}
+    """The variables of :data:`RECORDED_ENV` and every ``JAX_*`` variable
+    (:data:`RECORDED_PREFIX`) that are set in ``env``, sorted by name."""
+    return {k: env[k] for k in sorted(env)
+            if k in RECORDED_ENV or k.startswith(RECORDED_PREFIX)}
+
+
+def device_count(module) -> tuple[int, str]:
+    """How many devices the HloModule ``module`` was compiled for, from its header
+    (``replica_count=R``, ``num_partitions=P``, printed by
+    xla/hlo/ir/hlo_module.cc when not 1): ``(R * P, "replica_count=R,
+    num_partitions=P")``; ``(1, "")`` when the header names neither."""
+    values = {"replica_count": 1, "num_partitions": 1}
+    said = []
+    for attr in getattr(module, "header_attributes", ()):
+        if attr.name in values and attr.value.strip().isdigit():
+            values[attr.name] = max(1, int(attr.value))
+            said.append(f"{attr.name}={values[attr.name]}")
+    return values["replica_count"] * values["num_partitions"], ", ".join(said)
 
 
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
@@ -440,9 +466,11 @@ def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None
     modules = [module] if module is not None else []
     candidates: Counter = Counter()
     source = ""
+    chosen = None
     for m in modules:
         candidates = _outermost_files(m)
         source = m.name.name if getattr(m, "name", None) else ""
+        chosen = m
     if not candidates and dump_dir.is_dir():
         files = sorted((p for p in dump_dir.iterdir()
                         if p.is_file() and parse_dump_name(p.name) is not None),
@@ -455,6 +483,7 @@ def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None
             candidates = _outermost_files(m)
             if candidates:
                 source = p.name
+                chosen = m
                 break
     if not candidates:
         return None
@@ -485,7 +514,14 @@ def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None
             f"frames of {source or 'the dump'}")
     if where(file) is None:
         note += " (it does not exist on this machine)"
-    return Recipe([python, os.path.relpath(path, cwd)], cwd, {}, "cpu", python=python,
+    env: dict[str, str] = {}
+    devices, said = device_count(chosen) if chosen is not None else (1, "")
+    if devices > 1:
+        # Without it a CPU run has one device and a sharded program fails.
+        env["XLA_FLAGS"] = f"{HOST_DEVICE_COUNT_FLAG}={devices}"
+        note += (f"; the module header says {said}, so it runs with "
+                 f"XLA_FLAGS={HOST_DEVICE_COUNT_FLAG}={devices} ({devices} devices)")
+    return Recipe([python, os.path.relpath(path, cwd)], cwd, env, "cpu", python=python,
                   created=now_iso(), host=socket.gethostname(), origin="inferred", note=note)
 
 
