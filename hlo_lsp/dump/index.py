@@ -55,6 +55,9 @@ log = logging.getLogger("hlo_lsp.dump.index")
 
 DEFAULT_SIZE_LIMIT = 64 * 1024 * 1024
 DEFAULT_MAX_FILES = 20_000
+#: Directory entries (files of any kind) looked at before discovery stops: a
+#: workspace that is a huge repository is not walked to its end.
+DEFAULT_MAX_SCANNED = 200_000
 #: Directory names never descended into.
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
                        ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
@@ -355,14 +358,28 @@ def _regex_symbols(lines: Iterable[str]):
 
 # ---------------------------------------------------------------- discovery ---
 
+def is_dump_directory(filenames: Iterable[str]) -> bool:
+    """Whether a directory holding ``filenames`` (base names) is an XLA dump
+    directory: one of them is an HLO dump file by its name alone
+    (:func:`hlo_lsp.dump.names.parse_dump_name`, xla/service/dump.cc naming).
+    Reads nothing."""
+    return any(parse_dump_name(n) is not None for n in filenames)
+
+
 def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
-             exclude: Sequence[str] = ()) -> list[str]:
+             exclude: Sequence[str] = (), dump_dirs_only: bool = True,
+             max_scanned: int = DEFAULT_MAX_SCANNED) -> list[str]:
     """Absolute paths of the HLO files under ``folders`` (recursively; hidden
     directories, :data:`SKIP_DIRS` and the directory names in ``exclude`` are not
-    entered), sorted, at most ``max_files``."""
+    entered), sorted, at most ``max_files``. With ``dump_dirs_only`` only the
+    files of dump directories (:func:`is_dump_directory`) count, so a dump inside
+    a large repository does not index the repository's other text files (and
+    their first lines are never read). Stops after looking at ``max_scanned``
+    directory entries. A folder given as a file is taken as it is."""
     skip = SKIP_DIRS | set(exclude)
     out: list[str] = []
     seen: set[str] = set()
+    scanned = 0
     for folder in folders:
         folder = os.path.abspath(folder)
         if os.path.isfile(folder):
@@ -372,6 +389,13 @@ def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
             continue
         for root, dirs, files in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith("."))
+            scanned += len(files)
+            if scanned > max_scanned:
+                log.info("workspace discovery stopped after %d files (maxScannedFiles)",
+                         max_scanned)
+                return out
+            if dump_dirs_only and not is_dump_directory(files):
+                continue
             for name in sorted(files):
                 path = os.path.join(root, name)
                 if path in seen or not is_hlo_path(path):
@@ -495,11 +519,14 @@ class WorkspaceIndex:
     """
 
     def __init__(self, workers: int = 1, size_limit: int = DEFAULT_SIZE_LIMIT,
-                 max_files: int = DEFAULT_MAX_FILES, exclude: Sequence[str] = ()) -> None:
+                 max_files: int = DEFAULT_MAX_FILES, exclude: Sequence[str] = (),
+                 dump_dirs_only: bool = True, max_scanned: int = DEFAULT_MAX_SCANNED) -> None:
         self.workers = max(1, min(int(workers), 4))
         self.size_limit = size_limit
         self.max_files = max_files
         self.exclude = tuple(exclude)
+        self.dump_dirs_only = dump_dirs_only
+        self.max_scanned = max_scanned
         self._summaries: dict[str, FileSummary] = {}
         self._entries: dict[str, list] = {}
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
@@ -589,8 +616,8 @@ class WorkspaceIndex:
     # -- synchronous API (CLI, tests) ----------------------------------------
     def scan(self, folders: Sequence[str]) -> list[str]:
         """:func:`discover` in a worker process."""
-        return self.executor().submit(discover, list(folders), self.max_files,
-                                      self.exclude).result()
+        return self.executor().submit(discover, list(folders), self.max_files, self.exclude,
+                                      self.dump_dirs_only, self.max_scanned).result()
 
     def index(self, paths: Sequence[str]) -> list[FileSummary]:
         """Summarise the stale ``paths`` in the workers and add them; blocks."""
@@ -607,7 +634,8 @@ class WorkspaceIndex:
     # -- asynchronous API (the server) ----------------------------------------
     async def scan_async(self, folders: Sequence[str]) -> list[str]:
         """:func:`discover` in a worker process, awaited."""
-        fut = self.executor().submit(discover, list(folders), self.max_files, self.exclude)
+        fut = self.executor().submit(discover, list(folders), self.max_files, self.exclude,
+                                     self.dump_dirs_only, self.max_scanned)
         return await asyncio.wrap_future(fut)
 
     async def index_async(self, paths: Sequence[str],

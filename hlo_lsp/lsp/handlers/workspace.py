@@ -67,7 +67,9 @@ class WorkspaceState:
         self.index = WorkspaceIndex(workers=settings.workers,
                                     size_limit=int(settings.max_file_size_mb * (1 << 20)),
                                     max_files=settings.max_files,
-                                    exclude=list(settings.exclude))
+                                    exclude=list(settings.exclude),
+                                    dump_dirs_only=settings.dump_directories_only,
+                                    max_scanned=settings.max_scanned_files)
         self.task: asyncio.Task | None = None
         self.folders: list[str] = []
         self.started = 0.0

@@ -369,3 +369,28 @@ def test_close_terminates_exactly_the_workers_it_started(tmp_path):
     # usable again after close: a new pool
     assert idx.scan([str(tmp_path)])
     idx.close()
+
+
+def test_a_dump_inside_a_large_repository_indexes_only_dump_directories(tmp_path):
+    """Issue 13: 600 other files (sources, notes, stray HLO text and .hlo test
+    files) beside one dump: only the dump directory's files are found."""
+    repo = tmp_path / "repo"
+    for i in range(120):
+        d = repo / "src" / f"pkg{i % 12}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"mod{i}.py").write_text("x = 1\n")
+        (d / f"notes{i}.txt").write_text("notes\n")
+        (d / f"data{i}.json").write_text("{}\n")
+        (d / f"stray{i}.txt").write_text("HloModule stray\n")
+        (d / f"test{i}.hlo").write_text("HloModule test\n")
+    shutil.copytree(CPU_DUMP, repo / "experiments" / "run1" / "dump")
+    others = sum(1 for p in repo.rglob("*") if p.is_file() and "dump" not in p.parts)
+    assert others == 600
+    found = discover([str(repo)])
+    assert found and all(os.path.dirname(p) == str(repo / "experiments" / "run1" / "dump")
+                         for p in found)
+    assert sorted(os.path.basename(p) for p in found) == sorted(
+        p.name for p in CPU_DUMP.iterdir() if "optimizations.txt" in p.name)
+    everything = discover([str(repo)], dump_dirs_only=False)
+    assert len(everything) == len(found) + 240          # the stray HLO and .hlo files
+    assert discover([str(repo)], max_scanned=5) == []      # the walk stops early
