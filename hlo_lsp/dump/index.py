@@ -49,6 +49,7 @@ from hlo_lsp.dump.names import counterpart_stage, is_hlo_path, module_id, parse_
 from hlo_lsp.model.frames import SourceKey, source_key
 from hlo_lsp.model.hlo import HloModule, Instruction, unquote
 from hlo_lsp.model.kernels import inferred_backend_kind
+from hlo_lsp.model.opcodes import family
 from hlo_lsp.syntax.lines import LineIndex
 
 log = logging.getLogger("hlo_lsp.dump.index")
@@ -104,6 +105,31 @@ class CustomCallSymbol(NamedTuple):
     end_column: int
 
 
+class InstructionSymbol(NamedTuple):
+    """Any other instruction (collectives, loops, ``dot``...): ``opcode`` as
+    written; name columns as for :class:`FusionSymbol`."""
+
+    name: str
+    opcode: str
+    line: int
+    column: int
+    end_column: int
+
+
+#: At most this many :class:`InstructionSymbol` per file (collectives and
+#: control flow first); the rest of a very large module is not listed.
+MAX_INSTRUCTION_SYMBOLS = 20_000
+
+
+def _capped(symbols: list[InstructionSymbol]) -> tuple[InstructionSymbol, ...]:
+    if len(symbols) <= MAX_INSTRUCTION_SYMBOLS:
+        return tuple(symbols)
+    from hlo_lsp.model.opcodes import COLLECTIVES, CONTROL_FLOW
+    first = [i for i in symbols if i.opcode in COLLECTIVES or i.opcode in CONTROL_FLOW]
+    rest = [i for i in symbols if not (i.opcode in COLLECTIVES or i.opcode in CONTROL_FLOW)]
+    return tuple(sorted((first + rest)[:MAX_INSTRUCTION_SYMBOLS], key=lambda i: i.line))
+
+
 @dataclass(frozen=True, slots=True)
 class FileSummary:
     """What the index keeps about one HLO file.
@@ -128,6 +154,7 @@ class FileSummary:
     computations: tuple[ComputationSymbol, ...] = ()
     fusions: tuple[FusionSymbol, ...] = ()
     custom_calls: tuple[CustomCallSymbol, ...] = ()
+    instructions: tuple[InstructionSymbol, ...] = ()
     instruction_count: int = 0
     partial: bool = False
     seconds: float = 0.0
@@ -178,9 +205,10 @@ def summarize_text(path: str, text: str, mtime_ns: int = 0, size: int | None = N
     size = len(text.encode("utf-8", "surrogatepass")) if size is None else size
     try:
         if full:
-            header, comps, fusions, calls, count = _parsed_symbols(text)
+            header, comps, fusions, calls, others, count = _parsed_symbols(text)
         else:
-            header, comps, fusions, calls, count = _regex_symbols(LineIndex.split(text))
+            header, comps, fusions, calls, others, count = _regex_symbols(
+                LineIndex.split(text))
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the index
         log.exception("summarizing %s failed", path)
         return FileSummary(path, mtime_ns, size, error=repr(exc), **fields)
@@ -188,6 +216,7 @@ def summarize_text(path: str, text: str, mtime_ns: int = 0, size: int | None = N
         fields["module"] = header
     return FileSummary(path, mtime_ns, size, computations=tuple(comps),
                        fusions=tuple(fusions), custom_calls=tuple(calls),
+                       instructions=_capped(others),
                        instruction_count=count, partial=not full,
                        seconds=time.perf_counter() - t0, **fields)
 
@@ -207,12 +236,13 @@ def summarize_file(path: str, size_limit: int = DEFAULT_SIZE_LIMIT) -> FileSumma
         if size > size_limit:
             t0 = time.perf_counter()
             with open(path, encoding="utf-8", errors="replace") as f:
-                header, comps, fusions, calls, count = _regex_symbols(f)
+                header, comps, fusions, calls, others, count = _regex_symbols(f)
             fields = _name_fields(path)
             if header:
                 fields["module"] = header
             return FileSummary(path, mtime_ns, size, computations=tuple(comps),
                                fusions=tuple(fusions), custom_calls=tuple(calls),
+                               instructions=_capped(others),
                                instruction_count=count, partial=True,
                                seconds=time.perf_counter() - t0, **fields)
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -239,14 +269,17 @@ def _parsed_symbols(text: str):
         line, col = lines.line_col(start)
         return line, col, col + (end - start)
 
-    comps, fusions, calls = [], [], []
+    comps, fusions, calls, others = [], [], [], []
     count = 0
     for comp in module.computations:
         line, col, end = pos(comp.name.start, comp.name.end)
         comps.append(ComputationSymbol(comp.name.name, line, col, end, comp.is_entry))
         count += len(comp.instructions)
         for ins in comp.instructions:
-            if ins.opcode == "fusion":
+            if ins.opcode not in ("fusion", "custom-call"):
+                line, col, end = pos(ins.name.start, ins.name.end)
+                others.append(InstructionSymbol(ins.name.name, ins.opcode, line, col, end))
+            elif ins.opcode == "fusion":
                 line, col, end = pos(ins.name.start, ins.name.end)
                 fusions.append(FusionSymbol(ins.name.name, hlo_fusion_kind(ins),
                                             fusion_backend_kind(ins)[0], line, col, end))
@@ -255,7 +288,7 @@ def _parsed_symbols(text: str):
                 calls.append(CustomCallSymbol(ins.name.name, custom_call_target(ins) or "",
                                               line, col, end))
     header = module.name.name if module.name is not None else ""
-    return header, comps, fusions, calls, count
+    return header, comps, fusions, calls, others, count
 
 
 _HEADER = re.compile(r"^HloModule\s+%?([A-Za-z0-9_][\w.\-]*)")  # the grammar's NAME
@@ -267,6 +300,7 @@ _KIND = re.compile(r"\bkind=(k[A-Za-z]+)")
 _BACKEND_KIND = re.compile(r'"(?:fusion_backend_config|fusion_config)"\s*:\s*\{[^{}]*?'
                            r'"kind"\s*:\s*"([^"]+)"')
 _TARGET = re.compile(r'custom_call_target=("(?:[^"\\]|\\.)*")')
+_OPCODE = re.compile(r"\s([a-z][a-z0-9\-]*)\(")  # after the shape: " opcode("
 
 
 class _Pending(NamedTuple):
@@ -292,7 +326,7 @@ def _regex_symbols(lines: Iterable[str]):
     :func:`hlo_lsp.model.hlo.unquote`); the attributes themselves are found by
     regular expressions, not decoded."""
     header = ""
-    comps, fusions, calls = [], [], []
+    comps, fusions, calls, others = [], [], [], []
     count = 0
     pending: _Pending | None = None
     head: tuple | None = None  # a computation header waiting for its "{"
@@ -314,6 +348,9 @@ def _regex_symbols(lines: Iterable[str]):
             calls.append(CustomCallSymbol(pending.name, unquote(target.group(1)) if target
                                           else "", pending.line, pending.column,
                                           pending.end_column))
+        elif (op := _OPCODE.search(text)) is not None:
+            others.append(InstructionSymbol(pending.name, op.group(1), pending.line,
+                                            pending.column, pending.end_column))
 
     for line_no, line in enumerate(lines):
         line = line.rstrip("\r\n")
@@ -353,7 +390,7 @@ def _regex_symbols(lines: Iterable[str]):
             comps.append(ComputationSymbol(*head))
             head = None
     flush()
-    return header, comps, fusions, calls, count
+    return header, comps, fusions, calls, others, count
 
 
 # ---------------------------------------------------------------- discovery ---
@@ -411,7 +448,8 @@ def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
 
 class SymbolHit(NamedTuple):
     """One workspace-symbol result: ``kind`` is "module", "computation", "entry",
-    "fusion" or "custom-call"; ``label`` the name shown (with the fusion kinds or
+    "fusion", "custom-call", "collective", "control flow" (while, conditional,
+    call...) or "instruction" (any other opcode); ``label`` the name shown (with the fusion kinds or
     custom-call target in brackets); position 0-based, columns in characters."""
 
     kind: str
@@ -444,6 +482,12 @@ def _entries(s: FileSummary) -> list[tuple[str, str, str, str, int, int, int]]:
         label = f"{c.name} [{c.target}]" if c.target else c.name
         out.append((f"{c.name} custom-call {c.target}".lower(), "custom-call", label, c.name,
                     c.line, c.column, c.end_column))
+    for i in s.instructions:
+        fam = family(i.opcode) or ""
+        kind = {"collective": "collective", "control flow": "control flow"}.get(fam,
+                                                                                "instruction")
+        out.append((f"{i.name} {i.opcode} {fam}".lower(), kind, f"{i.name} [{i.opcode}]",
+                    i.name, i.line, i.column, i.end_column))
     return out
 
 
