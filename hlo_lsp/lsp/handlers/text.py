@@ -34,6 +34,9 @@ from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.syntax.chunks import partial_module, quick_definition
 
 MAX_OUTLINE_INSTRUCTIONS = 20_000
+#: Documents up to this many characters answer a hover during their analysis on
+#: the event loop (see on_hover).
+QUICK_INLINE_CHARS = 64 * 1024
 #: What a quick hover can answer from one computation (callers need the module).
 _LOCAL_KINDS = {Kind.INSTRUCTION_DEF, Kind.INSTRUCTION_USE, Kind.OPCODE, Kind.SHAPE}
 _FOLDING_KINDS = {"region": types.FoldingRangeKind.Region,
@@ -74,9 +77,15 @@ def register(server: HloLanguageServer) -> None:
     @guarded()
     async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
+        path = to_fs_path(uri)
         snap = ls.store.pending_snapshot(uri)
         if snap is not None:
-            # Indexing is still running: hover from the computation under the cursor.
+            # Indexing is still running: hover from the computation under the
+            # cursor, with everything the full hover has (buffers, sources).
+            assignment = await asyncio.to_thread(load_buffer_assignment_for, path) \
+                if path else None
+            dirs = ls.source_dirs(uri)
+
             def quick():
                 lines = snap.lines
                 offset = to_offset(lines, params.position)
@@ -84,15 +93,20 @@ def register(server: HloLanguageServer) -> None:
                 occ = find_at(module, offset) if module is not None else None
                 if occ is None or occ.kind not in _LOCAL_KINDS:
                     return lines, None
-                return lines, hover(module, offset)
-            lines, result = await asyncio.get_running_loop().run_in_executor(
-                ls.quick_pool, quick)
+                return lines, hover(module, offset, assignment, dirs)
+            if len(snap.text) <= QUICK_INLINE_CHARS:
+                # One computation of a small file: a few ms with this thread's
+                # parser (built at initialize); a pool thread would first build
+                # its own (~0.2 s) while the analysis competes for the GIL.
+                lines, result = quick()
+            else:
+                lines, result = await asyncio.get_running_loop().run_in_executor(
+                    ls.quick_pool, quick)
             if result is not None:
                 return _hover(lines, result)
         async with ls.lease(uri) as a:
             if a is None:
                 return None
-            path = to_fs_path(uri)
             # The buffer assignment XLA wrote beside this dump, if any.
             assignment = await asyncio.to_thread(load_buffer_assignment_for, path) \
                 if path else None
