@@ -381,3 +381,27 @@ test("extension smoke test: the real server's hlo.recompile reply has every fiel
     assert.equal(fs.readFileSync(file, 'utf8'), fs.readFileSync(seed, 'utf8'), 'the dump is unchanged');
   });
 });
+
+test('extension smoke test: without a server, one notification naming the cause', async () => {
+  const ext = require(await bundleModule());
+  const mock = globalThis.__hloVscodeMock;
+  const record = mock.record;
+  const before = record.messages.length;
+  mock.settings['hlo.server.path'] = '';
+  mock.settings['hlo.server.pythonPath'] = '/nonexistent/bin/python3';
+  const context = { subscriptions: [], workspaceState: memento(), globalState: memento(), extensionPath: path.join(REPO, 'editors', 'vscode') };
+  await ext.activate(context);
+  try {
+    mock.openHlo(SEED0);
+    await waitFor('the notification', () => record.messages.length > before, 20000);
+    await new Promise((r) => setTimeout(r, 1500)); // nothing else follows
+    const shown = record.messages.slice(before);
+    assert.equal(shown.length, 1, JSON.stringify(shown));
+    assert.equal(shown[0].level, 'error');
+    assert.match(shown[0].text, /no Python interpreter at `\/nonexistent\/bin\/python3`/);
+    assert.doesNotMatch(shown[0].text, /pip install hlo-lsp/);
+  } finally {
+    for (const d of context.subscriptions) await d.dispose?.();
+    await ext.deactivate();
+  }
+});
