@@ -61,7 +61,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (!e.affectsConfiguration('hlo.server') || !startRequested) return;
+      if (!(e.affectsConfiguration('hlo.server') || e.affectsConfiguration('hlo.sourceRoot')) || !startRequested) return;
       const choice = await vscode.window.showInformationMessage(
         'HLO: the language server settings changed. Restart the server to apply them?',
         'Restart',
@@ -245,6 +245,13 @@ async function serverCommand(): Promise<ServerCommand> {
   return resolveServerCommand({ path, pythonPath, extraArgs });
 }
 
+/** `hlo.sourceRoot` (empty entries dropped) as the server's `sourceRoot`. */
+function initializationOptions(): Record<string, unknown> {
+  const value = vscode.workspace.getConfiguration('hlo').get<unknown>('sourceRoot', '');
+  const roots = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v.trim() !== '');
+  return roots.length ? { sourceRoot: roots.length === 1 ? roots[0] : roots } : {};
+}
+
 async function startClient(): Promise<void> {
   if (starting) return starting;
   starting = doStart().finally(() => (starting = undefined));
@@ -276,6 +283,8 @@ async function doStart(): Promise<void> {
     ],
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
+    // Settings the server reads at initialize (docs/protocol.md, "Settings").
+    initializationOptions: initializationOptions(),
     // One notification of ours instead of languageclient's stacked ones.
     initializationFailedHandler: (err) => {
       output.appendLine(`Initialization failed: ${String(err)}`);
