@@ -3,10 +3,13 @@ instruction: the one comparison behind ``hlo-lsp diff`` and the "what changed"
 report of a recompile (:mod:`hlo_lsp.dump.recompile`).
 
 Instructions are matched by what survives a recompile: the ``op_name`` of their
-metadata, their innermost Python frame (file and line,
-:func:`hlo_lsp.model.frames.source_key`) and their opcode, never by name (XLA
-numbers names afresh in every compile). Within one key, instructions pair in
-text order; the rest are added or removed. Instructions without an ``op_name``
+metadata, their innermost Python frame (the file's base name and the line,
+:func:`hlo_lsp.model.frames.source_key`: a copy of the program elsewhere is the
+same program) and their opcode, never by name (XLA numbers names afresh in every
+compile); the innermost frame's function and column refine the key. Within one
+key, instructions pair in text order; what is left is paired again without the
+line (an edit above moves the lines of everything below it, not their function
+or column), then by ``op_name`` and opcode alone; the rest are added or removed. Instructions without an ``op_name``
 (parameters, tuples, copies XLA inserts) are not compared: what they carry
 shows in their users. Every computation is looked at, fused ones included, so
 an ``add`` that joined a fusion is seen.
@@ -23,6 +26,7 @@ Pure and deterministic; never raises on any parsed module.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -210,14 +214,54 @@ def facts(module: HloModule, ins: Instruction) -> Facts:
                  short_frame(stack[0]) if stack else _NO_SOURCE)
 
 
-def _keyed(module: HloModule) -> dict[tuple, list[Instruction]]:
-    out: dict[tuple, list[Instruction]] = defaultdict(list)
+def _keyed(module: HloModule) -> dict[tuple, list[tuple[int, Instruction]]]:
+    """(op_name, opcode, file base name, function, column, line) -> (text position,
+    instruction), in text order. The key's prefixes are the later passes of
+    :func:`_pairs`."""
+    out: dict[tuple, list[tuple[int, Instruction]]] = defaultdict(list)
+    i = 0
     for comp in module.computations:
         for ins in comp.instructions:
             key = source_key(module, ins)
             if key is not None:
-                out[key + (ins.opcode,)].append(ins)
+                op_name, file, line = key
+                base = posixpath.basename(file.replace("\\", "/")) if file else None
+                stack = python_stack(module, ins) if file else []
+                where = (stack[0].function, stack[0].column) if stack else (None, None)
+                out[(op_name, ins.opcode, base, *where, line)].append((i, ins))
+            i += 1
     return out
+
+
+#: Key lengths of the passes of :func:`_pairs`: the whole key; without the line
+#: (an edit above moved it; function and column stay); op_name and opcode alone.
+_PASSES = (6, 5, 2)
+
+
+def _pairs(a: dict[tuple, list[tuple[int, Instruction]]],
+           b: dict[tuple, list[tuple[int, Instruction]]]):
+    """Matched (old, new) pairs, the unmatched old and the unmatched new
+    instructions: pass after pass (:data:`_PASSES`), each pairing what the
+    previous one left by a shorter key prefix, each side in text order."""
+    pairs: list[tuple[Instruction, Instruction]] = []
+    for n in _PASSES:
+        ga: dict[tuple, list[tuple[int, Instruction]]] = defaultdict(list)
+        gb: dict[tuple, list[tuple[int, Instruction]]] = defaultdict(list)
+        for key, items in a.items():
+            ga[key[:n]] += items
+        for key, items in b.items():
+            gb[key[:n]] += items
+        a, b = {}, {}
+        for key in list(gb) + [k for k in ga if k not in gb]:
+            olds, news = sorted(ga.get(key, [])), sorted(gb.get(key, []))
+            pairs += [(o, nw) for (_, o), (_, nw) in zip(olds, news)]
+            if len(olds) > len(news):
+                a[key] = olds[len(news):]
+            if len(news) > len(olds):
+                b[key] = news[len(olds):]
+    removed = [o for items in a.values() for _, o in items]
+    added = [n for items in b.values() for _, n in items]
+    return pairs, removed, added
 
 
 def _fields(a: Facts, b: Facts) -> tuple[tuple[str, str | None, str | None], ...]:
@@ -253,21 +297,15 @@ def diff_modules(old: HloModule, new: HloModule) -> ModuleDiff:
     result.compared = (sum(map(len, a.values())), sum(map(len, b.values())))
     order = {id(ins): i for i, ins in enumerate(
         ins for comp in new.computations for ins in comp.instructions)}
+    pairs, gone, new_ones = _pairs(a, b)
     placed: list[tuple[int, InstructionChange]] = []
-    removed: list[InstructionChange] = []
-    for key in list(b) + [k for k in a if k not in b]:
-        olds, news = a.get(key, []), b.get(key, [])
-        for i, ins in enumerate(news):
-            nf = facts(new, ins)
-            if i < len(olds):
-                changed = _fields(facts(old, olds[i]), nf)
-                if changed:
-                    placed.append((order[id(ins)], InstructionChange(
-                        "changed", facts(old, olds[i]), nf, changed)))
-            else:
-                placed.append((order[id(ins)], InstructionChange("added", None, nf)))
-        for ins in olds[len(news):]:
-            removed.append(InstructionChange("removed", facts(old, ins), None))
+    for o, n in pairs:
+        of, nf = facts(old, o), facts(new, n)
+        changed = _fields(of, nf)
+        if changed:
+            placed.append((order[id(n)], InstructionChange("changed", of, nf, changed)))
+    placed += [(order[id(n)], InstructionChange("added", None, facts(new, n))) for n in new_ones]
+    removed = [InstructionChange("removed", facts(old, o), None) for o in gone]
     result.changes = [c for _, c in sorted(placed, key=lambda t: t[0])] + removed
     return result
 

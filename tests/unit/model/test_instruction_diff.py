@@ -55,3 +55,20 @@ def test_two_different_programs_are_warned_about():
     assert any("different names (jit_stage and jit_train_step)" in w for w in d.warnings)
     assert any(w.startswith("the entry signatures differ") for w in d.warnings)
     assert d.lines()[0].startswith("warning: the modules have different names")
+
+
+def test_a_copy_of_the_program_elsewhere_and_shifted_lines_are_the_same_program():
+    """The program's directory differs (two checkouts) and every line moved down
+    (an edit above): matched by base name, then by op_name and opcode."""
+    import re
+
+    text = read(TRAIN_AFTER)
+    moved = re.sub(r'^(\d+) "[^"\n]*/make_dump\.py"$', r'\1 "/elsewhere/make_dump.py"', text,
+                   flags=re.M)
+    assert moved != text
+    assert diff_modules(parse(text), parse(moved)).changes == []
+    head, tables = moved.split("FileLocations", 1)
+    shifted = head + "FileLocations" + re.sub(r"line=(\d+)",
+                                              lambda m: f"line={int(m.group(1)) + 3}", tables)
+    assert shifted != moved
+    assert diff_modules(parse(text), parse(shifted)).changes == []
