@@ -127,7 +127,9 @@ async def _demo(path: pathlib.Path) -> int:
     param = text.find("parameter(0)")
     if param >= 0:
         line_start = text.rfind("\n", 0, param) + 1
-        await definition("definition of a fused parameter: "
+        # The first parameter(0) may belong to any called computation (a fusion,
+        # a reducer, a loop body): say what it is, not "fused".
+        await definition("definition of a called computation's parameter: "
                          f"{text[line_start:param + 12].strip()}", _pos(text, param + 2))
     const = text.find(" constant(")
     if const >= 0:

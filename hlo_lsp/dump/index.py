@@ -46,15 +46,19 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple, Sequence
 
 from hlo_lsp.dump.names import counterpart_stage, is_hlo_path, module_id, parse_dump_name
-from hlo_lsp.model.frames import python_stack
+from hlo_lsp.model.frames import SourceKey, source_key
 from hlo_lsp.model.hlo import HloModule, Instruction, unquote
 from hlo_lsp.model.kernels import inferred_backend_kind
+from hlo_lsp.model.opcodes import family
 from hlo_lsp.syntax.lines import LineIndex
 
 log = logging.getLogger("hlo_lsp.dump.index")
 
 DEFAULT_SIZE_LIMIT = 64 * 1024 * 1024
 DEFAULT_MAX_FILES = 20_000
+#: Directory entries (files of any kind) looked at before discovery stops: a
+#: workspace that is a huge repository is not walked to its end.
+DEFAULT_MAX_SCANNED = 200_000
 #: Directory names never descended into.
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
                        ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
@@ -101,6 +105,31 @@ class CustomCallSymbol(NamedTuple):
     end_column: int
 
 
+class InstructionSymbol(NamedTuple):
+    """Any other instruction (collectives, loops, ``dot``...): ``opcode`` as
+    written; name columns as for :class:`FusionSymbol`."""
+
+    name: str
+    opcode: str
+    line: int
+    column: int
+    end_column: int
+
+
+#: At most this many :class:`InstructionSymbol` per file (collectives and
+#: control flow first); the rest of a very large module is not listed.
+MAX_INSTRUCTION_SYMBOLS = 20_000
+
+
+def _capped(symbols: list[InstructionSymbol]) -> tuple[InstructionSymbol, ...]:
+    if len(symbols) <= MAX_INSTRUCTION_SYMBOLS:
+        return tuple(symbols)
+    from hlo_lsp.model.opcodes import COLLECTIVES, CONTROL_FLOW
+    first = [i for i in symbols if i.opcode in COLLECTIVES or i.opcode in CONTROL_FLOW]
+    rest = [i for i in symbols if not (i.opcode in COLLECTIVES or i.opcode in CONTROL_FLOW)]
+    return tuple(sorted((first + rest)[:MAX_INSTRUCTION_SYMBOLS], key=lambda i: i.line))
+
+
 @dataclass(frozen=True, slots=True)
 class FileSummary:
     """What the index keeps about one HLO file.
@@ -125,6 +154,7 @@ class FileSummary:
     computations: tuple[ComputationSymbol, ...] = ()
     fusions: tuple[FusionSymbol, ...] = ()
     custom_calls: tuple[CustomCallSymbol, ...] = ()
+    instructions: tuple[InstructionSymbol, ...] = ()
     instruction_count: int = 0
     partial: bool = False
     seconds: float = 0.0
@@ -175,9 +205,10 @@ def summarize_text(path: str, text: str, mtime_ns: int = 0, size: int | None = N
     size = len(text.encode("utf-8", "surrogatepass")) if size is None else size
     try:
         if full:
-            header, comps, fusions, calls, count = _parsed_symbols(text)
+            header, comps, fusions, calls, others, count = _parsed_symbols(text)
         else:
-            header, comps, fusions, calls, count = _regex_symbols(LineIndex.split(text))
+            header, comps, fusions, calls, others, count = _regex_symbols(
+                LineIndex.split(text))
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the index
         log.exception("summarizing %s failed", path)
         return FileSummary(path, mtime_ns, size, error=repr(exc), **fields)
@@ -185,6 +216,7 @@ def summarize_text(path: str, text: str, mtime_ns: int = 0, size: int | None = N
         fields["module"] = header
     return FileSummary(path, mtime_ns, size, computations=tuple(comps),
                        fusions=tuple(fusions), custom_calls=tuple(calls),
+                       instructions=_capped(others),
                        instruction_count=count, partial=not full,
                        seconds=time.perf_counter() - t0, **fields)
 
@@ -204,12 +236,13 @@ def summarize_file(path: str, size_limit: int = DEFAULT_SIZE_LIMIT) -> FileSumma
         if size > size_limit:
             t0 = time.perf_counter()
             with open(path, encoding="utf-8", errors="replace") as f:
-                header, comps, fusions, calls, count = _regex_symbols(f)
+                header, comps, fusions, calls, others, count = _regex_symbols(f)
             fields = _name_fields(path)
             if header:
                 fields["module"] = header
             return FileSummary(path, mtime_ns, size, computations=tuple(comps),
                                fusions=tuple(fusions), custom_calls=tuple(calls),
+                               instructions=_capped(others),
                                instruction_count=count, partial=True,
                                seconds=time.perf_counter() - t0, **fields)
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -236,14 +269,17 @@ def _parsed_symbols(text: str):
         line, col = lines.line_col(start)
         return line, col, col + (end - start)
 
-    comps, fusions, calls = [], [], []
+    comps, fusions, calls, others = [], [], [], []
     count = 0
     for comp in module.computations:
         line, col, end = pos(comp.name.start, comp.name.end)
         comps.append(ComputationSymbol(comp.name.name, line, col, end, comp.is_entry))
         count += len(comp.instructions)
         for ins in comp.instructions:
-            if ins.opcode == "fusion":
+            if ins.opcode not in ("fusion", "custom-call"):
+                line, col, end = pos(ins.name.start, ins.name.end)
+                others.append(InstructionSymbol(ins.name.name, ins.opcode, line, col, end))
+            elif ins.opcode == "fusion":
                 line, col, end = pos(ins.name.start, ins.name.end)
                 fusions.append(FusionSymbol(ins.name.name, hlo_fusion_kind(ins),
                                             fusion_backend_kind(ins)[0], line, col, end))
@@ -252,7 +288,7 @@ def _parsed_symbols(text: str):
                 calls.append(CustomCallSymbol(ins.name.name, custom_call_target(ins) or "",
                                               line, col, end))
     header = module.name.name if module.name is not None else ""
-    return header, comps, fusions, calls, count
+    return header, comps, fusions, calls, others, count
 
 
 _HEADER = re.compile(r"^HloModule\s+%?([A-Za-z0-9_][\w.\-]*)")  # the grammar's NAME
@@ -264,6 +300,7 @@ _KIND = re.compile(r"\bkind=(k[A-Za-z]+)")
 _BACKEND_KIND = re.compile(r'"(?:fusion_backend_config|fusion_config)"\s*:\s*\{[^{}]*?'
                            r'"kind"\s*:\s*"([^"]+)"')
 _TARGET = re.compile(r'custom_call_target=("(?:[^"\\]|\\.)*")')
+_OPCODE = re.compile(r"\s([a-z][a-z0-9\-]*)\(")  # after the shape: " opcode("
 
 
 class _Pending(NamedTuple):
@@ -289,7 +326,7 @@ def _regex_symbols(lines: Iterable[str]):
     :func:`hlo_lsp.model.hlo.unquote`); the attributes themselves are found by
     regular expressions, not decoded."""
     header = ""
-    comps, fusions, calls = [], [], []
+    comps, fusions, calls, others = [], [], [], []
     count = 0
     pending: _Pending | None = None
     head: tuple | None = None  # a computation header waiting for its "{"
@@ -311,6 +348,9 @@ def _regex_symbols(lines: Iterable[str]):
             calls.append(CustomCallSymbol(pending.name, unquote(target.group(1)) if target
                                           else "", pending.line, pending.column,
                                           pending.end_column))
+        elif (op := _OPCODE.search(text)) is not None:
+            others.append(InstructionSymbol(pending.name, op.group(1), pending.line,
+                                            pending.column, pending.end_column))
 
     for line_no, line in enumerate(lines):
         line = line.rstrip("\r\n")
@@ -350,19 +390,33 @@ def _regex_symbols(lines: Iterable[str]):
             comps.append(ComputationSymbol(*head))
             head = None
     flush()
-    return header, comps, fusions, calls, count
+    return header, comps, fusions, calls, others, count
 
 
 # ---------------------------------------------------------------- discovery ---
 
+def is_dump_directory(filenames: Iterable[str]) -> bool:
+    """Whether a directory holding ``filenames`` (base names) is an XLA dump
+    directory: one of them is an HLO dump file by its name alone
+    (:func:`hlo_lsp.dump.names.parse_dump_name`, xla/service/dump.cc naming).
+    Reads nothing."""
+    return any(parse_dump_name(n) is not None for n in filenames)
+
+
 def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
-             exclude: Sequence[str] = ()) -> list[str]:
+             exclude: Sequence[str] = (), dump_dirs_only: bool = True,
+             max_scanned: int = DEFAULT_MAX_SCANNED) -> list[str]:
     """Absolute paths of the HLO files under ``folders`` (recursively; hidden
     directories, :data:`SKIP_DIRS` and the directory names in ``exclude`` are not
-    entered), sorted, at most ``max_files``."""
+    entered), sorted, at most ``max_files``. With ``dump_dirs_only`` only the
+    files of dump directories (:func:`is_dump_directory`) count, so a dump inside
+    a large repository does not index the repository's other text files (and
+    their first lines are never read). Stops after looking at ``max_scanned``
+    directory entries. A folder given as a file is taken as it is."""
     skip = SKIP_DIRS | set(exclude)
     out: list[str] = []
     seen: set[str] = set()
+    scanned = 0
     for folder in folders:
         folder = os.path.abspath(folder)
         if os.path.isfile(folder):
@@ -372,6 +426,13 @@ def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
             continue
         for root, dirs, files in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith("."))
+            scanned += len(files)
+            if scanned > max_scanned:
+                log.info("workspace discovery stopped after %d files (maxScannedFiles)",
+                         max_scanned)
+                return out
+            if dump_dirs_only and not is_dump_directory(files):
+                continue
             for name in sorted(files):
                 path = os.path.join(root, name)
                 if path in seen or not is_hlo_path(path):
@@ -387,7 +448,8 @@ def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
 
 class SymbolHit(NamedTuple):
     """One workspace-symbol result: ``kind`` is "module", "computation", "entry",
-    "fusion" or "custom-call"; ``label`` the name shown (with the fusion kinds or
+    "fusion", "custom-call", "collective", "control flow" (while, conditional,
+    call...) or "instruction" (any other opcode); ``label`` the name shown (with the fusion kinds or
     custom-call target in brackets); position 0-based, columns in characters."""
 
     kind: str
@@ -420,6 +482,12 @@ def _entries(s: FileSummary) -> list[tuple[str, str, str, str, int, int, int]]:
         label = f"{c.name} [{c.target}]" if c.target else c.name
         out.append((f"{c.name} custom-call {c.target}".lower(), "custom-call", label, c.name,
                     c.line, c.column, c.end_column))
+    for i in s.instructions:
+        fam = family(i.opcode) or ""
+        kind = {"collective": "collective", "control flow": "control flow"}.get(fam,
+                                                                                "instruction")
+        out.append((f"{i.name} {i.opcode} {fam}".lower(), kind, f"{i.name} [{i.opcode}]",
+                    i.name, i.line, i.column, i.end_column))
     return out
 
 
@@ -495,11 +563,14 @@ class WorkspaceIndex:
     """
 
     def __init__(self, workers: int = 1, size_limit: int = DEFAULT_SIZE_LIMIT,
-                 max_files: int = DEFAULT_MAX_FILES, exclude: Sequence[str] = ()) -> None:
+                 max_files: int = DEFAULT_MAX_FILES, exclude: Sequence[str] = (),
+                 dump_dirs_only: bool = True, max_scanned: int = DEFAULT_MAX_SCANNED) -> None:
         self.workers = max(1, min(int(workers), 4))
         self.size_limit = size_limit
         self.max_files = max_files
         self.exclude = tuple(exclude)
+        self.dump_dirs_only = dump_dirs_only
+        self.max_scanned = max_scanned
         self._summaries: dict[str, FileSummary] = {}
         self._entries: dict[str, list] = {}
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
@@ -589,8 +660,8 @@ class WorkspaceIndex:
     # -- synchronous API (CLI, tests) ----------------------------------------
     def scan(self, folders: Sequence[str]) -> list[str]:
         """:func:`discover` in a worker process."""
-        return self.executor().submit(discover, list(folders), self.max_files,
-                                      self.exclude).result()
+        return self.executor().submit(discover, list(folders), self.max_files, self.exclude,
+                                      self.dump_dirs_only, self.max_scanned).result()
 
     def index(self, paths: Sequence[str]) -> list[FileSummary]:
         """Summarise the stale ``paths`` in the workers and add them; blocks."""
@@ -607,7 +678,8 @@ class WorkspaceIndex:
     # -- asynchronous API (the server) ----------------------------------------
     async def scan_async(self, folders: Sequence[str]) -> list[str]:
         """:func:`discover` in a worker process, awaited."""
-        fut = self.executor().submit(discover, list(folders), self.max_files, self.exclude)
+        fut = self.executor().submit(discover, list(folders), self.max_files, self.exclude,
+                                     self.dump_dirs_only, self.max_scanned)
         return await asyncio.wrap_future(fut)
 
     async def index_async(self, paths: Sequence[str],
@@ -773,24 +845,6 @@ def counterpart_files(path: str, index: WorkspaceIndex | None = None,
         return (not same_number, os.path.dirname(s.path) != directory, distance, s.path)
 
     return sorted(found.values(), key=rank)
-
-
-SourceKey = tuple[str, str | None, int | None]
-
-
-def source_key(module: HloModule, ins: Instruction) -> SourceKey | None:
-    """``(op_name, file, line)`` of ``ins``'s metadata: the innermost Python frame
-    (:func:`hlo_lsp.model.frames.python_stack`: ``stack_frame_id`` resolved
-    through ``module``'s own tables, or ``source_file``/``source_line``); file and
-    line None when there is no source location, line None when it is unknown.
-    None without an ``op_name``."""
-    op_name = ins.metadata.get("op_name")
-    if not isinstance(op_name, str) or not op_name:
-        return None
-    stack = python_stack(module, ins)
-    if stack:
-        return (op_name, stack[0].file, stack[0].line or None)
-    return (op_name, None, None)
 
 
 class _ModuleIndex:

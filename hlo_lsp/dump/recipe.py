@@ -51,6 +51,13 @@ FORMAT = "hlo-lsp-recipe/1"
 PLATFORMS = ("cuda", "rocm", "cpu", "tpu")
 GPU_PLATFORMS = ("cuda", "rocm")
 RECORDED_ENV = ("XLA_FLAGS", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES")
+#: Also recorded: every ``JAX_*`` variable (JAX's configuration from the
+#: environment: ``JAX_ENABLE_X64``, ``JAX_DEFAULT_MATMUL_PRECISION``,
+#: ``JAX_NUM_CPU_DEVICES``...; jax/_src/config.py reads ``JAX_<OPTION>``).
+RECORDED_PREFIX = "JAX_"
+#: XLA's flag making the CPU client expose N devices (xla/debug_options_flags.cc,
+#: read by the host platform; used on other platforms' runs harmlessly).
+HOST_DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
 PROBE_TIMEOUT_S = 120.0
 
 _PLATFORM_LABEL = {"cuda": "GPU", "rocm": "GPU", "cpu": "CPU", "tpu": "TPU"}
@@ -70,7 +77,8 @@ class Recipe:
     """How to re-run the JAX program that wrote a dump.
 
     ``command`` is an argv list run in ``cwd`` (absolute). ``env`` holds only the
-    variables of :data:`RECORDED_ENV` that were set, as the program saw them
+    variables of :data:`RECORDED_ENV` and the ``JAX_*`` ones that were set
+    (:func:`recorded_env`), as the program saw them
     (``XLA_FLAGS`` includes ``--xla_dump_to=<the dump dir>``). ``platform`` is one
     of :data:`PLATFORMS`. ``created`` is an ISO-8601 UTC time, ``host`` the
     machine's host name. ``target`` is None for a run on ``platform``'s device,
@@ -384,11 +392,13 @@ def parse_probe_output(returncode: int, stdout: str) -> tuple[str | None, str | 
 def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
                 platform: str) -> dict[str, str]:
     """The environment to run ``recipe`` in: ``base_env`` with the recipe's
-    ``CUDA_VISIBLE_DEVICES``, ``XLA_FLAGS`` (the recipe's, else ``base_env``'s)
-    with the dump flags set to ``dump_to``, and ``JAX_PLATFORMS=platform``."""
+    ``CUDA_VISIBLE_DEVICES`` and ``JAX_*`` configuration, ``XLA_FLAGS`` (the
+    recipe's, else ``base_env``'s) with the dump flags set to ``dump_to``, and
+    ``JAX_PLATFORMS=platform``."""
     env = dict(base_env)
-    if "CUDA_VISIBLE_DEVICES" in recipe.env:
-        env["CUDA_VISIBLE_DEVICES"] = recipe.env["CUDA_VISIBLE_DEVICES"]
+    for key, value in recipe.env.items():
+        if key == "CUDA_VISIBLE_DEVICES" or key.startswith(RECORDED_PREFIX):
+            env[key] = value
     flags = recipe.env.get("XLA_FLAGS", env.get("XLA_FLAGS", ""))
     env["XLA_FLAGS"] = set_dump_flags(flags, dump_to)
     env["JAX_PLATFORMS"] = platform
@@ -396,8 +406,24 @@ def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
 
 
 def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables of :data:`RECORDED_ENV` that are set in ``env``."""
-    return {k: env[k] for k in RECORDED_ENV if k in env}
+    """The variables of :data:`RECORDED_ENV` and every ``JAX_*`` variable
+    (:data:`RECORDED_PREFIX`) that are set in ``env``, sorted by name."""
+    return {k: env[k] for k in sorted(env)
+            if k in RECORDED_ENV or k.startswith(RECORDED_PREFIX)}
+
+
+def device_count(module) -> tuple[int, str]:
+    """How many devices the HloModule ``module`` was compiled for, from its header
+    (``replica_count=R``, ``num_partitions=P``, printed by
+    xla/hlo/ir/hlo_module.cc when not 1): ``(R * P, "replica_count=R,
+    num_partitions=P")``; ``(1, "")`` when the header names neither."""
+    values = {"replica_count": 1, "num_partitions": 1}
+    said = []
+    for attr in getattr(module, "header_attributes", ()):
+        if attr.name in values and attr.value.strip().isdigit():
+            values[attr.name] = max(1, int(attr.value))
+            said.append(f"{attr.name}={values[attr.name]}")
+    return values["replica_count"] * values["num_partitions"], ", ".join(said)
 
 
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
@@ -453,16 +479,18 @@ def _outermost_files(module) -> Counter:
 
 
 def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None = None,
-                 python: str | None = None) -> Recipe | None:
+                 python: str | None = None,
+                 dirs: Sequence[str] | None = None) -> Recipe | None:
     """Propose a recipe for a dump made without ``hlo-lsp dump``; None when the
     dump names no Python file.
 
     The program is the outermost Python file of the stack-frame tables (the last
     frame of every resolved stack, xla/hlo/ir/stack_frames.cc), or the
-    ``source_file`` of older metadata. Files that exist on disk (relative paths
-    tried against ``workspace`` and the dump's parent), that are not library
+    ``source_file`` of older metadata. Files that exist on disk, that are not library
     code, and whose outermost function is ``<module>`` (the script itself) are
-    preferred, then the most frequent. ``module`` (an HloModule) is looked at
+    preferred, then the most frequent. Relative paths are looked for in ``dirs``
+    (default: :func:`hlo_lsp.dump.sources.source_dirs` of the dump with
+    ``workspace``: the dump directory and its parents, the workspace...). ``module`` (an HloModule) is looked at
     first, then up to 8 other HLO files of ``dump_dir``. The command is
     ``[python, file]`` relative to ``cwd`` = ``workspace`` when the file is inside
     it, else the file's directory. The result has ``origin="inferred"`` and a
@@ -475,9 +503,11 @@ def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None
     modules = [module] if module is not None else []
     candidates: Counter = Counter()
     source = ""
+    chosen = None
     for m in modules:
         candidates = _outermost_files(m)
         source = m.name.name if getattr(m, "name", None) else ""
+        chosen = m
     if not candidates and dump_dir.is_dir():
         files = sorted((p for p in dump_dir.iterdir()
                         if p.is_file() and parse_dump_name(p.name) is not None),
@@ -490,19 +520,18 @@ def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None
             candidates = _outermost_files(m)
             if candidates:
                 source = p.name
+                chosen = m
                 break
     if not candidates:
         return None
-    bases = [b for b in (workspace, str(dump_dir.parent), str(dump_dir)) if b]
+    # Where relative paths are: the one answer of hlo_lsp.dump.sources (imported
+    # here: sources reads recipes).
+    from hlo_lsp.dump.sources import resolve_source_path, source_dirs
+    bases = list(dirs) if dirs is not None else source_dirs(
+        str(dump_dir / "_"), [workspace] if workspace else [])
 
     def where(file: str) -> str | None:
-        if os.path.isabs(file):
-            return file if os.path.isfile(file) else None
-        for b in bases:
-            p = os.path.normpath(os.path.join(b, file))
-            if os.path.isfile(p):
-                return p
-        return None
+        return resolve_source_path(file, bases)
 
     def rank(item):
         (file, function), count = item
@@ -522,7 +551,14 @@ def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None
             f"frames of {source or 'the dump'}")
     if where(file) is None:
         note += " (it does not exist on this machine)"
-    return Recipe([python, os.path.relpath(path, cwd)], cwd, {}, "cpu", python=python,
+    env: dict[str, str] = {}
+    devices, said = device_count(chosen) if chosen is not None else (1, "")
+    if devices > 1:
+        # Without it a CPU run has one device and a sharded program fails.
+        env["XLA_FLAGS"] = f"{HOST_DEVICE_COUNT_FLAG}={devices}"
+        note += (f"; the module header says {said}, so it runs with "
+                 f"XLA_FLAGS={HOST_DEVICE_COUNT_FLAG}={devices} ({devices} devices)")
+    return Recipe([python, os.path.relpath(path, cwd)], cwd, env, "cpu", python=python,
                   created=now_iso(), host=socket.gethostname(), origin="inferred", note=note)
 
 

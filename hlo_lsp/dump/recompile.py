@@ -37,6 +37,7 @@ from typing import Callable, Iterable, Mapping
 
 from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
                                 module_label, parse_dump_name)
+from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
 from hlo_lsp.model.summary import KernelSummary, kernel_summary
 from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, deviceless_command, now_iso, parse_probe_output, platform_label, probe_env, program_env, python_interpreter, recorded_env, resolved_command, save_recipe
 from hlo_lsp.dump.targets import Target, read_deviceless
@@ -256,21 +257,27 @@ def _sibling_temp_dir(dump_dir: pathlib.Path, what: str) -> str:
 
 # ----------------------------------------------------------- what changed ---
 
-def module_summary(path: str | os.PathLike) -> KernelSummary | None:
-    """The kernel summary (:func:`hlo_lsp.model.summary.kernel_summary`) of the HLO
-    text file ``path``, parsed with the project's parser; None when it cannot be
-    read or is larger than :data:`MAX_COUNTED_BYTES`. The same kernels as
-    ``hlo-lsp summary`` and ``hlo-lsp diff`` count."""
+def _parsed(path: str | os.PathLike):
+    """The HloModule of the HLO text file ``path``, or None when it cannot be read
+    or is larger than :data:`MAX_COUNTED_BYTES`."""
     from hlo_lsp.syntax.parser import parse  # lark: only when a dump is compared
 
     try:
         if os.path.getsize(path) > MAX_COUNTED_BYTES:
             return None
         with open(path, encoding="utf-8", errors="replace") as f:
-            module = parse(f.read())
+            return parse(f.read())
     except OSError:
         return None
-    return kernel_summary(module)
+
+
+def module_summary(path: str | os.PathLike) -> KernelSummary | None:
+    """The kernel summary (:func:`hlo_lsp.model.summary.kernel_summary`) of the HLO
+    text file ``path``, parsed with the project's parser; None when it cannot be
+    read or is larger than :data:`MAX_COUNTED_BYTES`. The same kernels as
+    ``hlo-lsp summary`` and ``hlo-lsp diff`` count."""
+    module = _parsed(path)
+    return kernel_summary(module) if module is not None else None
 
 
 @dataclass
@@ -281,7 +288,9 @@ class ModuleChange:
     ``file_before``/``file_after`` are file names (None when the module is new
     or gone); ``custom_calls`` maps a ``custom_call_target`` and ``fusions`` a
     fusion kind (:attr:`hlo_lsp.model.summary.Kernel.fusion_kind`: ``kLoop``,
-    ``kCustom:__triton_gemm``...) to (before, after).
+    ``kCustom:__triton_gemm``...) to (before, after). ``instructions``: the
+    instruction-level changes (:func:`hlo_lsp.model.instruction_diff.diff_modules`,
+    the same comparison as ``hlo-lsp diff``), None unless both files were read.
     """
 
     module: str
@@ -289,6 +298,7 @@ class ModuleChange:
     file_after: str | None
     custom_calls: dict[str, tuple[int, int]] = field(default_factory=dict)
     fusions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    instructions: ModuleDiff | None = None
 
     @property
     def totals(self) -> dict[str, tuple[int, int]]:
@@ -301,6 +311,7 @@ class ModuleChange:
     def changed(self) -> bool:
         """Whether any count differs, or the module appeared or disappeared."""
         return (self.file_before is None or self.file_after is None
+                or bool(self.instructions and self.instructions.changes)
                 or any(b != a for b, a in [*self.custom_calls.values(),
                                            *self.fusions.values()]))
 
@@ -328,7 +339,16 @@ class ModuleChange:
                 "fileAfter": self.file_after,
                 "customCalls": {k: list(v) for k, v in self.custom_calls.items()},
                 "fusions": {k: list(v) for k, v in self.fusions.items()},
-                "totals": {k: list(v) for k, v in self.totals.items()}}
+                "totals": {k: list(v) for k, v in self.totals.items()},
+                "instructions": self.instructions.to_dict() if self.instructions else None}
+
+    def report(self, max_lines: int = 12) -> list[str]:
+        """:meth:`describe`, then the instruction changes per Python line
+        (:meth:`hlo_lsp.model.instruction_diff.ModuleDiff.lines`, indented)."""
+        out = [self.describe()]
+        if self.instructions is not None:
+            out += ["  " + line for line in self.instructions.lines(max_lines)]
+        return out
 
 
 def _instances(files: Mapping[str, DumpName]) -> dict[str, list[tuple[str, int]]]:
@@ -390,9 +410,13 @@ def compare_dumps(old_dir: str | os.PathLike, old: Mapping[str, DumpName],
     a, b = _after_files(old), _after_files(new)
     changes = []
     for key in sorted(set(a) | set(b)):
-        sa = module_summary(os.path.join(old_dir, a[key])) if key in a else None
-        sb = module_summary(os.path.join(new_dir, b[key])) if key in b else None
+        ma = _parsed(os.path.join(old_dir, a[key])) if key in a else None
+        mb = _parsed(os.path.join(new_dir, b[key])) if key in b else None
+        sa = kernel_summary(ma) if ma is not None else None
+        sb = kernel_summary(mb) if mb is not None else None
         change = ModuleChange(key[0], a.get(key), b.get(key))
+        if ma is not None and mb is not None:
+            change.instructions = diff_modules(ma, mb)
         for out, count in ((change.custom_calls, _by_target), (change.fusions, _by_kind)):
             before, after = count(sa), count(sb)
             for k in {**before, **after}:
@@ -480,11 +504,11 @@ def summarize(result: RecompileResult, focus: Iterable[str] = (),
     shown = [c for c in result.changes if c.module in focus]
     shown += [c for c in result.changes if c.module not in focus and c.changed]
     for c in shown[:max_lines]:
-        lines.append(c.describe())
+        lines.extend(c.report())
     if len(shown) > max_lines:
         lines.append(f"... and {len(shown) - max_lines} more modules changed.")
     if not shown:
-        lines.append("No custom-call or fusion counts changed.")
+        lines.append("No instruction, custom-call or fusion count changed.")
     if result.deviceless:
         lines.append(result.deviceless)
     return "\n".join(lines)

@@ -8,7 +8,10 @@ per category before and after.
 Fusions are matched by instruction name first, then, among the unmatched
 ones, by ``op_name`` metadata (in walk order); a matched pair whose HLO kind or
 backend kind differs is a change. Pure: operates on
-:class:`hlo_lsp.model.summary.KernelSummary`.
+:class:`hlo_lsp.model.summary.KernelSummary`; given the two modules too, the
+instruction-level changes (:func:`hlo_lsp.model.instruction_diff.diff_modules`:
+shapes, layouts, kinds, targets, backend_config fields, grouped per Python
+line, with a warning for two different programs) come with it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hlo_lsp.model.hlo import HloModule
+from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
 from hlo_lsp.model.kernels import BACKEND_KIND_LABELS
 from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelSummary
 
@@ -61,6 +66,7 @@ class DumpDiff:
     fusions_removed: list[Kernel] = field(default_factory=list)
     fusions_changed: list[FusionChange] = field(default_factory=list)
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    instructions: ModuleDiff | None = None
 
     def findings(self) -> list[str]:
         """The changes as sentences, most important first (custom-calls, then
@@ -99,6 +105,7 @@ class DumpDiff:
             "fusions_changed": [{"old": c.old.to_dict(), "new": c.new.to_dict(),
                                  "matched_by": c.matched_by} for c in self.fusions_changed],
             "counts": {k: {"before": b, "after": a} for k, (b, a) in self.counts.items()},
+            "instructions": self.instructions.to_dict() if self.instructions else None,
         }
 
 
@@ -110,7 +117,8 @@ def _kinds(k: Kernel) -> str:
     return s
 
 
-def compare(old: KernelSummary, new: KernelSummary) -> DumpDiff:
+def compare(old: KernelSummary, new: KernelSummary, old_module: HloModule | None = None,
+            new_module: HloModule | None = None) -> DumpDiff:
     """Differences between ``old`` and ``new`` (see module docstring)."""
     diff = DumpDiff(old, new)
     # Custom-calls by target.
@@ -162,6 +170,8 @@ def compare(old: KernelSummary, new: KernelSummary) -> DumpDiff:
                         ("collective_by_opcode", "collective")):
         for name in list(co[key]) + [n for n in cn[key] if n not in co[key]]:
             diff.counts[f"{prefix}:{name}"] = (co[key].get(name, 0), cn[key].get(name, 0))
+    if old_module is not None and new_module is not None:
+        diff.instructions = diff_modules(old_module, new_module)
     return diff
 
 
@@ -171,6 +181,10 @@ def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") 
              f"  {diff.old.headline()}",
              f"{new_label}: {diff.new.module or '?'} (ENTRY %{diff.new.entry})",
              f"  {diff.new.headline()}", ""]
+    ins = diff.instructions
+    if ins is not None and ins.warnings:
+        lines.extend(f"Warning: {w}" for w in ins.warnings)
+        lines.append("")
     findings = diff.findings()
     if findings:
         lines.append("Changes")
@@ -178,6 +192,11 @@ def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") 
     else:
         lines.append("No change in custom-calls or fusion kinds.")
     lines.append("")
+    if ins is not None:
+        lines.append(f"Instructions (matched by op_name, Python line and opcode): "
+                     f"{ins.headline()}")
+        lines.extend(ins.lines(max_lines=40)[len(ins.warnings) + 1:])
+        lines.append("")
     lines.append("Counts (before -> after)")
     width = max((len(k) for k in diff.counts), default=0)
     for key, (b, a) in diff.counts.items():
@@ -195,8 +214,15 @@ def format_markdown(diff: DumpDiff, old_label: str = "old", new_label: str = "ne
              f"- **{old_label}** `{diff.old.module}`: {diff.old.headline()}\n"
              f"- **{new_label}** `{diff.new.module}`: {diff.new.headline()}"]
     findings = diff.findings()
+    ins = diff.instructions
+    if ins is not None and ins.warnings:
+        parts.append("\n".join(f"**Warning**: {w}" for w in ins.warnings))
     parts.append("**Changes**\n\n" + ("\n".join(f"- {f}" for f in findings)
                                       if findings else "none"))
+    if ins is not None:
+        body = ins.lines(max_lines=40)[len(ins.warnings) + 1:]
+        parts.append(f"**Instructions**: {ins.headline()}" +
+                     ("\n\n```\n" + "\n".join(body) + "\n```" if body else ""))
     rows = ["| | before | after |", "|---|---:|---:|"]
     rows.extend(f"| `{k}` | {b} | {a} |" for k, (b, a) in diff.counts.items())
     parts.append("\n".join(rows))

@@ -62,13 +62,19 @@ def source_targets(module: HloModule, ins: Instruction,
                    base_dir: str | Sequence[str] | None = None) -> list[FileTarget]:
     """The innermost Python frame of ``ins`` (:func:`hlo_lsp.model.frames.python_stack`)
     as a FileTarget (1-based line and column, 0 when unknown), or [] when its
-    metadata names none. A relative path is resolved against ``base_dir``, one
-    directory or a list of them (:func:`hlo_lsp.dump.sources.resolve_source_path`:
-    the first where the file exists, else the first); kept as written without."""
+    metadata names none. With ``base_dir`` (one directory or a list of them) the
+    path is resolved on disk (:func:`hlo_lsp.dump.sources.resolve_source_path`:
+    the first directory where the file exists) and [] is returned when no such
+    file exists, so that an editor never opens an empty buffer; with
+    ``base_dir=None`` the path is kept as written (no disk access)."""
     stack = python_stack(module, ins)
     if not stack:
         return []
     top = stack[0]
-    dirs = [base_dir] if isinstance(base_dir, str) else list(base_dir or ())
-    return [FileTarget(resolve_source_path(top.file, dirs), top.line, top.column,
-                       top.end_line, top.end_column)]
+    path: str | None = top.file
+    if base_dir is not None:
+        dirs = [base_dir] if isinstance(base_dir, str) else list(base_dir)
+        path = resolve_source_path(top.file, dirs)
+        if path is None:
+            return []
+    return [FileTarget(path, top.line, top.column, top.end_line, top.end_column)]

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Sequence
 
 from hlo_lsp.dump.reports import Allocation, BufferAssignment, BufferValue
+from hlo_lsp.dump.sources import resolve_source_path, unresolved_hint
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, decode_backend_config, explain_target
 from hlo_lsp.model.frames import format_frame, python_stack
 from hlo_lsp.model.index import Kind, Occurrence, find_at
@@ -42,19 +44,26 @@ class HoverResult:
 
 def hover(module: HloModule, offset: int,
           assignment: BufferAssignment | None = None,
-          deviceless: str | None = None) -> HoverResult | None:
+          deviceless: str | None = None,
+          source_dirs: Sequence[str] | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
     its buffers (:func:`buffer_lines`) after a ``---`` rule. ``deviceless``: for a
     dump compiled for a GPU without the device, the sentence saying so
     (:meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`); it ends the hover
-    of a fusion or custom-call, whose kernel XLA chose without autotuning. Pure:
-    never reads the disk."""
+    of a fusion or custom-call, whose kernel XLA chose without autotuning.
+    ``source_dirs`` (:func:`hlo_lsp.dump.sources.source_dirs`): when given and
+    the instruction's innermost Python file is found in none of them, the hover
+    says which path was looked for and how to set the source root
+    (:func:`hlo_lsp.dump.sources.unresolved_hint`; a few ``stat`` calls). Without
+    it, pure: never reads the disk."""
     occ = find_at(module, offset)
     if occ is None:
         return None
     result = _hover(module, occ)
+    if result is not None and source_dirs is not None:
+        result = _with_source_hint(module, occ, result, source_dirs)
     if result is None:
         return result
     if occ.kind in (Kind.INSTRUCTION_DEF, Kind.OPCODE) and occ.instruction is not None:
@@ -127,7 +136,8 @@ def _shape_summary(shape: ShapeToken | None) -> str:
 def instruction_markdown(module: HloModule, ins: Instruction) -> str:
     """The full hover of an instruction."""
     comp = ins.computation
-    fam = family(ins.opcode)
+    # A fusion is a kernel, not control flow (its kind is said below).
+    fam = None if ins.opcode == "fusion" else family(ins.opcode)
     head = f"**%{ins.name.name}** — `{ins.opcode}`" + (f" ({fam})" if fam else "")
     if ins.is_root:
         head += " — ROOT"
@@ -205,6 +215,18 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
     return out
 
 
+def _with_source_hint(module: HloModule, occ: Occurrence, result: HoverResult,
+                      dirs: Sequence[str]) -> HoverResult:
+    ins = occ.instruction if occ.kind in (Kind.INSTRUCTION_DEF, Kind.METADATA) else None
+    if ins is None:
+        return result
+    stack = python_stack(module, ins)
+    if not stack or resolve_source_path(stack[0].file, dirs) is not None:
+        return result
+    return HoverResult(result.markdown + "\n\n" + unresolved_hint(stack[0].file, dirs),
+                       result.start, result.end)
+
+
 def _metadata_parts(module: HloModule, ins: Instruction) -> list[str]:
     meta_attr = ins.attribute("metadata")
     if meta_attr is None:
@@ -217,10 +239,11 @@ def _metadata_parts(module: HloModule, ins: Instruction) -> list[str]:
         out.append(f"**op_type** `{meta['op_type']}`")
     stack = python_stack(module, ins)
     if stack:
-        lines = [f"**Python** {format_frame(stack[0])}"]
+        # Frames as code spans: "(<module>)" is HTML to a Markdown renderer.
+        lines = [f"**Python** `{format_frame(stack[0])}`"]
         if len(stack) > 1:
-            lines.append("")
-            lines.extend(f"{i}. {format_frame(f)}" for i, f in enumerate(stack[1:], 2))
+            lines += ["", "called from:", ""]
+            lines.extend(f"{i}. `{format_frame(f)}`" for i, f in enumerate(stack[1:], 1))
         out.append("\n".join(lines))
     return out
 

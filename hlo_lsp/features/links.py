@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from hlo_lsp.model.frames import STACK_FRAME_ID, format_frame, frame_origin
 from hlo_lsp.model.hlo import HloModule, SourceFrame
@@ -45,16 +45,16 @@ def stack_tooltip(stack: list[SourceFrame]) -> str:
 
 
 def source_links(module: HloModule,
-                 resolve: Callable[[str], str] = lambda p: p) -> list[SourceLink]:
+                 resolve: Callable[[str], Optional[str]] = lambda p: p) -> list[SourceLink]:
     """Links for all source locations in metadata, in text order: one per
     instruction whose metadata names a Python frame
     (:func:`hlo_lsp.model.frames.frame_origin`), over its ``stack_frame_id=N`` or
     its ``source_file=".." [source_line=N]``. ``resolve`` turns a path as written
     in the dump into the path to link to (e.g.
-    :func:`hlo_lsp.dump.sources.resolve_source_path`); it is called once per
-    distinct path."""
+    :func:`hlo_lsp.dump.sources.resolve_source_path`), or None when the file does
+    not exist: that instruction gets no link. It is called once per distinct path."""
     out: list[SourceLink] = []
-    resolved: dict[str, str] = {}
+    resolved: dict[str, str | None] = {}
     for comp in module.computations:
         for ins in comp.instructions:
             meta = ins.attribute("metadata")
@@ -76,9 +76,11 @@ def source_links(module: HloModule,
                 line_m = _SOURCE_LINE.match(value, m.end())
                 start, end = m.start(), (line_m.end() if line_m else m.end())
             top = stack[0]
-            path = resolved.get(top.file)
+            if top.file not in resolved:
+                resolved[top.file] = resolve(top.file)
+            path = resolved[top.file]
             if path is None:
-                path = resolved[top.file] = resolve(top.file)
+                continue
             out.append(SourceLink(base + start, base + end, path, top.line or 1,
                                   stack_tooltip(stack)))
     return out

@@ -24,7 +24,8 @@ _SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error,
 SYMBOL_KINDS = {"module": types.SymbolKind.Module, "computation": types.SymbolKind.Function,
                 "entry": types.SymbolKind.Function, "instruction": types.SymbolKind.Variable,
                 "parameter": types.SymbolKind.Field, "table": types.SymbolKind.Namespace,
-                "fusion": types.SymbolKind.Operator, "custom-call": types.SymbolKind.Method}
+                "fusion": types.SymbolKind.Operator, "custom-call": types.SymbolKind.Method,
+                "collective": types.SymbolKind.Event, "control flow": types.SymbolKind.Struct}
 
 
 def to_position(lines: LineIndex, offset: int) -> types.Position:

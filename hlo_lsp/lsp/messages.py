@@ -11,7 +11,7 @@ One definition per message, for the handlers and for ``docs/protocol.md``:
 | command ``hlo.readableView`` | ``[uri, ReadableOptions?]`` | :class:`ReadableView` |
 | command ``hlo.compareDumps`` | ``[oldUri, newUri, SummaryOptions?]`` | text or markdown |
 | command ``hlo.gotoCounterpart`` | ``[uri, Position]`` or ``[DocumentPositionParams]`` | ``Location[]`` |
-| command ``hlo.recompile`` | ``[uri]`` or ``[{uri}]`` | see docs/recompile.md |
+| command ``hlo.recompile`` | ``[uri]`` or ``[{uri}]`` | :class:`RecompileReply` |
 
 Params come from the client: :func:`parse_params` and :func:`parse_arguments`
 never raise; malformed input gives None (the handler answers its empty result).
@@ -106,6 +106,46 @@ class ReadableView:
     source_lines: list[int | None]
 
 
+@attrs.frozen
+class RecompileReply:
+    """The result of the ``hlo.recompile`` command: the one definition editors read.
+
+    ``ok``: the program ran and the dump was replaced; ``cancelled``: the user
+    declined or cancelled (nothing changed); ``error``: why it failed, one
+    sentence (empty when ``ok``); ``summary``: the report for the user, several
+    lines separated by ``\\n`` (what ran, how long, what changed per module:
+    :func:`hlo_lsp.dump.recompile.summarize`); editors show it as is, line by
+    line. ``mapping``: each open file's URI -> its new URI (None when gone);
+    ``shownDocuments``: URIs the server asked the editor to show. The other
+    fields describe the run (``timedOut``, ``returncode``, ``platform``,
+    ``command``, ``dumpDir``, ``seconds``, ``stderrTail``, ``changes``,
+    ``recipeFile``; see docs/recompile.md).
+    """
+
+    ok: bool = False
+    cancelled: bool = False
+    error: str = ""
+    summary: str = ""
+    timed_out: bool = False
+    returncode: int | None = None
+    platform: str = ""
+    command: str = ""
+    dump_dir: str = ""
+    seconds: float = 0.0
+    stderr_tail: str = ""
+    mapping: dict[str, str | None] = attrs.field(factory=dict)
+    changes: list[dict] = attrs.field(factory=list)
+    recipe_file: str | None = None
+    shown_documents: list[str] = attrs.field(factory=list)
+
+
+def recompile_reply(**fields: Any) -> dict:
+    """A ``hlo.recompile`` result as JSON: :class:`RecompileReply` built from
+    ``fields`` (snake_case names; an unknown name raises TypeError, so a field
+    cannot be sent that the contract does not define), camelCase keys."""
+    return to_json(RecompileReply(**fields))
+
+
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(w[:1].upper() + w[1:] for w in rest)
@@ -115,7 +155,8 @@ def _make_converter() -> cattrs.Converter:
     conv = get_converter()  # lsprotocol's: Position, Range, Location with LSP names
     ours = cattrs.Converter()
     for cls in (TextDocument, DocumentParams, DocumentPositionParams, InlineRegion,
-                WorkspaceStatus, SummaryOptions, ReadableOptions, ReadableView):
+                WorkspaceStatus, SummaryOptions, ReadableOptions, ReadableView,
+                RecompileReply):
         renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(cls)}
         ours.register_structure_hook(cls, cattrs.gen.make_dict_structure_fn(
             cls, ours, _cattrs_forbid_extra_keys=False, **renames))
@@ -128,6 +169,9 @@ def _make_converter() -> cattrs.Converter:
 
 
 _converter = _make_converter()
+
+RECOMPILE_REPLY_KEYS: tuple[str, ...] = tuple(_camel(a.name) for a in attrs.fields(RecompileReply))
+"""The JSON keys of :class:`RecompileReply` (camelCase), for the editors' tests."""
 
 
 def plain(value: Any) -> Any:

@@ -153,9 +153,13 @@ class HloLanguageServer(LanguageServer):
         parser_threads_ready()
 
     def position_encoding(self) -> str:
-        """The position encoding negotiated at initialize ("utf-16" by default)."""
+        """The position encoding negotiated at initialize ("utf-16" by default).
+        Read from the workspace, which pygls creates with the chosen encoding
+        before the user's initialize handler runs; the server capabilities are
+        built only after it (reading them there gave "utf-16" to a client that
+        was told "utf-8", e.g. Neovim 0.11)."""
         try:
-            enc = self.server_capabilities.position_encoding
+            enc = self.workspace.position_encoding
         except Exception:  # noqa: BLE001 - before initialize
             return "utf-16"
         return str(getattr(enc, "value", enc) or "utf-16")

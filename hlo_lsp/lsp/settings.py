@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import attrs
 import cattrs
 
-from hlo_lsp.dump.index import DEFAULT_MAX_FILES, DEFAULT_SIZE_LIMIT
+from hlo_lsp.dump.index import DEFAULT_MAX_FILES, DEFAULT_MAX_SCANNED, DEFAULT_SIZE_LIMIT
 from hlo_lsp.features.inlay_hints import CATEGORIES
 
 log = logging.getLogger("hlo_lsp")
@@ -123,6 +123,12 @@ class WorkspaceSettings:
                                              "2 with more than 2 CPUs, else 1"))
     exclude: tuple[str, ...] = attrs.field(default=(), metadata=_doc(
         "more directory names not to enter"))
+    dump_directories_only: bool = attrs.field(default=True, metadata=_doc(
+        "index only dump directories (folders holding a file named like an XLA dump, "
+        "`module_0001.jit_f.before_optimizations.txt`); false: every HLO file"))
+    max_scanned_files: int = attrs.field(default=DEFAULT_MAX_SCANNED, validator=_positive,
+                                         metadata=_doc(
+        "stop discovering after looking at this many files of any kind"))
 
 
 @attrs.frozen
@@ -131,9 +137,11 @@ class Settings:
 
     xla_diagnostics: bool = attrs.field(default=True, metadata=_doc(
         "also check each document with XLA's own parser (needs jaxlib)"))
-    source_root: str | None = attrs.field(default=None, metadata=_doc(
-        "directory that relative Python paths in `metadata` are relative to, tried "
-        "first", "none"))
+    source_root: str | list[str] | None = attrs.field(default=None, metadata=_doc(
+        "directory (or list of directories) that relative Python paths in `metadata` "
+        "are relative to, tried first; then the recipe's directories, the dump "
+        "directory and its parents, each workspace folder and its parents, the "
+        "server's working directory", "none"))
     inlay_hints: InlayHintSettings = attrs.field(factory=InlayHintSettings)
     recompile: RecompileSettings = attrs.field(factory=RecompileSettings)
     workspace: WorkspaceSettings = attrs.field(factory=WorkspaceSettings)

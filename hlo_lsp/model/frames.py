@@ -77,3 +77,22 @@ def short_frame(frame: SourceFrame) -> str:
     inlay hints, the readable view and kernel tables."""
     name = os.path.basename(frame.file)
     return f"{name}:{frame.line}" if frame.line else name
+
+
+SourceKey = tuple[str, str | None, int | None]
+
+
+def source_key(module: HloModule, ins: Instruction) -> SourceKey | None:
+    """``(op_name, file, line)`` of ``ins``'s metadata: the innermost Python frame
+    (:func:`python_stack`: ``stack_frame_id`` resolved through ``module``'s own
+    tables, or ``source_file``/``source_line``); file and line None when there is
+    no source location, line None when it is unknown. None without an
+    ``op_name``. What matches an instruction across two dumps of one program
+    (counterparts, :mod:`hlo_lsp.model.instruction_diff`)."""
+    op_name = ins.metadata.get("op_name")
+    if not isinstance(op_name, str) or not op_name:
+        return None
+    stack = python_stack(module, ins)
+    if stack:
+        return (op_name, stack[0].file, stack[0].line or None)
+    return (op_name, None, None)

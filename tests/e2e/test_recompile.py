@@ -413,7 +413,7 @@ async def test_links_definition_and_hover_reach_the_jnp_line(client, made):
         text_document=types.TextDocumentIdentifier(uri=uri),
         position=types.Position(line=line_no, character=line.index("sine("))))
     md = hover.contents.value
-    assert f"**Python** {prog}:{sin_line}:" in md and "(<module>)" in md
+    assert f"**Python** `{prog}:{sin_line}:" in md and "(<module>)`" in md
 
 
 async def test_relative_source_file_resolves_against_recipe_cwd(client, made, tmp_path):

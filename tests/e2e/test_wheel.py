@@ -146,7 +146,7 @@ def test_demo_outside_the_checkout(installed):
     # go-to-definition of the fusion's calls= and of a fused parameter found targets
     definition = out.index("── definition of %wrapped_transpose_computation")
     assert f"  → {DEMO_DUMP}:3:1  %wrapped_transpose_computation (" in out[definition:]
-    assert "── definition of a fused parameter: %param_0" in out
+    assert "── definition of a called computation's parameter: %param_0" in out
     references = out.index("── references of %constant_1")
     assert f"  • {DEMO_DUMP}:" in out[references:]
     outline = out.index("── outline (document symbols)")

@@ -291,3 +291,23 @@ async def test_report_links_and_definition_reach_the_hlo_dump(client: LanguageCl
     mem_links = await client.text_document_document_link_async(types.DocumentLinkParams(
         text_document=types.TextDocumentIdentifier(uri=mem.as_uri())))
     assert mem_links and all(link.target.startswith(ba.as_uri() + "#L") for link in mem_links)
+
+
+async def test_first_hover_after_did_open_has_the_buffer_assignment(client, tmp_path):
+    """Issue 13 point 8: the hover sent right after didOpen (answered while the
+    document is still being analysed) already names the buffers, as later ones do."""
+    dump = tmp_path / "dump"
+    shutil.copytree(CPU_DUMP, dump)
+    await start(client, dump)
+    path = dump / TRAIN_AFTER.name
+    text = path.read_text()
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
+    params = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri),
+                               position=_pos(text, "%broadcast_multiply_fusion.3 =", 2))
+    first = await client.text_document_hover_async(params)
+    assert "**Buffer assignment**" in first.contents.value
+    await asyncio.sleep(1.0)
+    later = await client.text_document_hover_async(params)
+    assert first.contents.value == later.contents.value

@@ -367,7 +367,8 @@ local function test_setup()
   -- Root: nearest marker, else the file's directory.
   local dump = H.example_dump()
   vim.cmd('silent edit ' .. vim.fn.fnameescape(dump))
-  local expected_root = vim.fn.isdirectory(vim.g.hlo_test_repo .. '/.git') == 1 and vim.g.hlo_test_repo
+  -- .git is a directory in a clone, a file in a git worktree: both mark the root.
+  local expected_root = (vim.uv or vim.loop).fs_stat(vim.g.hlo_test_repo .. '/.git') ~= nil and vim.g.hlo_test_repo
     or vim.fn.fnamemodify(dump, ':p:h')
   if dump:find(vim.g.hlo_test_repo, 1, true) == 1 then
     H.eq(hlo.root_dir(0), expected_root, 'root_dir of the example dump')
@@ -390,6 +391,25 @@ local function test_setup()
   vim.cmd('silent bwipeout!')
 end
 
+local function test_keymaps_and_folding()
+  local keymaps = require('hlo_lsp.keymaps')
+  local compat = require('hlo_lsp.compat')
+  if compat.nvim_0_11 then
+    H.eq(keymaps.resolve(nil), { definition = 'gd' }, '0.11+: only gd (Neovim maps K, grr, gra, grn)')
+  else
+    H.eq(keymaps.resolve(nil), { hover = 'K', definition = 'gd', references = 'gr', code_action = '<leader>ca' },
+      'before 0.11: K, gd, gr, <leader>ca')
+  end
+  H.eq(keymaps.resolve(false), {}, 'keymaps = false: no maps')
+  local custom = keymaps.resolve({ definition = false, references = 'gR', bogus = 'x' })
+  H.eq({ custom.definition, custom.references, custom.bogus }, { nil, 'gR', nil },
+    'keymaps table: one map disabled, one changed, unknown actions ignored')
+  local folding = require('hlo_lsp.folding')
+  -- A computation (lines 1-4, 0-based) holding a region (2-3), and a one-line range.
+  H.eq(folding.levels({ { startLine = 1, endLine = 4 }, { startLine = 2, endLine = 3 }, { startLine = 5, endLine = 5 } }, 7),
+    { '0', '>1', '>2', '2', '1', '0', '0' }, 'fold levels from folding ranges')
+end
+
 H.run(function()
   H.log('Neovim ' .. tostring(vim.version and vim.version() and string.format('%d.%d.%d', vim.version().major, vim.version().minor, vim.version().patch)))
   local dump = H.example_dump()
@@ -399,4 +419,5 @@ H.run(function()
   test_views_pure()
   test_inline(dump)
   test_utf16()
+  test_keymaps_and_folding()
 end, 50000)

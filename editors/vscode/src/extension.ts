@@ -1,6 +1,10 @@
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as nodePath from 'node:path';
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  ErrorAction,
   ExecuteCommandRequest,
   Executable,
   LanguageClient,
@@ -14,8 +18,11 @@ import { shouldAdoptAsHlo } from './detect';
 import { InlineRegionController } from './inlineRegionDecorations';
 import {
   DEFAULT_PYTHON,
+  PROBE_CODE,
   ServerCommand,
+  StartProblem,
   describeCommandResult,
+  diagnoseProbe,
   formatCommandLine,
   recompileArguments,
   resolveServerCommand,
@@ -40,7 +47,10 @@ let starting: Promise<void> | undefined;
 /** The server is started once an HLO document is open (activation on Plain Text must stay cheap). */
 let startRequested = false;
 
+let extensionPath: string | undefined;
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionPath = context.extensionPath;
   output = vscode.window.createOutputChannel(CLIENT_NAME);
   controller = new InlineRegionController(context, () => client, (m) => output.appendLine(m));
   views = new HloViews(() => client, (m) => output.appendLine(m));
@@ -51,7 +61,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (!e.affectsConfiguration('hlo.server') || !startRequested) return;
+      if (!(e.affectsConfiguration('hlo.server') || e.affectsConfiguration('hlo.sourceRoot')) || !startRequested) return;
       const choice = await vscode.window.showInformationMessage(
         'HLO: the language server settings changed. Restart the server to apply them?',
         'Restart',
@@ -100,8 +110,13 @@ async function runRecompile(args: unknown[], send: (args: unknown[]) => Promise<
       { location: vscode.ProgressLocation.Window, title: 'HLO: recompiling' },
       () => send(commandArgs),
     );
+    // The server already shows a notification (window/showMessage); the whole
+    // report goes to the output channel, shown beside the editor.
     const text = describeCommandResult(result);
-    if (text) void vscode.window.showInformationMessage(`HLO: ${text}`);
+    if (text) {
+      output.appendLine(`hlo.recompile:\n${text}`);
+      output.show(true);
+    }
     return result;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -141,6 +156,70 @@ async function pythonFromPythonExtension(): Promise<string | undefined> {
   }
 }
 
+/** Runs `python -c PROBE_CODE`: the spawn error code or exit status, and the output. */
+function probeServer(python: string): Promise<{ errorCode?: string | number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(python, ['-c', PROBE_CODE], { timeout: 20000 }, (err, stdout, stderr) => {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const code = err ? ((err as any).code ?? 1) : undefined;
+      resolve({ errorCode: code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+/** A directory holding hlo-lsp's pyproject.toml: this extension's checkout or a workspace folder. */
+function findCheckout(): string | undefined {
+  const candidates = [
+    extensionPath ? nodePath.resolve(extensionPath, '..', '..') : undefined,
+    ...(vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+  ];
+  for (const dir of candidates) {
+    if (!dir) continue;
+    try {
+      const text = fs.readFileSync(nodePath.join(dir, 'pyproject.toml'), 'utf8');
+      if (/^name\s*=\s*"hlo-lsp"/m.test(text)) return dir;
+    } catch {
+      // not a checkout
+    }
+  }
+  return undefined;
+}
+
+let problemShown = false;
+
+/**
+ * The one notification of a server that cannot start: the cause, and buttons that fix it
+ * (select an interpreter through the Python extension when it is installed, install
+ * from the checkout, open the settings). Shown once until the next (re)start.
+ */
+async function showStartProblem(python: string, problem: StartProblem): Promise<void> {
+  output.appendLine(`The server cannot start: ${problem.message}`);
+  if (problemShown) return;
+  problemShown = true;
+  const actions: string[] = [];
+  const hasPython = !!vscode.extensions.getExtension('ms-python.python');
+  if (hasPython) actions.push('Select Interpreter');
+  const checkout = problem.cause === 'no-interpreter' ? undefined : findCheckout();
+  if (checkout) actions.push('Install from Checkout');
+  actions.push('Open Settings');
+  const hint = problem.cause === 'no-interpreter'
+    ? 'Set `hlo.server.pythonPath` to a Python 3.11+ interpreter.'
+    : checkout
+      ? `Install it from ${checkout} (\`${python} -m pip install -e ${checkout}\`).`
+      : 'Install it from a checkout of hlo-lsp (`pip install -e <checkout>`), or set `hlo.server.path`.';
+  const choice = await vscode.window.showErrorMessage(`HLO: the language server cannot start: ${problem.message}. ${hint}`, ...actions);
+  if (choice === 'Select Interpreter') {
+    await vscode.commands.executeCommand('python.setInterpreter');
+    await restart();
+  } else if (choice === 'Install from Checkout' && checkout) {
+    const terminal = vscode.window.createTerminal('HLO: install hlo-lsp');
+    terminal.show();
+    terminal.sendText(`${JSON.stringify(python)} -m pip install -e ${JSON.stringify(checkout)}`);
+  } else if (choice === 'Open Settings') {
+    void vscode.commands.executeCommand('workbench.action.openSettings', 'hlo.server');
+  }
+}
+
 /** True when `python -c "import hlo_lsp"` succeeds within a few seconds. */
 function canImportServer(python: string): Promise<boolean> {
   return new Promise((resolve) => {
@@ -166,6 +245,13 @@ async function serverCommand(): Promise<ServerCommand> {
   return resolveServerCommand({ path, pythonPath, extraArgs });
 }
 
+/** `hlo.sourceRoot` (empty entries dropped) as the server's `sourceRoot`. */
+function initializationOptions(): Record<string, unknown> {
+  const value = vscode.workspace.getConfiguration('hlo').get<unknown>('sourceRoot', '');
+  const roots = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v.trim() !== '');
+  return roots.length ? { sourceRoot: roots.length === 1 ? roots[0] : roots } : {};
+}
+
 async function startClient(): Promise<void> {
   if (starting) return starting;
   starting = doStart().finally(() => (starting = undefined));
@@ -175,6 +261,14 @@ async function startClient(): Promise<void> {
 async function doStart(): Promise<void> {
   const cmd = await serverCommand();
   output.appendLine(`Starting: ${formatCommandLine(cmd)}`);
+  if (cmd.args[0] === '-m' && cmd.args[1] === 'hlo_lsp') {
+    // Before languageclient tries (and stacks its own toasts): can this Python run the server?
+    const problem = diagnoseProbe(cmd.command, await probeServer(cmd.command));
+    if (problem) {
+      await showStartProblem(cmd.command, problem);
+      return;
+    }
+  }
   const run: Executable = {
     command: cmd.command,
     args: cmd.args,
@@ -189,6 +283,23 @@ async function doStart(): Promise<void> {
     ],
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
+    // Settings the server reads at initialize (docs/protocol.md, "Settings").
+    initializationOptions: initializationOptions(),
+    // One notification of ours instead of languageclient's stacked ones.
+    initializationFailedHandler: (err) => {
+      output.appendLine(`Initialization failed: ${String(err)}`);
+      return false;
+    },
+    errorHandler: {
+      error: (err) => {
+        output.appendLine(`Connection error: ${String(err)}`);
+        return { action: ErrorAction.Shutdown, handled: true };
+      },
+      closed: () => {
+        output.appendLine('The server stopped. Restart it with "HLO: Restart Language Server".');
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    },
     middleware: {
       // Server commands that need the editor: `hlo.recompile` from the palette or a menu
       // (supply the document uri), `hlo.showSummary` from the code lens (show the answer,
@@ -212,15 +323,7 @@ async function doStart(): Promise<void> {
     await c.start();
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    output.appendLine(`The server did not start: ${message}`);
-    const choice = await vscode.window.showErrorMessage(
-      `HLO: could not start the language server (${formatCommandLine(cmd)}): ${message}. ` +
-        'Install it with `pip install hlo-lsp` (or from the repository), or set `hlo.server.path` / `hlo.server.pythonPath`.',
-      'Open Settings',
-      'Show Output',
-    );
-    if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'hlo.server');
-    if (choice === 'Show Output') output.show(true);
+    await showStartProblem(cmd.command, { cause: 'broken', message: `\`${formatCommandLine(cmd)}\` failed: ${message}` });
     return;
   }
   const advertised = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
@@ -252,6 +355,7 @@ async function stopClient(): Promise<void> {
 }
 
 async function restart(): Promise<void> {
+  problemShown = false;
   output.appendLine('Restarting the HLO language server');
   if (starting) await starting;
   await stopClient();

@@ -56,12 +56,82 @@ export function recompileArguments(args: readonly unknown[], activeDocumentUri?:
   return uri ? [uri] : undefined;
 }
 
-/** A short text for the result of `hlo.recompile`, if the server returned one. */
+/**
+ * The fields of the `hlo.recompile` reply the extension reads. The contract is
+ * `RecompileReply` in hlo_lsp/lsp/messages.py; the extension's tests check these
+ * names against the real server's reply, so a renamed field fails CI.
+ */
+export const RECOMPILE_FIELDS = ['ok', 'cancelled', 'error', 'summary'] as const;
+
+/** The `hlo.recompile` reply, as far as the extension reads it. */
+export interface RecompileReply {
+  ok: boolean;
+  cancelled: boolean;
+  error: string;
+  summary: string;
+}
+
+/**
+ * The report of a `hlo.recompile` reply (several lines: `summary`, else `error`),
+ * or of a plain string result; undefined when there is nothing to say.
+ */
 export function describeCommandResult(result: unknown): string | undefined {
   if (typeof result === 'string') return result.trim() || undefined;
   if (typeof result === 'object' && result !== null) {
-    const message = (result as { message?: unknown }).message;
-    if (typeof message === 'string' && message.trim()) return message.trim();
+    const r = result as Partial<Record<(typeof RECOMPILE_FIELDS)[number], unknown>>;
+    for (const text of [r.summary, r.error]) {
+      if (typeof text === 'string' && text.trim()) return text.trim();
+    }
+  }
+  return undefined;
+}
+
+/** The oldest server this extension works with (the custom messages it reads). */
+export const MIN_SERVER_VERSION = '0.1.0';
+
+/** Run as `python -c PROBE_CODE` before starting: prints the server's version. */
+export const PROBE_CODE = 'import hlo_lsp; print(hlo_lsp.__version__)';
+
+/** Why the server cannot start, for the one notification shown on first run. */
+export interface StartProblem {
+  cause: 'no-interpreter' | 'missing' | 'too-old' | 'broken';
+  message: string;
+}
+
+/** `a >= b` for dotted numeric versions (`0.10.0` > `0.9.1`); other parts compare as 0. */
+export function versionAtLeast(a: string, b: string): boolean {
+  const pa = a.split('.').map((x) => parseInt(x, 10) || 0);
+  const pb = b.split('.').map((x) => parseInt(x, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d > 0;
+  }
+  return true;
+}
+
+/**
+ * What the probe (`python -c PROBE_CODE`) says: undefined when the server can
+ * start, else the cause in one sentence. `errorCode` is the spawn error's code
+ * (`ENOENT`: no such interpreter) or the exit status.
+ */
+export function diagnoseProbe(
+  python: string,
+  result: { errorCode?: string | number; stdout: string; stderr: string },
+  minVersion: string = MIN_SERVER_VERSION,
+): StartProblem | undefined {
+  if (result.errorCode === 'ENOENT' || result.errorCode === 'EACCES') {
+    return { cause: 'no-interpreter', message: `no Python interpreter at \`${python}\`` };
+  }
+  if (result.errorCode !== undefined && result.errorCode !== 0) {
+    if (/No module named '?hlo_lsp'?/.test(result.stderr)) {
+      return { cause: 'missing', message: `the hlo-lsp package is not installed for \`${python}\`` };
+    }
+    const last = result.stderr.trim().split('\n').pop() ?? '';
+    return { cause: 'broken', message: `\`${python}\` cannot import hlo_lsp: ${last || 'exit ' + String(result.errorCode)}` };
+  }
+  const version = result.stdout.trim().split('\n').pop() ?? '';
+  if (!versionAtLeast(version, minVersion)) {
+    return { cause: 'too-old', message: `hlo-lsp ${version || '?'} for \`${python}\` is older than ${minVersion}, which this extension needs` };
   }
   return undefined;
 }

@@ -22,11 +22,12 @@ const MOCK = path.join(HERE, 'smoke', 'vscode-mock.cjs');
 const FAKE_SERVER = path.join(HERE, 'smoke', 'fake-server.mjs');
 const SEED0 = gpuFile(GPU_FILES[0]);
 
-async function bundleExtension() {
+/** src/<name>.ts (default: the extension) bundled against the vscode mock; its path. */
+async function bundleModule(name = 'extension') {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-ext-smoke-'));
-  const outfile = path.join(outdir, 'extension.cjs');
+  const outfile = path.join(outdir, `${name}.cjs`);
   await esbuild.build({
-    entryPoints: [EXT_SRC],
+    entryPoints: [path.join(path.dirname(EXT_SRC), `${name}.ts`)],
     bundle: true,
     format: 'cjs',
     platform: 'node',
@@ -73,7 +74,7 @@ function textOf(lines, r) {
 }
 
 async function runFlows(t, { advertiseRecompile }) {
-  const bundle = await bundleExtension();
+  const bundle = await bundleModule();
   // the bundle inlines the mock, which publishes its hooks on a global
   const ext = require(bundle);
   const mock = globalThis.__hloVscodeMock;
@@ -142,7 +143,7 @@ async function runFlows(t, { advertiseRecompile }) {
   await mock.commands.executeCommand('hlo.recompile');
   const exec = await waitFor('executeCommand', () => serverLog(logFile).find((m) => m.method === 'workspace/executeCommand'));
   assert.deepEqual(exec.params, { command: 'hlo.recompile', arguments: [uri] });
-  await waitFor('result message', () => record.messages.some((m) => m.text === `HLO: recompiled ${uri}`));
+  await waitFor('the report in the output channel', () => record.output.includes(`hlo.recompile:\nrecompiled ${uri}\nsecond line`));
 
   // restart: a second server process, commands still there (no duplicate registration)
   await mock.commands.executeCommand('hlo.restartServer');
@@ -209,15 +210,19 @@ async function withRealServer(t, body) {
   const previous = process.env.PYTHONPATH;
   process.env.PYTHONPATH = previous ? `${REPO}${path.delimiter}${previous}` : REPO;
   try {
-    const ext = require(await bundleExtension());
+    const ext = require(await bundleModule());
     const mock = globalThis.__hloVscodeMock;
     mock.settings['hlo.server.path'] = '';
     mock.settings['hlo.server.pythonPath'] = python;
     const context = { subscriptions: [], workspaceState: memento(), globalState: memento() };
     await ext.activate(context);
-    await body(mock, mock.record);
-    for (const d of context.subscriptions) await d.dispose?.();
-    await ext.deactivate();
+    try {
+      await body(mock, mock.record);
+    } finally {
+      // Also after a failed assertion: a server left running keeps the run alive.
+      for (const d of context.subscriptions) await d.dispose?.();
+      await ext.deactivate();
+    }
   } finally {
     if (previous === undefined) delete process.env.PYTHONPATH;
     else process.env.PYTHONPATH = previous;
@@ -345,4 +350,58 @@ test('extension smoke test: the real server behind the readable view, summary, c
 
     assert.equal(record.messages.filter((m) => m.level === 'error' || m.level === 'warning').length, 0, JSON.stringify(record.messages));
   });
+});
+
+test("extension smoke test: the real server's hlo.recompile reply has every field the extension reads", async (t) => {
+  // A dump with a recipe of this machine (run without confirmation) whose
+  // program fails: the reply says why, in the fields of RecompileReply.
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-recompile-contract-'));
+  const dump = path.join(tmp, 'dump');
+  fs.mkdirSync(dump);
+  const seed = cpuDumpFile('module_0000.jit_stage.cpu_after_optimizations.txt');
+  const file = path.join(dump, path.basename(seed));
+  fs.copyFileSync(seed, file);
+  fs.writeFileSync(path.join(dump, 'hlo-lsp-recipe.json'), JSON.stringify({
+    format: 'hlo-lsp-recipe/1', command: ['python3', '-c', 'import sys; print("boom"); sys.exit(3)'],
+    cwd: tmp, env: {}, platform: 'cpu', host: os.hostname(),
+  }));
+  const sc = require(await bundleModule('serverCommand'));
+  return withRealServer(t, async (mock, record) => {
+    const { doc } = mock.openHlo(file);
+    await waitFor('hlo.recompile registered', () => record.commands.has('hlo.recompile'), 60000);
+    const reply = await mock.commands.executeCommand('hlo.recompile', doc.uri);
+    assert.equal(typeof reply, 'object', JSON.stringify(reply));
+    for (const field of sc.RECOMPILE_FIELDS) assert.ok(field in reply, `the reply has ${field}: ${JSON.stringify(reply)}`);
+    assert.equal(reply.ok, false);
+    assert.match(reply.summary, /exited with status 3/);
+    assert.ok(reply.summary.includes('\n'), 'the summary has several lines');
+    const shown = sc.describeCommandResult(reply);
+    assert.equal(shown, reply.summary.trim());
+    await waitFor('the report in the output channel', () => record.output.includes(`hlo.recompile:\n${shown}`));
+    assert.equal(fs.readFileSync(file, 'utf8'), fs.readFileSync(seed, 'utf8'), 'the dump is unchanged');
+  });
+});
+
+test('extension smoke test: without a server, one notification naming the cause', async () => {
+  const ext = require(await bundleModule());
+  const mock = globalThis.__hloVscodeMock;
+  const record = mock.record;
+  const before = record.messages.length;
+  mock.settings['hlo.server.path'] = '';
+  mock.settings['hlo.server.pythonPath'] = '/nonexistent/bin/python3';
+  const context = { subscriptions: [], workspaceState: memento(), globalState: memento(), extensionPath: path.join(REPO, 'editors', 'vscode') };
+  await ext.activate(context);
+  try {
+    mock.openHlo(SEED0);
+    await waitFor('the notification', () => record.messages.length > before, 20000);
+    await new Promise((r) => setTimeout(r, 1500)); // nothing else follows
+    const shown = record.messages.slice(before);
+    assert.equal(shown.length, 1, JSON.stringify(shown));
+    assert.equal(shown[0].level, 'error');
+    assert.match(shown[0].text, /no Python interpreter at `\/nonexistent\/bin\/python3`/);
+    assert.doesNotMatch(shown[0].text, /pip install hlo-lsp/);
+  } finally {
+    for (const d of context.subscriptions) await d.dispose?.();
+    await ext.deactivate();
+  }
 });

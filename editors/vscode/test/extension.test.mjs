@@ -156,7 +156,21 @@ test('serverCommand: hlo.recompile arguments are [uri]', () => {
   assert.deepEqual(sc.recompileArguments([fakeUri], 'file:///other'), [uri]);
   assert.deepEqual(sc.recompileArguments([{}], uri), [uri]);
   assert.equal(sc.describeCommandResult('  recompiled \n'), 'recompiled');
-  assert.equal(sc.describeCommandResult({ message: 'ok' }), 'ok');
+  assert.equal(sc.describeCommandResult({ ok: true, summary: 'Recompiled\nfusions 2 -> 3\n' }), 'Recompiled\nfusions 2 -> 3');
+  assert.equal(sc.describeCommandResult({ ok: false, error: 'Cannot recompile: x', summary: '' }), 'Cannot recompile: x');
+  assert.equal(sc.describeCommandResult({ message: 'not a field of the reply' }), undefined);
+  assert.deepEqual([...sc.RECOMPILE_FIELDS], ['ok', 'cancelled', 'error', 'summary']);
+});
+
+test('serverCommand: the first-run probe names the cause', () => {
+  assert.equal(sc.diagnoseProbe('python3', { stdout: '0.1.0\n', stderr: '' }), undefined);
+  assert.equal(sc.diagnoseProbe('/no/python', { errorCode: 'ENOENT', stdout: '', stderr: '' }).cause, 'no-interpreter');
+  const missing = sc.diagnoseProbe('python3', { errorCode: 1, stdout: '', stderr: "Traceback...\nModuleNotFoundError: No module named 'hlo_lsp'\n" });
+  assert.equal(missing.cause, 'missing');
+  assert.match(missing.message, /not installed for `python3`/);
+  assert.equal(sc.diagnoseProbe('python3', { stdout: '0.0.9\n', stderr: '' }, '0.1.0').cause, 'too-old');
+  assert.equal(sc.diagnoseProbe('python3', { errorCode: 1, stdout: '', stderr: 'ImportError: libfoo.so\n' }).cause, 'broken');
+  assert.ok(sc.versionAtLeast('0.10.0', '0.9.1') && !sc.versionAtLeast('0.1.0', '0.1.1') && sc.versionAtLeast('1.0', '1.0.0'));
   assert.equal(sc.describeCommandResult(null), undefined);
   assert.equal(sc.describeCommandResult({}), undefined);
 });

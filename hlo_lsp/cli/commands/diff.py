@@ -1,7 +1,10 @@
 """``hlo-lsp diff OLD NEW [--module NAME] [--json]``: compare the kernel
 summaries of two dumps of the same program (:mod:`hlo_lsp.features.compare`): custom-calls
 that appeared or disappeared, fusions that appeared, disappeared or changed kind,
-counts per category. Exit status 0 either way (1 is not "different")."""
+counts per category, and the instructions added, removed or changed (shape,
+layout, kind, target, backend_config) per Python line
+(:mod:`hlo_lsp.model.instruction_diff`), with a warning when the two modules
+are not of the same program. Exit status 0 either way (1 is not "different")."""
 
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ def _run(args: argparse.Namespace) -> int:
 
     old = load(args.old, args.module)
     new = load(args.new, args.module)
-    diff = compare(kernel_summary(old.module), kernel_summary(new.module))
+    diff = compare(kernel_summary(old.module), kernel_summary(new.module),
+                   old.module, new.module)
     if args.json:
         data = diff.to_dict()
         data["old"]["path"] = old.path

@@ -158,7 +158,8 @@ def register(server: HloLanguageServer) -> None:
         async with ls.lease(old_uri) as old, ls.lease(new_uri) as new:
             if old is None or new is None:
                 return None
-            diff = compare(await summary_of(ls, old), await summary_of(ls, new))
+            sa, sb = await summary_of(ls, old), await summary_of(ls, new)
+            diff = await asyncio.to_thread(compare, sa, sb, old.module, new.module)
         render_diff = diff_markdown if options.format == "markdown" else diff_text
         return render_diff(diff, f"old {_name(old_uri)}", f"new {_name(new_uri)}")
 

@@ -54,7 +54,7 @@ from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic, to_offset, to_range
 from hlo_lsp.lsp.documents import analyze
 from hlo_lsp.lsp.handlers import reports
-from hlo_lsp.lsp.messages import RECOMPILE as COMMAND
+from hlo_lsp.lsp.messages import RECOMPILE as COMMAND, recompile_reply
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
 from hlo_lsp.lsp.settings import RecompileSettings
@@ -162,7 +162,7 @@ def _say(ls, kind: types.MessageType, message: str) -> None:
 
 def _fail(ls, message: str, **extra) -> dict:
     _say(ls, types.MessageType.Error, message)
-    return {"ok": False, "cancelled": False, "error": message, **extra}
+    return recompile_reply(error=message, summary=message, **extra)
 
 
 # ------------------------------------------------------------- the command ---
@@ -187,7 +187,8 @@ async def _resolve_recipe(ls: HloLanguageServer, uri: str, path: str,
             return None, f"Cannot recompile: hlo.recompile.command: {exc}"
     if recipe is None:
         analysis = await ls.analysis(uri)
-        recipe = infer_recipe(dump_dir, analysis.module if analysis else None, workspace)
+        recipe = infer_recipe(dump_dir, analysis.module if analysis else None, workspace,
+                              dirs=ls.source_dirs(uri))
         if recipe is None:
             return None, ("Cannot recompile: this dump names no Python file and has no "
                           "recipe. Make it with `hlo-lsp dump -- python your_program.py`, "
@@ -295,7 +296,8 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         if why:
             return _fail(ls, why)
         _say(ls, types.MessageType.Info, "Recompile cancelled; nothing was run.")
-        return {"ok": False, "cancelled": True, "error": "not confirmed"}
+        return recompile_reply(cancelled=True, error="not confirmed",
+                               summary="Recompile cancelled; nothing was run.")
     target: Target | None = None
     spec = _target_spec(options, settings, recipe)
     if spec:
@@ -367,11 +369,16 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
     else:
         _say(ls, types.MessageType.Error, result.summary)
     log_message(f"[hlo.recompile] {result.summary}", types.MessageType.Info)
-    out = result.to_json()
-    out["shownDocuments"] = shown
-    out["mapping"] = {from_fs_path(k): (from_fs_path(v) if v else None)
-                      for k, v in result.mapping.items()}
-    return out
+    return recompile_reply(
+        ok=result.ok, cancelled=result.cancelled, error=result.error,
+        summary=result.summary + (f"\n{note}" if note and result.ok else ""),
+        timed_out=result.timed_out, returncode=result.returncode, platform=result.platform,
+        command=result.command, dump_dir=result.dump_dir, seconds=round(result.seconds, 3),
+        stderr_tail=result.stderr_tail,
+        mapping={from_fs_path(k): (from_fs_path(v) if v else None)
+                 for k, v in result.mapping.items()},
+        changes=[c.to_json() for c in result.changes], recipe_file=result.recipe_file,
+        shown_documents=shown)
 
 
 # --------------------------------------------------------------- register ---
@@ -434,15 +441,8 @@ def register(server: HloLanguageServer) -> None:
             if a is None:
                 return []
             dirs = ls.source_dirs(uri)
-            memo: dict[str, str] = {}
-
-            def resolve(p: str) -> str:
-                if p not in memo:
-                    memo[p] = resolve_source_path(p, dirs)
-                return memo[p]
-
             out = []
-            for link in source_links(a.module, resolve):
+            for link in source_links(a.module, lambda p: resolve_source_path(p, dirs)):
                 target = from_fs_path(link.path) if os.path.isabs(link.path) else None
                 if target is None:
                     continue

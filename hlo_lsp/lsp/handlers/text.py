@@ -40,6 +40,9 @@ from hlo_lsp.syntax.chunks import partial_module, quick_definition
 from hlo_lsp.syntax.lines import LineIndex
 
 MAX_OUTLINE_INSTRUCTIONS = 20_000
+#: Documents up to this many characters answer a hover during their analysis on
+#: the event loop (see on_hover).
+QUICK_INLINE_CHARS = 64 * 1024
 #: What a quick hover can answer from one computation (callers need the module).
 _LOCAL_KINDS = {Kind.INSTRUCTION_DEF, Kind.INSTRUCTION_USE, Kind.OPCODE, Kind.SHAPE}
 _FOLDING_KINDS = {"region": types.FoldingRangeKind.Region,
@@ -98,12 +101,13 @@ def register(server: HloLanguageServer) -> None:
         if deviceless is _UNKNOWN:
             deviceless = _DEVICELESS[dump_dir] = \
                 await asyncio.to_thread(deviceless_statement, path) if path else None
+        dirs = ls.source_dirs(uri)
 
         def answer(view: View | None):
             offset = _offset_in(view, pos)
             if offset is None:
                 return _UNKNOWN
-            result = hover(view.analysis.module, offset, assignment, deviceless)
+            result = hover(view.analysis.module, offset, assignment, deviceless, dirs)
             if result is None:
                 return None
             span = view.span(result.start, result.end)
@@ -123,9 +127,15 @@ def register(server: HloLanguageServer) -> None:
                 occ = find_at(module, offset) if module is not None else None
                 if occ is None or occ.kind not in _LOCAL_KINDS:
                     return lines, None
-                return lines, hover(module, offset, None, deviceless)
-            lines, result = await asyncio.get_running_loop().run_in_executor(
-                ls.quick_pool, quick)
+                return lines, hover(module, offset, assignment, deviceless, dirs)
+            if len(snap.text) <= QUICK_INLINE_CHARS:
+                # One computation of a small file: a few ms with this thread's
+                # parser (built at initialize); a pool thread would first build
+                # its own (~0.2 s) while the analysis competes for the GIL.
+                lines, result = quick()
+            else:
+                lines, result = await asyncio.get_running_loop().run_in_executor(
+                    ls.quick_pool, quick)
             if result is not None:
                 return _hover(lines, result.markdown, (result.start, result.end))
         async with ls.store.view(uri) as view:

@@ -7,7 +7,9 @@
   (``**/*.hlo``, ``**/module_*.txt``) with ``client/registerCapability`` when the
   client supports dynamic registration of ``workspace/didChangeWatchedFiles``.
 - ``workspace/symbol``: computations, fusions (by name, HLO kind, backend kind),
-  custom-calls (by name, target) and modules of every indexed file; the container
+  custom-calls (by name, target), every other instruction by name and opcode
+  (collectives and control flow with their own kinds) and modules of every
+  indexed file (dump directories only, unless ``dumpDirectoriesOnly`` is false); the container
   name is ``module · stage · platform · module_NNNN``. Answered from what is
   indexed so far while indexing runs.
 - ``workspace/didChangeWatchedFiles``: re-index created/changed files, drop deleted ones.
@@ -67,7 +69,9 @@ class WorkspaceState:
         self.index = WorkspaceIndex(workers=settings.workers,
                                     size_limit=int(settings.max_file_size_mb * (1 << 20)),
                                     max_files=settings.max_files,
-                                    exclude=list(settings.exclude))
+                                    exclude=list(settings.exclude),
+                                    dump_dirs_only=settings.dump_directories_only,
+                                    max_scanned=settings.max_scanned_files)
         self.task: asyncio.Task | None = None
         self.folders: list[str] = []
         self.started = 0.0
@@ -83,7 +87,8 @@ class WorkspaceState:
         """Where indexing stands (seconds: of the last finished indexing pass)."""
         running = self.task is not None and not self.task.done()
         done, total = self.index.progress or (len(self.index), len(self.index))
-        symbols = sum(len(s.computations) + len(s.fusions) + len(s.custom_calls) + 1
+        symbols = sum(len(s.computations) + len(s.fusions) + len(s.custom_calls)
+                      + len(s.instructions) + 1
                       for s in self.index.summaries())
         return messages.WorkspaceStatus(running, done, total, len(self.index), symbols,
                                         round(self.index.last_index_seconds, 3))

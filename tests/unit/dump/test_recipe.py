@@ -3,6 +3,7 @@ and the recipe inferred from a dump's stack frames. No JAX program runs here."""
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -77,3 +78,49 @@ def test_infer_recipe_from_stack_frames_of_the_example_dump(tmp_path):
         text.replace(made_at, str(ROOT) + "/"))
     assert infer_recipe(dump, None, workspace=str(ROOT), python="python3").command == \
         proposal.command
+
+
+SHARDED = ("/work/shared/corpus/ROCm__xla__perf_tools__hlo_eval_tools__science__alphafold3__"
+           "inference__8gpu__module_0052.jit_apply_fn.before_optimizations.txt")
+
+
+def test_jax_config_and_xla_flags_are_recorded_and_applied():
+    from hlo_lsp.dump.recipe import program_env, recorded_env
+
+    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_ENABLE_X64": "1",
+           "JAX_DEFAULT_MATMUL_PRECISION": "highest", "HOME": "/root", "PATH": "/bin"}
+    rec = recorded_env(env)
+    assert rec == {"JAX_DEFAULT_MATMUL_PRECISION": "highest", "JAX_ENABLE_X64": "1",
+                   "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    run = program_env({"PATH": "/bin"}, Recipe(["python3", "p.py"], "/tmp", rec), "/d", "cpu")
+    assert run["JAX_ENABLE_X64"] == "1" and run["JAX_PLATFORMS"] == "cpu"
+    assert "--xla_force_host_platform_device_count=8" in run["XLA_FLAGS"]
+    assert "--xla_dump_to=/d" in run["XLA_FLAGS"]
+
+
+def test_without_a_recipe_the_device_count_comes_from_the_module_header(tmp_path):
+    """A program run with 8 devices (num_partitions=8 in the real header): the
+    proposal carries the host device count flag and says what was inferred."""
+    import pathlib
+
+    from hlo_lsp.dump.recipe import device_count
+    from hlo_lsp.syntax.parser import parse
+
+    sharded = pathlib.Path(SHARDED)
+    if not sharded.is_file():
+        pytest.skip("the shared corpus is not here")
+    header = sharded.open(encoding="utf-8").readline()
+    assert device_count(parse(header + "\n")) == (8, "num_partitions=8")
+    text = (CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt").read_text()
+    assert device_count(parse(text)) == (1, "")
+    prog = tmp_path / "make_dump.py"
+    prog.write_text("")
+    first, rest = text.split("\n", 1)
+    text = re.sub(r'^(\d+) "[^"\n]*/make_dump\.py"$', r'\1 "make_dump.py"', rest, flags=re.M)
+    module = parse(f"{first}, replica_count=2, num_partitions=4\n{text}")
+    dump = tmp_path / "runs" / "dump"
+    dump.mkdir(parents=True)
+    proposal = infer_recipe(dump, module, python="python3")
+    assert proposal.command == ["python3", "make_dump.py"] and proposal.cwd == str(tmp_path)
+    assert proposal.env == {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    assert "replica_count=2, num_partitions=4" in proposal.note and "8 devices" in proposal.note

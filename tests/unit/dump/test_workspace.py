@@ -13,7 +13,7 @@ import time
 import pytest
 from lsprotocol import types
 
-from tests.helpers import CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
+from tests.helpers import CORPUS, CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
 from hlo_lsp.dump.names import hlo_path_for_report, report_path, report_paths_for_hlo
 from hlo_lsp.dump.reports import load_buffer_assignment, load_buffer_assignment_for, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at
 from hlo_lsp.features.hover import buffer_lines, hover
@@ -81,6 +81,7 @@ def _same_symbols(path) -> None:
     assert fast.computations == full.computations
     assert fast.fusions == full.fusions
     assert fast.custom_calls == full.custom_calls
+    assert fast.instructions == full.instructions
     assert fast.module == full.module
     assert fast.instruction_count == full.instruction_count
 
@@ -369,3 +370,52 @@ def test_close_terminates_exactly_the_workers_it_started(tmp_path):
     # usable again after close: a new pool
     assert idx.scan([str(tmp_path)])
     idx.close()
+
+
+def test_a_dump_inside_a_large_repository_indexes_only_dump_directories(tmp_path):
+    """Issue 13: 600 other files (sources, notes, stray HLO text and .hlo test
+    files) beside one dump: only the dump directory's files are found."""
+    repo = tmp_path / "repo"
+    for i in range(120):
+        d = repo / "src" / f"pkg{i % 12}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"mod{i}.py").write_text("x = 1\n")
+        (d / f"notes{i}.txt").write_text("notes\n")
+        (d / f"data{i}.json").write_text("{}\n")
+        (d / f"stray{i}.txt").write_text("HloModule stray\n")
+        (d / f"test{i}.hlo").write_text("HloModule test\n")
+    shutil.copytree(CPU_DUMP, repo / "experiments" / "run1" / "dump")
+    others = sum(1 for p in repo.rglob("*") if p.is_file() and "dump" not in p.parts)
+    assert others == 600
+    found = discover([str(repo)])
+    assert found and all(os.path.dirname(p) == str(repo / "experiments" / "run1" / "dump")
+                         for p in found)
+    assert sorted(os.path.basename(p) for p in found) == sorted(
+        p.name for p in CPU_DUMP.iterdir() if "optimizations.txt" in p.name)
+    everything = discover([str(repo)], dump_dirs_only=False)
+    assert len(everything) == len(found) + 240          # the stray HLO and .hlo files
+    assert discover([str(repo)], max_scanned=5) == []      # the walk stops early
+
+
+ALPA_AFTER = CORPUS / ("HeydrichBeillschmidt__alpa_trimming__tests__hlo__module_0096."
+                       "func_shard_parallel__2.68.sm_7.0_gpu_after_optimizations.txt")
+
+
+def test_workspace_symbols_find_collectives_loops_and_any_opcode(tmp_path, index):
+    """Issue 13: `all-reduce`, `conditional`, `dot` found by opcode, with the kind
+    of their family (a real alpa dump with all-reduces, the CPU example)."""
+    if not ALPA_AFTER.is_file():
+        pytest.skip("the shared corpus is not here")
+    shutil.copytree(CPU_DUMP, tmp_path / "dump")
+    shutil.copy(ALPA_AFTER, tmp_path / "dump" / "module_0096.func_shard_parallel.sm_7.0_gpu_after_optimizations.txt")
+    asyncio.run(index.index_async(index.scan([str(tmp_path)])))
+    reduces = index.symbols("all-reduce")
+    assert reduces and all(h.kind == "collective" for h in reduces)
+    assert {h.summary.module for h in reduces} == {"func_shard_parallel__2.68"}
+    text = read(ALPA_AFTER).splitlines()
+    assert all(" all-reduce" in text[h.line] and text[h.line][h.column:h.end_column].lstrip("%") == h.name
+               for h in reduces)
+    conds = index.symbols("conditional")
+    assert conds and all(h.kind == "control flow" and "[conditional]" in h.label for h in conds)
+    dots = [h for h in index.symbols("dot") if h.label.endswith("[dot]")]
+    assert dots and all(h.kind == "instruction" for h in dots)

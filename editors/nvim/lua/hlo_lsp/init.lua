@@ -11,6 +11,8 @@ local compat = require('hlo_lsp.compat')
 local inline = require('hlo_lsp.inline')
 local filetype = require('hlo_lsp.filetype')
 local views = require('hlo_lsp.views')
+local keymaps = require('hlo_lsp.keymaps')
+local folding = require('hlo_lsp.folding')
 
 local M = {}
 
@@ -34,6 +36,22 @@ M.defaults = {
   concealcursor = nil,
   -- Delay before asking for new regions after an edit (ms).
   debounce_ms = 300,
+  -- Turn 'wrap' off in windows while metadata is hidden (wrapping counts the
+  -- hidden text: blank rows, words broken in two); restored when shown.
+  nowrap = true,
+  -- Buffer-local maps on attach (see lua/hlo_lsp/keymaps.lua). nil: the running
+  -- version's convention (0.11+: `gd` only, Neovim maps K/grr/gra/grn itself;
+  -- older: K, gd, gr, <leader>ca). false: none. A table changes single maps:
+  -- { references = 'gR', code_action = false }.
+  keymaps = nil,
+  -- Fold computations from the server's folding ranges ('foldexpr'; 0.11+:
+  -- vim.lsp.foldexpr()). false: leave the fold options alone.
+  folding = true,
+  -- Directory (or list) that relative Python paths in the dump's metadata are
+  -- relative to (the server's `sourceRoot`); tried before the recipe's
+  -- directories, the dump directory and its parents, the workspace root and
+  -- its parents, the server's working directory.
+  source_root = nil,
   -- Start the server automatically. false: only register the config (for
   -- nvim-lspconfig or your own vim.lsp.enable call).
   autostart = true,
@@ -82,6 +100,10 @@ end
 --- on_attach used for every hlo-lsp client; calls the user's on_attach after.
 function M.on_attach(client, bufnr)
   inline.attach(bufnr, client)
+  keymaps.attach(bufnr, M.config.keymaps)
+  if M.config.folding then
+    folding.attach(bufnr, client)
+  end
   if M.config.on_attach then
     M.config.on_attach(client, bufnr)
   end
@@ -94,13 +116,26 @@ function M.client_config(root_dir)
   if type(cmd) == 'string' then
     cmd = { cmd }
   end
+  -- Neovim answers workspace/configuration (from `settings`) since 0.5 but
+  -- announces it only since 0.8: without it the server never asks for the
+  -- hlo.recompile settings.
+  local capabilities = c.capabilities or vim.lsp.protocol.make_client_capabilities()
+  if not (capabilities.workspace and capabilities.workspace.configuration) then
+    capabilities = vim.deepcopy(capabilities)
+    capabilities.workspace = capabilities.workspace or {}
+    capabilities.workspace.configuration = true
+  end
+  local init_options = c.init_options
+  if c.source_root ~= nil then
+    init_options = vim.tbl_extend('force', init_options or {}, { sourceRoot = c.source_root })
+  end
   return {
     name = M.name,
     cmd = cmd,
     root_dir = root_dir,
-    capabilities = c.capabilities,
+    capabilities = capabilities,
     settings = c.settings or {},
-    init_options = c.init_options,
+    init_options = init_options,
     handlers = c.handlers,
     flags = c.flags,
     cmd_cwd = c.cmd_cwd,
@@ -190,18 +225,27 @@ function M.toggle_metadata(action)
   return inline.is_hidden()
 end
 
-local function summarize(result)
-  if result == nil or result == vim.NIL then
-    return 'done'
+--- The fields of the `hlo.recompile` reply the plugin reads (the contract is
+--- RecompileReply in hlo_lsp/lsp/messages.py; the tests check these against
+--- the real server's reply).
+M.RECOMPILE_FIELDS = { 'ok', 'cancelled', 'error', 'summary' }
+
+--- The report of a `hlo.recompile` reply, several lines, and its log level.
+function M.recompile_report(result)
+  if type(result) ~= 'table' then
+    return 'hlo.recompile: no result', vim.log.levels.WARN
   end
-  if type(result) == 'table' then
-    if type(result.message) == 'string' then
-      return result.message
-    end
-    return vim.inspect(result, { newline = ' ', indent = '' })
-  end
-  return tostring(result)
+  local text = type(result.summary) == 'string' and result.summary ~= '' and result.summary
+    or type(result.error) == 'string' and result.error
+    or 'done'
+  local level = result.ok == true and vim.log.levels.INFO
+    or result.cancelled == true and vim.log.levels.WARN
+    or vim.log.levels.ERROR
+  return text, level
 end
+
+--- The last `hlo.recompile` reply (for tests and :lua inspection).
+M.last_recompile = nil
 
 --- :HloRecompile — workspace/executeCommand `hlo.recompile` with the buffer's uri.
 ---@param bufnr integer|nil
@@ -224,13 +268,22 @@ function M.recompile(bufnr, callback)
       compat.notify('hlo.recompile failed: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
     end
-    compat.notify('hlo.recompile: ' .. summarize(result))
-    -- The dump may have been rewritten on disk.
-    if vim.api.nvim_buf_is_valid(bufnr) then
-      pcall(vim.cmd, 'checktime ' .. bufnr)
-    end
+    M.last_recompile = result
+    local text, level = M.recompile_report(result)
+    compat.notify('recompile\n' .. text, level)
+    M.reload_dump_buffers()
   end, bufnr)
   return true
+end
+
+--- Reload (:checktime) every unmodified HLO buffer whose file changed on disk:
+--- a recompile rewrites the dump directory, whichever way it was started.
+function M.reload_dump_buffers()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if is_hlo_buffer(b) and not vim.bo[b].modified then
+      pcall(vim.cmd, 'checktime ' .. b)
+    end
+  end
 end
 
 --- :HloRestart — stop every hlo-lsp client, then start again for the open buffers.
@@ -298,6 +351,17 @@ local function create_commands()
   end, { desc = 'hlo-lsp: restart the language server' })
   views.create_commands()
   views.register_lsp_commands()
+  -- The code action's command runs here too (vim.lsp.commands come before the
+  -- server's executeCommand): the same report and reload as :HloRecompile.
+  vim.lsp.commands['hlo.recompile'] = function(command, ctx)
+    local bufnr = ctx and ctx.bufnr or 0
+    local arg = command.arguments and command.arguments[1]
+    local uri = type(arg) == 'table' and arg.uri or arg
+    if type(uri) == 'string' then
+      bufnr = vim.uri_to_bufnr(uri)
+    end
+    M.recompile(bufnr)
+  end
 end
 
 -- The views (views.lua): readable view, kernel summary, comparison, counterpart.
@@ -332,7 +396,7 @@ local function register_lspconfig()
         end,
         single_file_support = true,
         settings = M.config.settings or {},
-        init_options = M.config.init_options,
+        init_options = M.client_config(nil).init_options,
         on_attach = function(client, bufnr)
           M.on_attach(client, bufnr)
         end,
@@ -368,6 +432,7 @@ function M.setup(opts)
     marker = config.marker or '',
     concealcursor = config.concealcursor,
     debounce_ms = config.debounce_ms,
+    nowrap = config.nowrap,
     client_name = M.name,
   })
   create_commands()

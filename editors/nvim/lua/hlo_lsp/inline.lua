@@ -21,11 +21,12 @@ local cfg = {
   debounce_ms = 300,
   concealcursor = nil, -- e.g. 'nc': also hide on the cursor line
   client_name = 'hlo_lsp',
+  nowrap = true, -- 'nowrap' in windows while hiding
 }
 
 --- bufnr -> { regions = InlineRegion[]|nil, encoding = string, timer = uv_timer|nil }
 local buffers = {}
---- winid -> { conceallevel = n, concealcursor = s } saved before we changed them
+--- winid -> { conceallevel = n, concealcursor = s, wrap = b } saved before we changed them
 local saved = {}
 
 local global_group
@@ -60,6 +61,9 @@ function M.configure(opts)
   end
   if opts.client_name ~= nil then
     cfg.client_name = opts.client_name
+  end
+  if opts.nowrap ~= nil then
+    cfg.nowrap = opts.nowrap and true or false
   end
 end
 
@@ -118,10 +122,18 @@ function M.sync_window(win)
       saved[win] = {
         conceallevel = vim.wo[win].conceallevel,
         concealcursor = vim.wo[win].concealcursor,
+        wrap = vim.wo[win].wrap,
       }
     end
     if vim.wo[win].conceallevel < 2 then
       set_win_local(win, 'conceallevel', 2)
+    end
+    -- Wrapping counts the hidden text: blank wrapped rows and breaks inside
+    -- words. Off while hiding (as the VS Code extension does), restored after.
+    if cfg.nowrap and vim.wo[win].wrap then
+      win_call(win, function()
+        vim.cmd('setlocal nowrap')
+      end)
     end
     if cfg.concealcursor and vim.wo[win].concealcursor ~= cfg.concealcursor then
       set_win_local(win, 'concealcursor', cfg.concealcursor)
@@ -135,6 +147,11 @@ function M.sync_window(win)
     end
     if cfg.concealcursor and vim.wo[win].concealcursor ~= prev.concealcursor then
       set_win_local(win, 'concealcursor', prev.concealcursor)
+    end
+    if cfg.nowrap and prev.wrap and not vim.wo[win].wrap then
+      win_call(win, function()
+        vim.cmd('setlocal wrap')
+      end)
     end
   end
   -- A window that now shows another buffer keeps its saved values: with

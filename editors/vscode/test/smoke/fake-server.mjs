@@ -54,7 +54,8 @@ function handle(msg) {
     case 'hlo/inlineRegions':
       return send({ id: msg.id, result: inlineRegions(docs.get(msg.params.textDocument.uri) ?? '') });
     case 'workspace/executeCommand':
-      return send({ id: msg.id, result: { message: `recompiled ${msg.params.arguments?.[0]}` } });
+      // The shape of RecompileReply (hlo_lsp/lsp/messages.py).
+      return send({ id: msg.id, result: { ok: true, cancelled: false, error: '', summary: `recompiled ${msg.params.arguments?.[0]}\nsecond line` } });
     case 'shutdown':
       return send({ id: msg.id, result: null });
     case 'exit':

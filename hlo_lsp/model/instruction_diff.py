@@ -1,0 +1,313 @@
+"""What changed between two HLO modules of the same program, instruction by
+instruction: the one comparison behind ``hlo-lsp diff`` and the "what changed"
+report of a recompile (:mod:`hlo_lsp.dump.recompile`).
+
+Instructions are matched by what survives a recompile: the ``op_name`` of their
+metadata, their innermost Python frame (the file's base name and the line,
+:func:`hlo_lsp.model.frames.source_key`: a copy of the program elsewhere is the
+same program) and their opcode, never by name (XLA numbers names afresh in every
+compile); the innermost frame's function and column refine the key. Within one
+key, instructions pair in text order; what is left is paired again without the
+line (an edit above moves the lines of everything below it, not their function
+or column), then by ``op_name`` and opcode alone; the rest are added or removed. Instructions without an ``op_name``
+(parameters, tuples, copies XLA inserts) are not compared: what they carry
+shows in their users. Every computation is looked at, fused ones included, so
+an ``add`` that joined a fusion is seen.
+
+A matched pair is *changed* when one of these differs (:data:`FIELDS`): the
+shape (element types and dimensions, layout removed), the layout, the fusion
+kind (``kind=``), the custom-call target, or a scalar field of a JSON
+``backend_config`` (a dotted path such as
+``gemm_backend_config.selected_algorithm``; xla/service/gpu/backend_configs.proto).
+
+Pure and deterministic; never raises on any parsed module.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from hlo_lsp.model.backend_config import is_json_object
+from hlo_lsp.model.frames import python_stack, short_frame, source_key
+from hlo_lsp.model.hlo import HloModule, Instruction, unquote
+from hlo_lsp.model.kernels import custom_call_target
+
+#: The properties compared, in report order.
+FIELDS = ("shape", "layout", "fusion kind", "custom-call target", "backend_config")
+#: backend_config fields that differ in every compile and say nothing.
+IGNORED_CONFIG = frozenset({"operation_queue_id", "wait_on_operation_queues"})
+#: At most this many differing backend_config fields per instruction.
+MAX_CONFIG_FIELDS = 4
+
+_LAYOUT = re.compile(r"\{[^{}]*\}")
+_NO_SOURCE = "(no Python source)"
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What is compared of one instruction. ``name`` without ``%``; ``shape``
+    without layouts (``f32[64,128]``); ``layout`` the layouts only
+    (``{1,0}``); ``config``: scalar leaves of the JSON backend_config by dotted
+    path; ``source``: ``file.py:12`` of the innermost frame, or
+    :data:`_NO_SOURCE`."""
+
+    name: str
+    opcode: str
+    shape: str
+    layout: str
+    fusion_kind: str | None
+    target: str | None
+    config: tuple[tuple[str, str], ...]
+    source: str
+
+    def values(self) -> dict[str, str | None]:
+        """The :data:`FIELDS` except backend_config, as display strings."""
+        return {"shape": self.shape, "layout": self.layout,
+                "fusion kind": self.fusion_kind, "custom-call target": self.target}
+
+    def label(self) -> str:
+        """``%dot.3 = f32[64,128] dot``."""
+        return f"%{self.name} = {self.shape} {self.opcode}"
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionChange:
+    """``status``: "added", "removed" or "changed"; ``old``/``new``: the facts
+    on each side (None for the side without it); ``fields``: for a change,
+    ``(field, old, new)`` per differing property (a backend_config field is
+    named ``backend_config.<path>``)."""
+
+    status: str
+    old: Facts | None
+    new: Facts | None
+    fields: tuple[tuple[str, str | None, str | None], ...] = ()
+
+    @property
+    def source(self) -> str:
+        """The Python line both sides come from (the new side's when both)."""
+        return (self.new or self.old).source  # type: ignore[union-attr]
+
+    def describe(self) -> str:
+        """One line: ``changed %dot.3 dot: shape f32[64,128] -> f32[64,256]``."""
+        if self.status == "added":
+            return f"added {self.new.label()}"  # type: ignore[union-attr]
+        if self.status == "removed":
+            return f"removed {self.old.label()}"  # type: ignore[union-attr]
+        parts = [f"{f} {a if a is not None else '-'} -> {b if b is not None else '-'}"
+                 for f, a, b in self.fields]
+        return f"changed %{self.new.name} {self.new.opcode}: " + "; ".join(parts)  # type: ignore[union-attr]
+
+
+@dataclass(slots=True)
+class ModuleDiff:
+    """Result of :func:`diff_modules`: ``changes`` in the new module's text
+    order (removed ones after); ``warnings``: complete sentences (different
+    module names or entry signatures); ``compared``: instructions with an
+    ``op_name`` on each side (old, new)."""
+
+    old_name: str
+    new_name: str
+    changes: list[InstructionChange] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    compared: tuple[int, int] = (0, 0)
+
+    def counts(self) -> dict[str, int]:
+        """``{"added": n, "removed": n, "changed": n}``."""
+        out = {"added": 0, "removed": 0, "changed": 0}
+        for c in self.changes:
+            out[c.status] += 1
+        return out
+
+    def by_source(self) -> dict[str, list[InstructionChange]]:
+        """The changes grouped per Python source line, in order of first change."""
+        groups: dict[str, list[InstructionChange]] = {}
+        for c in self.changes:
+            groups.setdefault(c.source, []).append(c)
+        return groups
+
+    def headline(self) -> str:
+        """``3 instructions changed, 1 added, 0 removed`` (or ``no instruction
+        changed``)."""
+        n = self.counts()
+        if not self.changes:
+            return "no instruction changed"
+        return (f"{n['changed']} instruction{'s' if n['changed'] != 1 else ''} changed, "
+                f"{n['added']} added, {n['removed']} removed")
+
+    def lines(self, max_lines: int = 20, indent: str = "  ") -> list[str]:
+        """The report: warnings, the headline, then per source line its changes,
+        at most ``max_lines`` change lines (then ``... N more``)."""
+        out = [f"warning: {w}" for w in self.warnings]
+        out.append(self.headline())
+        shown = 0
+        for source, changes in self.by_source().items():
+            if shown >= max_lines:
+                break
+            out.append(f"{indent}{source}")
+            for c in changes:
+                if shown >= max_lines:
+                    break
+                out.append(f"{indent}{indent}{c.describe()}")
+                shown += 1
+        if len(self.changes) > shown:
+            out.append(f"{indent}... {len(self.changes) - shown} more instruction changes")
+        return out
+
+    def to_dict(self) -> dict:
+        """JSON-ready: names, warnings, counts, and per change its status, the
+        names, opcode, source and differing fields."""
+        def side(f: Facts | None):
+            return None if f is None else {"name": f.name, "opcode": f.opcode,
+                                            "shape": f.shape, "layout": f.layout}
+        return {"old": self.old_name, "new": self.new_name, "warnings": list(self.warnings),
+                "counts": self.counts(),
+                "changes": [{"status": c.status, "source": c.source, "old": side(c.old),
+                             "new": side(c.new),
+                             "fields": [list(f) for f in c.fields]} for c in self.changes]}
+
+
+def _flatten(data, prefix: str, out: dict[str, str]) -> None:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(data, list):
+        if all(not isinstance(v, (dict, list)) for v in data):
+            out[prefix] = json.dumps(data)
+        else:
+            for i, v in enumerate(data):
+                _flatten(v, f"{prefix}[{i}]", out)
+    else:
+        out[prefix] = json.dumps(data) if not isinstance(data, str) else data
+
+
+def _config(ins: Instruction) -> tuple[tuple[str, str], ...]:
+    attr = ins.attribute("backend_config")
+    if attr is None:
+        return ()
+    raw = attr.value
+    if raw.startswith('"') and raw.endswith('"'):
+        raw = unquote(raw)
+    if not is_json_object(raw):
+        return ()
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return ()
+    flat: dict[str, str] = {}
+    _flatten(data, "", flat)
+    return tuple(sorted((k, v) for k, v in flat.items()
+                        if k.rsplit(".", 1)[-1] not in IGNORED_CONFIG))
+
+
+def facts(module: HloModule, ins: Instruction) -> Facts:
+    """The :class:`Facts` of ``ins`` in ``module``."""
+    text = ins.shape.text if ins.shape is not None else ""
+    kind = ins.attribute("kind") if ins.opcode == "fusion" else None
+    stack = python_stack(module, ins)
+    return Facts(ins.name.name, ins.opcode, _LAYOUT.sub("", text),
+                 "".join(_LAYOUT.findall(text)), kind.value if kind is not None else None,
+                 custom_call_target(ins), _config(ins),
+                 short_frame(stack[0]) if stack else _NO_SOURCE)
+
+
+def _keyed(module: HloModule) -> dict[tuple, list[tuple[int, Instruction]]]:
+    """(op_name, opcode, file base name, function, column, line) -> (text position,
+    instruction), in text order. The key's prefixes are the later passes of
+    :func:`_pairs`."""
+    out: dict[tuple, list[tuple[int, Instruction]]] = defaultdict(list)
+    i = 0
+    for comp in module.computations:
+        for ins in comp.instructions:
+            key = source_key(module, ins)
+            if key is not None:
+                op_name, file, line = key
+                base = posixpath.basename(file.replace("\\", "/")) if file else None
+                stack = python_stack(module, ins) if file else []
+                where = (stack[0].function, stack[0].column) if stack else (None, None)
+                out[(op_name, ins.opcode, base, *where, line)].append((i, ins))
+            i += 1
+    return out
+
+
+#: Key lengths of the passes of :func:`_pairs`: the whole key; without the line
+#: (an edit above moved it; function and column stay); op_name and opcode alone.
+_PASSES = (6, 5, 2)
+
+
+def _pairs(a: dict[tuple, list[tuple[int, Instruction]]],
+           b: dict[tuple, list[tuple[int, Instruction]]]):
+    """Matched (old, new) pairs, the unmatched old and the unmatched new
+    instructions: pass after pass (:data:`_PASSES`), each pairing what the
+    previous one left by a shorter key prefix, each side in text order."""
+    pairs: list[tuple[Instruction, Instruction]] = []
+    for n in _PASSES:
+        ga: dict[tuple, list[tuple[int, Instruction]]] = defaultdict(list)
+        gb: dict[tuple, list[tuple[int, Instruction]]] = defaultdict(list)
+        for key, items in a.items():
+            ga[key[:n]] += items
+        for key, items in b.items():
+            gb[key[:n]] += items
+        a, b = {}, {}
+        for key in list(gb) + [k for k in ga if k not in gb]:
+            olds, news = sorted(ga.get(key, [])), sorted(gb.get(key, []))
+            pairs += [(o, nw) for (_, o), (_, nw) in zip(olds, news)]
+            if len(olds) > len(news):
+                a[key] = olds[len(news):]
+            if len(news) > len(olds):
+                b[key] = news[len(olds):]
+    removed = [o for items in a.values() for _, o in items]
+    added = [n for items in b.values() for _, n in items]
+    return pairs, removed, added
+
+
+def _fields(a: Facts, b: Facts) -> tuple[tuple[str, str | None, str | None], ...]:
+    out = [(f, va, vb) for (f, va), vb in zip(a.values().items(), b.values().values())
+           if va != vb]
+    ca, cb = dict(a.config), dict(b.config)
+    diff = [k for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
+    for k in diff[:MAX_CONFIG_FIELDS]:
+        out.append((f"backend_config.{k}", ca.get(k), cb.get(k)))
+    if len(diff) > MAX_CONFIG_FIELDS:
+        out.append((f"backend_config (+{len(diff) - MAX_CONFIG_FIELDS} more fields)", None, None))
+    return tuple(out)
+
+
+def _signature(module: HloModule) -> str | None:
+    return module.entry.signature(with_name=False) if module.entry is not None else None
+
+
+def diff_modules(old: HloModule, new: HloModule) -> ModuleDiff:
+    """Instruction-level changes from ``old`` to ``new`` (see the module
+    docstring), with a warning when the module names or the ENTRY signatures
+    differ (two different programs, or the same one with other inputs)."""
+    old_name = old.name.name if old.name else "?"
+    new_name = new.name.name if new.name else "?"
+    result = ModuleDiff(old_name, new_name)
+    if old_name != new_name:
+        result.warnings.append(f"the modules have different names ({old_name} and "
+                               f"{new_name}): are these dumps of the same program?")
+    sa, sb = _signature(old), _signature(new)
+    if sa != sb:
+        result.warnings.append(f"the entry signatures differ: {sa} and {sb}")
+    a, b = _keyed(old), _keyed(new)
+    result.compared = (sum(map(len, a.values())), sum(map(len, b.values())))
+    order = {id(ins): i for i, ins in enumerate(
+        ins for comp in new.computations for ins in comp.instructions)}
+    pairs, gone, new_ones = _pairs(a, b)
+    placed: list[tuple[int, InstructionChange]] = []
+    for o, n in pairs:
+        of, nf = facts(old, o), facts(new, n)
+        changed = _fields(of, nf)
+        if changed:
+            placed.append((order[id(n)], InstructionChange("changed", of, nf, changed)))
+    placed += [(order[id(n)], InstructionChange("added", None, facts(new, n))) for n in new_ones]
+    removed = [InstructionChange("removed", facts(old, o), None) for o in gone]
+    result.changes = [c for _, c in sorted(placed, key=lambda t: t[0])] + removed
+    return result
+
+
+__all__ = ["FIELDS", "Facts", "InstructionChange", "ModuleDiff", "diff_modules", "facts"]

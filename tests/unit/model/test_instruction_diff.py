@@ -1,0 +1,74 @@
+"""The instruction-level comparison (hlo_lsp.model.instruction_diff) on real dumps."""
+
+from __future__ import annotations
+
+from tests.helpers import CPU_DUMP, GPU, TRAIN_AFTER, read
+from hlo_lsp.model.instruction_diff import diff_modules
+from hlo_lsp.syntax.parser import parse
+
+GEMM = GPU / "jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt"
+
+
+def test_a_dump_against_itself_changes_nothing():
+    text = read(TRAIN_AFTER)
+    d = diff_modules(parse(text), parse(text))
+    assert d.changes == [] and d.warnings == []
+    assert d.compared[0] == d.compared[1] > 100
+    assert d.headline() == "no instruction changed"
+
+
+def test_renumbered_names_are_not_changes_but_a_shape_is():
+    """XLA renumbers every name on a recompile: matching is by op_name, Python
+    line and opcode, so only the edited shape is reported, under its line."""
+    text = read(TRAIN_AFTER)
+    renamed = text.replace("%broadcast_multiply_fusion.3", "%broadcast_multiply_fusion.33")
+    assert diff_modules(parse(text), parse(renamed)).changes == []
+    wider = renamed.replace("%broadcast_multiply_fusion.33 = f32[128]{0}",
+                            "%broadcast_multiply_fusion.33 = f32[256]{0}")
+    d = diff_modules(parse(text), parse(wider))
+    [change] = d.changes
+    assert change.status == "changed" and change.new.name == "broadcast_multiply_fusion.33"
+    assert change.fields == (("shape", "f32[128]", "f32[256]"),)
+    assert change.source.startswith("make_dump.py:")
+    assert d.by_source() == {change.source: [change]}
+    assert "changed %broadcast_multiply_fusion.33 fusion: shape f32[128] -> f32[256]" in d.lines()[2]
+
+
+def test_backend_config_fields_and_added_removed_instructions():
+    text = read(GEMM)
+    other = text.replace('"selected_algorithm":"4"', '"selected_algorithm":"7"') \
+                .replace('"operation_queue_id":"0"', '"operation_queue_id":"3"')
+    [c] = diff_modules(parse(text), parse(other)).changes
+    assert c.fields == (("backend_config.gemm_backend_config.selected_algorithm", "4", "7"),)
+    # Another op_name: the old gemm removed, a new one added.
+    line = next(l for l in text.splitlines() if "%cublas-gemm.1.0 =" in l)
+    gone = text.replace(line, line.replace("/dot_general[", "/dot_general_2["))
+    changes = diff_modules(parse(text), parse(gone)).changes
+    assert sorted(ch.status for ch in changes) == ["added", "removed"]
+    assert all((ch.new or ch.old).name == "cublas-gemm.1.0" for ch in changes)
+
+
+def test_two_different_programs_are_warned_about():
+    a = parse(read(CPU_DUMP / "module_0000.jit_stage.cpu_after_optimizations.txt"))
+    b = parse(read(TRAIN_AFTER))
+    d = diff_modules(a, b)
+    assert any("different names (jit_stage and jit_train_step)" in w for w in d.warnings)
+    assert any(w.startswith("the entry signatures differ") for w in d.warnings)
+    assert d.lines()[0].startswith("warning: the modules have different names")
+
+
+def test_a_copy_of_the_program_elsewhere_and_shifted_lines_are_the_same_program():
+    """The program's directory differs (two checkouts) and every line moved down
+    (an edit above): matched by base name, then by op_name and opcode."""
+    import re
+
+    text = read(TRAIN_AFTER)
+    moved = re.sub(r'^(\d+) "[^"\n]*/make_dump\.py"$', r'\1 "/elsewhere/make_dump.py"', text,
+                   flags=re.M)
+    assert moved != text
+    assert diff_modules(parse(text), parse(moved)).changes == []
+    head, tables = moved.split("FileLocations", 1)
+    shifted = head + "FileLocations" + re.sub(r"line=(\d+)",
+                                              lambda m: f"line={int(m.group(1)) + 3}", tables)
+    assert shifted != moved
+    assert diff_modules(parse(text), parse(shifted)).changes == []
