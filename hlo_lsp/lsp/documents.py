@@ -313,6 +313,7 @@ class DocumentStore:
         self.listener = listener
         self.encoding = "utf-16"
         self._docs: dict[str, _Document] = {}
+        self._shut = False
         self._disk: LRUCache = LRUCache(maxsize=disk_cache_chars,
                                         getsizeof=lambda e: max(1, e.chars))
 
@@ -394,8 +395,18 @@ class DocumentStore:
                 doc.changed.notify_all()
         asyncio.get_running_loop().create_task(wake())
 
+    def close_all(self) -> None:
+        """Forget every document and stop their analyses (at shutdown); later
+        events are ignored."""
+        self._shut = True
+        for uri in list(self._docs):
+            self.close(uri)
+        self._disk.clear()
+
     def _schedule(self, uri: str, snapshot: Snapshot, window: EditWindow | None,
                   base_version: int | None, delay: float) -> None:
+        if self._shut:
+            return
         doc = self._docs.get(uri)
         if doc is None:
             doc = self._docs[uri] = _Document(snapshot)
@@ -435,6 +446,8 @@ class DocumentStore:
                 progress = await self.listener.begin_progress(
                     f"Indexing {os.path.basename(self.to_path(uri) or uri)}")
             try:
+                if self._shut:
+                    return
                 result = await loop.run_in_executor(
                     self.pool, analyze, uri, version, text, snapshot.encoding,
                     previous.module if previous is not None else None, window, snapshot, keep)

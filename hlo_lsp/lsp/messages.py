@@ -119,7 +119,7 @@ class RecompileReply:
     ``shownDocuments``: URIs the server asked the editor to show. The other
     fields describe the run (``timedOut``, ``returncode``, ``platform``,
     ``command``, ``dumpDir``, ``seconds``, ``stderrTail``, ``changes``,
-    ``recipeFile``; see docs/recompile.md).
+    ``recipeFile``, ``target``, ``deviceless``; see docs/recompile.md).
     """
 
     ok: bool = False
@@ -137,6 +137,10 @@ class RecompileReply:
     changes: list[dict] = attrs.field(factory=list)
     recipe_file: str | None = None
     shown_documents: list[str] = attrs.field(factory=list)
+    #: The GPU the dump was compiled for without it (``h100``...), else None;
+    #: ``deviceless``: the sentence saying so (kernels chosen without autotuning).
+    target: str | None = None
+    deviceless: str | None = None
 
 
 def recompile_reply(**fields: Any) -> dict:

@@ -126,6 +126,10 @@ class HloLanguageServer(LanguageServer):
         """Release what the server started: the workspace index and its worker
         processes, XLA's parser process, the thread pools. Idempotent; called at
         ``shutdown`` and when the process is told to stop."""
+        try:
+            self.store.close_all()
+        except RuntimeError:  # no event loop any more (after start_io returned)
+            pass
         st, self.workspace_state = self.workspace_state, None
         if st is not None:
             st.close()

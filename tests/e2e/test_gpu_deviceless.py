@@ -191,6 +191,10 @@ async def test_code_action_recompiles_for_h100_after_an_edit(client, fp8_dumps, 
     assert result["ok"], result
     assert result["target"] == "h100" and result["platform"] == "cpu"
     assert NO_AUTOTUNING in result["summary"] and "H100 without a GPU" in result["summary"]
+    # The report names the changed shapes (the instruction-level comparison).
+    assert "f8e4m3fn[32,64] -> f8e4m3fn[64,64]" in result["summary"]
+    assert "(f8e4m3fn[32,128], s8[33554432]) -> (f8e4m3fn[64,256], s8[33554432])" in \
+        result["summary"]
     new_text = _after(dump).read_text()
     assert "f8e4m3fn[64,64]" in new_text and "f8e4m3fn[256,64]" in new_text
     assert "__cublas$lt$matmul$f8" in new_text

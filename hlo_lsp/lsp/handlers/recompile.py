@@ -378,7 +378,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         mapping={from_fs_path(k): (from_fs_path(v) if v else None)
                  for k, v in result.mapping.items()},
         changes=[c.to_json() for c in result.changes], recipe_file=result.recipe_file,
-        shown_documents=shown)
+        shown_documents=shown, target=result.target, deviceless=result.deviceless)
 
 
 # --------------------------------------------------------------- register ---
