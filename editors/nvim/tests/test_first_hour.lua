@@ -1,4 +1,4 @@
--- A user's first hour (issue 13), with the real server, on a dump directory
+-- A user's first hour in Neovim, with the real server, on a dump directory
 -- outside any git repository whose program lives two levels up:
 --   <tmp>/proj/make_dump.py, <tmp>/proj/runs/dump/module_*.txt (relative paths).
 -- Environment (set by test_nvim.py): HLO_TEST_DUMP (the dump file),
