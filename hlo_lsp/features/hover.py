@@ -23,7 +23,8 @@ from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, decode_backend_config
 from hlo_lsp.model.frames import format_frame, python_stack
 from hlo_lsp.model.index import Kind, Occurrence, find_at
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, decode_metadata
-from hlo_lsp.model.kernels import custom_call_target, result_names, tuple_element
+from hlo_lsp.model.kernels import (KernelExplanation, custom_call_target, explain_kernel,
+                                   result_names, tuple_element)
 from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.shapes import describe_shape, format_bytes
 from hlo_lsp.features.references import users
@@ -200,19 +201,38 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
     config = ins.attribute("backend_config")
     if config is not None:
         explained = decode_backend_config(config.value)
+        kernel = explain_kernel(ins)
+        covered = kernel.paths if kernel is not None else frozenset()
+        notes = [(path, note) for path, note in explained.notes if path not in covered]
         block = "**backend_config**"
         if explained.error:
             block += f" — ⚠ {explained.error}"
         lang = "json" if explained.data is not None else "text"
         block += "\n\n" + _code(explained.pretty, lang)
-        if explained.notes:
-            block += "\n\n" + "\n".join(f"- `{path}` = {note}" for path, note in explained.notes)
+        if notes:
+            block += "\n\n" + "\n".join(f"- `{path}` = {note}" for path, note in notes)
         out.append(block)
+        if kernel is not None:
+            out.append(kernel_markdown(kernel))
     element = tuple_element(ins)
     if element is not None:
         out.append(f"element {{{element.index}}} of `%{element.producer.name.name}`: "
                    f"{element.meaning}")
     return out
+
+
+def kernel_markdown(kernel: KernelExplanation) -> str:
+    """The **Kernel** block of a hover: title, summary, then one line per field
+    with its value, meaning and the XLA/JAX file defining it
+    (:func:`hlo_lsp.model.kernels.explain_kernel`)."""
+    lines = [f"**Kernel**: {kernel.title} — {kernel.summary}"]
+    if kernel.facts:
+        lines.append("")
+        lines.extend(f"- `{f.field}` = `{f.value}`: {f.meaning} (*{f.source}*)"
+                     for f in kernel.facts)
+    if kernel.note:
+        lines += ["", f"*{kernel.note}*"]
+    return "\n".join(lines)
 
 
 def _with_source_hint(module: HloModule, occ: Occurrence, result: HoverResult,

@@ -3,7 +3,9 @@
 GPU backend configs are proto3 JSON of ``GpuBackendConfig``
 (xla/service/gpu/backend_configs.proto; int64 fields print as strings). Custom
 call targets are the names registered in xla/service/gpu/cublas_cudnn.cc and
-elsewhere in XLA. Every explanation here is keyed by those names.
+elsewhere in XLA. Every explanation here is keyed by those names. Custom calls
+lowered by JAX with a dict ``backend_config`` (Pallas Mosaic GPU and Triton)
+carry an MLIR attribute dictionary instead, read by :func:`parse_mlir_dict`.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ CUSTOM_CALL_TARGETS: dict[str, tuple[str, str]] = {
     "MoveToHost": ("memory", "offload the value to host memory"),
     "MoveToDevice": ("memory", "bring the value back to device memory"),
     "tpu_custom_call": ("TPU", "a Mosaic / Pallas TPU kernel"),
+    "mosaic_gpu_v2": ("Mosaic GPU", "a Pallas kernel compiled by Mosaic GPU (MLIR "
+                      "bytecode in backend_config; jax/experimental/mosaic/gpu/core.py)"),
 }
 
 #: GemmBackendConfig.epilogue values (backend_configs.proto).
@@ -107,6 +111,10 @@ _FIELD_NOTES = {
     "num_stages": "software pipelining stages",
     "num_warps": "warps per thread block",
     "num_ctas": "thread blocks per cluster",
+    "activation_mode": "activation applied to the convolution result",
+    "conv_result_scale": "the convolution result is multiplied by this",
+    "side_input_scale": "scale of the side input (0: none is added)",
+    "leakyrelu_alpha": "slope of leaky ReLU below 0",
 }
 
 
@@ -115,14 +123,17 @@ class Explained:
     """A backend_config decoded for display.
 
     ``pretty`` is indented JSON (or the raw text when it is not JSON);
-    ``notes`` are ``(json path, explanation)`` pairs; ``error`` is set when the value
-    looked like JSON but did not parse.
+    ``notes`` are ``(json path, explanation)`` pairs; ``data`` the decoded JSON;
+    ``error`` is set when the value looked like JSON but did not parse.
     """
 
     pretty: str
     notes: list[tuple[str, str]]
     data: object = None
     error: str | None = None
+    #: the decoded MLIR attribute dictionary (:func:`parse_mlir_dict`) when the
+    #: value is one; ``pretty`` then shows it with binary strings as ``<N bytes>``.
+    mlir: dict | None = None
 
 
 def is_json_object(raw: str) -> bool:
@@ -135,7 +146,9 @@ def is_json_object(raw: str) -> bool:
 def decode_backend_config(value: str) -> Explained:
     """Decode a ``backend_config`` value: quoted string, JSON braces (also laid out
     over several lines, as hand-written test files do), or an MLIR attribute
-    dictionary (``{key = value}``, kept as text). Never raises."""
+    dictionary (``{key = value}``, read by :func:`parse_mlir_dict` into
+    ``mlir``; ``pretty`` then elides binary strings such as a kernel's MLIR
+    bytecode). Never raises."""
     raw = value
     if raw.startswith('"') and raw.endswith('"'):
         try:
@@ -143,7 +156,10 @@ def decode_backend_config(value: str) -> Explained:
         except ValueError:
             raw = raw[1:-1]
     if not is_json_object(raw):
-        return Explained(raw, [], None)  # MLIR dictionary or plain text
+        mlir = parse_mlir_dict(raw) if raw.startswith("{") else None
+        if mlir is not None:
+            return Explained(mlir_preview(mlir), [], None, mlir=mlir)
+        return Explained(raw, [], None)  # plain text
     try:
         data = json.loads(raw)
     except ValueError as exc:
@@ -215,3 +231,218 @@ def explain_target(target: str) -> str:
     if lib != "custom":
         return f"{lib} call"
     return "a custom call registered by the backend or the program"
+
+
+# ---------------------------------------------------------------------------
+# MLIR attribute dictionaries: ``{key = value, ...}`` as JAX writes them into a
+# custom-call's backend_config (jax/_src/interpreters/mlir.py custom_call with a
+# dict backend_config; printed by MLIR's attribute printer).
+
+
+@dataclass(frozen=True, slots=True)
+class MlirRaw:
+    """An attribute value the reader does not decode (e.g. ``#gpu<...>``,
+    ``dense<...>``, a type), kept as its source text."""
+
+    text: str
+
+
+#: ``\\`` followed by two hex digits is one byte; MLIR's string printer also
+#: writes ``\\\\`` and ``\\"`` (mlir/lib/IR/AsmPrinter.cpp printEscapedString).
+_HEX = "0123456789abcdefABCDEF"
+
+
+def parse_mlir_dict(text: str) -> dict[str, object] | None:
+    """Read an MLIR attribute dictionary ``{key = value, ...}``.
+
+    Values: quoted strings as ``bytes`` (C escapes decoded: ``\\DF`` is byte
+    0xDF, ``\\22`` a quote, ``\\n``/``\\t``/``\\\\``/``\\"``), integers as
+    ``int`` and floats as ``float`` (a ``: i32``-style type suffix is dropped),
+    ``true``/``false`` as ``bool``, ``[...]`` as ``list``, nested ``{...}`` as
+    ``dict``, a bare key (unit attribute) as ``True``, anything else as
+    :class:`MlirRaw`. Linear in ``len(text)``; never raises: None when ``text``
+    is not a ``{...}`` dictionary."""
+    try:
+        reader = _MlirReader(text)
+        reader.blank()
+        if not reader.peek("{"):
+            return None
+        value = reader.dictionary()
+        reader.blank()
+        return value if reader.pos == len(text) else None
+    except (ValueError, IndexError, RecursionError):
+        return None
+
+
+class _MlirReader:
+    __slots__ = ("text", "pos", "depth")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.depth = 0
+
+    def blank(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.pos < n and text[self.pos] in " \t\r\n":
+            self.pos += 1
+
+    def peek(self, ch: str) -> bool:
+        return self.text.startswith(ch, self.pos)
+
+    def expect(self, ch: str) -> None:
+        if not self.peek(ch):
+            raise ValueError(f"expected {ch!r} at {self.pos}")
+        self.pos += len(ch)
+
+    def dictionary(self) -> dict[str, object]:
+        self.depth += 1
+        if self.depth > 64:
+            raise ValueError("too deep")
+        self.expect("{")
+        out: dict[str, object] = {}
+        self.blank()
+        while not self.peek("}"):
+            key = self.key()
+            self.blank()
+            if self.peek("="):
+                self.pos += 1
+                self.blank()
+                out[key] = self.value()
+            else:
+                out[key] = True  # unit attribute
+            self.blank()
+            if self.peek(","):
+                self.pos += 1
+                self.blank()
+            elif not self.peek("}"):
+                raise ValueError(f"expected ',' or '}}' at {self.pos}")
+        self.pos += 1
+        self.depth -= 1
+        return out
+
+    def key(self) -> str:
+        if self.peek('"'):
+            return self.string().decode("utf-8", "replace")
+        start = self.pos
+        text, n = self.text, len(self.text)
+        while self.pos < n and (text[self.pos].isalnum() or text[self.pos] in "_.$-"):
+            self.pos += 1
+        if self.pos == start:
+            raise ValueError(f"expected a key at {start}")
+        return text[start:self.pos]
+
+    def string(self) -> bytes:
+        self.expect('"')
+        text = self.text
+        out = bytearray()
+        quote = text.find('"', self.pos)
+        while True:
+            if quote < 0:
+                raise ValueError("unterminated string")
+            # The run of plain characters up to the next escape before the quote;
+            # the quote is searched again only once an escape consumed it.
+            b = text.find("\\", self.pos, quote)
+            if b < 0:
+                out += text[self.pos:quote].encode("utf-8")
+                self.pos = quote + 1
+                return bytes(out)
+            out += text[self.pos:b].encode("utf-8")
+            nxt = text[b + 1:b + 3]
+            if len(nxt) == 2 and nxt[0] in _HEX and nxt[1] in _HEX:
+                out.append(int(nxt, 16))
+                self.pos = b + 3
+            else:
+                ch = text[b + 1:b + 2]
+                if not ch:
+                    raise ValueError("unterminated string")
+                out += {"n": b"\n", "t": b"\t", "r": b"\r"}.get(ch, ch.encode("utf-8"))
+                self.pos = b + 2
+            if self.pos > quote:
+                quote = text.find('"', self.pos)
+
+    def value(self) -> object:
+        if self.peek('"'):
+            return self.string()
+        if self.peek("["):
+            self.depth += 1
+            if self.depth > 64:
+                raise ValueError("too deep")
+            self.pos += 1
+            items: list[object] = []
+            self.blank()
+            while not self.peek("]"):
+                items.append(self.value())
+                self.blank()
+                if self.peek(","):
+                    self.pos += 1
+                    self.blank()
+                elif not self.peek("]"):
+                    raise ValueError(f"expected ',' or ']' at {self.pos}")
+            self.pos += 1
+            self.depth -= 1
+            return items
+        if self.peek("{"):
+            return self.dictionary()
+        return self.scalar()
+
+    def scalar(self) -> object:
+        """Text up to the next ``,``, ``]`` or ``}`` outside brackets, decoded as
+        bool / int / float when it is one (type suffix dropped), else raw."""
+        text, n = self.text, len(self.text)
+        start = self.pos
+        depth = 0
+        while self.pos < n:
+            ch = text[self.pos]
+            if ch == '"':
+                self.string()
+                continue
+            if ch in "<([{":
+                depth += 1
+            elif ch in ">)]}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif ch == "," and depth == 0:
+                break
+            self.pos += 1
+        raw = text[start:self.pos].strip()
+        head = raw.split(" : ", 1)[0].strip() if " : " in raw else raw
+        if head in ("true", "false"):
+            return head == "true"
+        try:
+            return int(head, 0) if head.lstrip("-+")[:2].lower() == "0x" else int(head)
+        except ValueError:
+            pass
+        try:
+            return float(head)
+        except ValueError:
+            return MlirRaw(raw)
+
+
+def mlir_preview(data: dict[str, object], limit: int = 80) -> str:
+    """An MLIR dictionary as text with every binary or long string replaced by
+    ``<N bytes>``: the hover never dumps a kernel's bytecode."""
+    def render(value: object) -> str:
+        if isinstance(value, bytes):
+            if len(value) <= limit and _printable(value):
+                return json.dumps(value.decode("utf-8"))
+            return f"<{len(value):,} bytes>"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, list):
+            return "[" + ", ".join(render(v) for v in value) + "]"
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k} = {render(v)}" for k, v in value.items()) + "}"
+        if isinstance(value, MlirRaw):
+            return value.text if len(value.text) <= limit else value.text[:limit] + "..."
+        return str(value)
+    return "{\n" + ",\n".join(f"  {k} = {render(v)}" for k, v in data.items()) + "\n}"
+
+
+def _printable(value: bytes) -> bool:
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return text.isprintable()
