@@ -44,7 +44,7 @@ class HoverResult:
 
 
 def hover(module: HloModule, offset: int,
-          assignment: BufferAssignment | None = None,
+          assignment: BufferAssignment | None = None, *,
           deviceless: str | None = None,
           source_dirs: Sequence[str] | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to

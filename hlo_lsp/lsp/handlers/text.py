@@ -107,7 +107,8 @@ def register(server: HloLanguageServer) -> None:
             offset = _offset_in(view, pos)
             if offset is None:
                 return _UNKNOWN
-            result = hover(view.analysis.module, offset, assignment, deviceless, dirs)
+            result = hover(view.analysis.module, offset, assignment,
+                           deviceless=deviceless, source_dirs=dirs)
             if result is None:
                 return None
             span = view.span(result.start, result.end)
@@ -127,7 +128,8 @@ def register(server: HloLanguageServer) -> None:
                 occ = find_at(module, offset) if module is not None else None
                 if occ is None or occ.kind not in _LOCAL_KINDS:
                     return lines, None
-                return lines, hover(module, offset, assignment, deviceless, dirs)
+                return lines, hover(module, offset, assignment, deviceless=deviceless,
+                                    source_dirs=dirs)
             if len(snap.text) <= QUICK_INLINE_CHARS:
                 # One computation of a small file: a few ms with this thread's
                 # parser (built at initialize); a pool thread would first build

@@ -83,10 +83,10 @@ def test_hover_says_which_path_was_looked_for_and_how_to_set_the_root(tmp_path):
     module = parse(META)
     offset = META.index("%p =") + 1
     dirs = [str(tmp_path / "a"), str(tmp_path)]
-    text = hover(module, offset, None, dirs).markdown
+    text = hover(module, offset, source_dirs=dirs).markdown
     assert unresolved_hint("prog.py", dirs) in text
     assert "`prog.py` not found" in text and str(tmp_path / "a") in text
     assert "hlo.sourceRoot" in text and "source_root" in text
     assert "not found" not in hover(module, offset).markdown      # pure without dirs
     (tmp_path / "prog.py").write_text("")
-    assert "not found" not in hover(module, offset, None, dirs).markdown
+    assert "not found" not in hover(module, offset, source_dirs=dirs).markdown
