@@ -40,6 +40,15 @@ async def _start(client: LanguageClient, root: pathlib.Path | None = None,
         initialization_options={"xlaDiagnostics": False, **options}))
 
 
+def _insert_line(client: LanguageClient, uri: str, version: int, line: int, text: str) -> None:
+    """didChange: ``text`` inserted at the start of ``line``."""
+    at = types.Position(line=line, character=0)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=at, end=at), text=text)]))
+
+
 def _open(client: LanguageClient, path: pathlib.Path, text: str | None = None) -> str:
     text = read(path) if text is None else text
     client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -138,12 +147,7 @@ async def test_inlay_hints_during_edits_are_for_one_text_or_content_modified(
     for version in range(2, 12):
         pending = asyncio.ensure_future(hints())
         await asyncio.sleep(0)
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangePartial(
-                range=types.Range(start=types.Position(line=insert_line, character=0),
-                                  end=types.Position(line=insert_line, character=0)),
-                text="// typing\n")]))
+        _insert_line(client, uri, version, insert_line, "// typing\n")
         answers.append((version, await pending))
         expected[version] = await hints()
     for version, got in answers:
@@ -168,12 +172,7 @@ async def test_hover_while_typing_answers_in_the_new_text(client: LanguageClient
     needle = "%ynn_fusion.5 ="
     pending = []
     for version in range(2, 32):
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangePartial(
-                range=types.Range(start=types.Position(line=insert_line, character=0),
-                                  end=types.Position(line=insert_line, character=0)),
-                text="// typing\n")]))
+        _insert_line(client, uri, version, insert_line, "// typing\n")
         text = text[:text.index("\n\n") + 1] + "// typing\n" + text[text.index("\n\n") + 1:]
         at = position_of(text, needle, 2)
         pending.append((at, asyncio.ensure_future(client.text_document_hover_async(

@@ -24,6 +24,15 @@ def _store() -> DocumentStore:
                          ThreadPoolExecutor(max_workers=2))
 
 
+def _blockable_store():
+    """(pool, store, event): a store whose one parse thread a test can keep busy
+    with ``pool.submit(event.wait, 10)``, so an analysis waits until ``event.set()``."""
+    import threading
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    return pool, DocumentStore(_store().to_path, pool), threading.Event()
+
+
 def _offsets(module) -> list[tuple[str, int, int]]:
     return [(ins.name.name, ins.name.start, ins.start)
             for comp in module.computations for ins in comp.instructions]
@@ -100,17 +109,13 @@ def test_closing_a_document_frees_its_model_and_wakes_waiters():
     uri = TRAIN_AFTER.as_uri()
 
     async def run():
-        import threading
-
-        pool = ThreadPoolExecutor(max_workers=1)
-        store = DocumentStore(_store().to_path, pool)
+        pool, store, release = _blockable_store()
         store.open(uri, 1, text)
         a = await store.analysis(uri)
         a.derived["summary"] = object()   # what handlers keep beside an analysis
         module_ref = weakref.ref(a.module)
         analysis_ref = weakref.ref(a)
         del a
-        release = threading.Event()
         pool.submit(release.wait, 10)     # the analysis of version 2 cannot start
         store.change(uri, 2, _insert_at_top(text, "// x\n"))
         waiting = asyncio.ensure_future(store.analysis(uri))
@@ -158,17 +163,13 @@ def test_views_map_the_latest_analysis_but_never_one_being_moved():
     """While an edit is analysed, a view answers from the latest finished
     analysis mapped through the edit; never from one whose computations the
     running analysis moves in place."""
-    import threading
-
     text = read(TRAIN_AFTER)
     uri = TRAIN_AFTER.as_uri()
 
     async def run():
-        pool = ThreadPoolExecutor(max_workers=1)
-        store = DocumentStore(_store().to_path, pool)
+        pool, store, release = _blockable_store()
         store.open(uri, 1, text)
         first = await store.analysis(uri)
-        release = threading.Event()
         pool.submit(release.wait, 10)
         store.change(uri, 2, _insert_at_top(text, "// x\n"))
         await asyncio.sleep(0.05)          # analysis 2 started: it moves analysis 1
