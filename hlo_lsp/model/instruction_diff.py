@@ -131,8 +131,14 @@ class ModuleDiff:
 
     def headline(self) -> str:
         """``3 instructions changed, 1 added, 0 removed`` (or ``no instruction
-        changed``)."""
+        changed``, or why the instructions could not be compared)."""
         n = self.counts()
+        if not self.changes and 0 in self.compared:
+            # Nothing to match by: a side without op_name metadata (hand-made HLO,
+            # some older dumps) says nothing about its instructions.
+            return ("instructions not compared: the "
+                    f"{'old' if self.compared[0] == 0 else 'new'} module has no op_name "
+                    "metadata to match them by")
         if not self.changes:
             return "no instruction changed"
         return (f"{n['changed']} instruction{'s' if n['changed'] != 1 else ''} changed, "

@@ -80,7 +80,11 @@ class Layout:
         """Lines of plain English describing this layout for an array of ``rank``."""
         lines: list[str] = []
         m2m = self.minor_to_major
-        if rank >= 2 and m2m == tuple(range(rank - 1, -1, -1)):
+        if rank >= 1 and len(m2m) != rank:
+            # XLA rejects such a layout (xla/layout_util.cc ValidateLayoutForShape).
+            lines.append(f"minor_to_major {{{','.join(map(str, m2m))}}} lists {len(m2m)} "
+                         f"dimensions, but the array has {rank}: not a valid layout")
+        elif rank >= 2 and m2m == tuple(range(rank - 1, -1, -1)):
             lines.append(f"minor_to_major {{{','.join(map(str, m2m))}}}: row-major "
                          "(last dimension contiguous)")
         elif rank >= 2 and m2m == tuple(range(rank)):

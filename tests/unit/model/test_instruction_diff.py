@@ -72,3 +72,15 @@ def test_a_copy_of_the_program_elsewhere_and_shifted_lines_are_the_same_program(
                                               lambda m: f"line={int(m.group(1)) + 3}", tables)
     assert shifted != moved
     assert diff_modules(parse(text), parse(shifted)).changes == []
+
+
+def test_modules_without_op_names_are_not_called_unchanged():
+    """Seed 001's pair carries no op_name metadata on one side: the comparison
+    says it could not match instructions instead of "no instruction changed"."""
+    from hlo_lsp.model.instruction_diff import diff_modules
+    from hlo_lsp.syntax.parser import parse
+    from tests.helpers import FP8_FUSED, FP8_REGRESSION, read
+
+    d = diff_modules(parse(read(FP8_FUSED)), parse(read(FP8_REGRESSION)))
+    assert not d.changes and 0 in d.compared
+    assert d.headline().startswith("instructions not compared")

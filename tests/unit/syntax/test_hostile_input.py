@@ -44,3 +44,11 @@ def test_stack_frame_rows_with_long_words():
     text = ("HloModule m\n\nFileLocations\n1 {" + "a" * 300_000 + "}\n\n"
             "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
     assert _seconds(parse, text) < 5
+
+
+def test_hover_on_a_layout_of_the_wrong_rank_explains_it():
+    from hlo_lsp.features.hover import hover
+
+    text = "HloModule m\n\nENTRY e {\n  ROOT p = f32[2,3]{} parameter(0)\n}\n"
+    got = hover(parse(text), text.index("f32[2,3]{}") + 2)
+    assert got is not None and "lists 0 dimensions, but the array has 2" in got.markdown
