@@ -4,6 +4,8 @@ in :mod:`tests.helpers`."""
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from tests.helpers import CORPUS

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe, save_recipe

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pathlib
 import shutil
 import time
 
 import pytest
-from lsprotocol import types
 
 from tests.helpers import CORPUS, CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
 from hlo_lsp.dump.names import hlo_path_for_report, report_path, report_paths_for_hlo
