@@ -533,10 +533,15 @@ class _WorkerContext:
         return process
 
 
+#: How long :func:`stop_workers` waits for workers to end before killing them (s).
+STOP_WORKERS_S = 2.0
+
+
 def stop_workers(executor: concurrent.futures.ProcessPoolExecutor,
                  context: _WorkerContext) -> None:
     """Cancel ``executor``'s pending work and terminate its worker processes
-    (those ``context`` started), without waiting. Uses the executor's own
+    (those ``context`` started), waiting a few milliseconds for them to end
+    (at most :data:`STOP_WORKERS_S`, then SIGKILL). Uses the executor's own
     ``terminate_workers`` where Python has it (3.14). Never raises."""
     terminate = getattr(executor, "terminate_workers", None)
     if terminate is not None:
@@ -546,11 +551,27 @@ def stop_workers(executor: concurrent.futures.ProcessPoolExecutor,
         except Exception:  # noqa: BLE001 - fall back to our own list
             log.debug("terminate_workers failed", exc_info=True)
     executor.shutdown(wait=False, cancel_futures=True)
-    for process in context.processes:
+    # A worker being launched by a submit that raced with the shutdown starts
+    # after a first pass: look again until every started worker has ended
+    # (a few milliseconds), at most STOP_WORKERS_S, then kill what is left.
+    deadline = time.monotonic() + STOP_WORKERS_S
+    while True:
+        alive = []
+        for process in list(context.processes):
+            try:
+                if process.is_alive():
+                    process.terminate()
+                    process.join(0.05)
+                    if process.is_alive():
+                        alive.append(process)
+            except Exception:  # noqa: BLE001 - a process not started or already reaped
+                pass
+        if not alive or time.monotonic() > deadline:
+            break
+    for process in alive:
         try:
-            if process.is_alive():
-                process.terminate()
-        except Exception:  # noqa: BLE001 - a process not started or already reaped
+            process.kill()
+        except Exception:  # noqa: BLE001
             pass
 
 
