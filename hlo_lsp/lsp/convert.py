@@ -13,7 +13,7 @@ from pygls.uris import from_fs_path
 
 from hlo_lsp.features.symbols import Symbol
 from hlo_lsp.model.hlo import Problem, Severity
-from hlo_lsp.model.spans import FileTarget, Span
+from hlo_lsp.model.spans import FileTarget
 from hlo_lsp.syntax.lines import LineIndex
 
 _SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -63,14 +63,6 @@ def file_location(target: FileTarget) -> types.Location | None:
     return types.Location(uri=uri, range=types.Range(
         start=types.Position(line=line, character=col),
         end=types.Position(line=end_line, character=end_col)))
-
-
-def to_location(uri: str, lines: LineIndex, target: Span | FileTarget) -> types.Location | None:
-    """A span of the document ``uri`` (positions by ``lines``) or a place in
-    another file as a Location; None when the file has no URI."""
-    if isinstance(target, Span):
-        return types.Location(uri=uri, range=to_range(lines, target.start, target.end))
-    return file_location(target)
 
 
 def to_document_symbol(sym: Symbol, lines: LineIndex) -> types.DocumentSymbol:

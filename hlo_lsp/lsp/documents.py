@@ -292,6 +292,11 @@ class _DiskEntry:
     chars: int = 0
 
 
+#: (uri, version when it arrived) of the request being received (see
+#: :meth:`DocumentStore.arriving`).
+_ARRIVAL: contextvars.ContextVar[tuple[str, int | None] | None] = contextvars.ContextVar(
+    "hlo_lsp_arrival", default=None)
+
 #: (uri, version) of every analysis the running request read (set by
 #: :meth:`DocumentStore.lease`, checked by :meth:`DocumentStore.check_current`).
 _READ: contextvars.ContextVar[list[tuple[str, int]] | None] = contextvars.ContextVar(
@@ -537,15 +542,27 @@ class DocumentStore:
                 else:
                     del doc.leases[analysis.version]
 
-    def track_reads(self, uri: str | None = None,
-                    version: int | None = None) -> contextvars.Token:
+    @contextlib.contextmanager
+    def arriving(self, uri: str):
+        """While a request about ``uri`` is received: remember the document's
+        version now, for :meth:`track_reads` in the request's handler (which runs
+        later, in a copy of this context)."""
+        token = _ARRIVAL.set((uri, self.version(uri)))
+        try:
+            yield
+        finally:
+            _ARRIVAL.reset(token)
+
+    def track_reads(self, uri: str | None = None) -> contextvars.Token:
         """Start remembering the versions the current request reads (see
         :meth:`check_current`); returns the token to pass to :meth:`untrack`.
-        ``uri``: the document the request is about; ``version``: its version when
-        the request arrived (default: now), the text its positions refer to."""
+        ``uri``: the document the request is about; its version is the one it had
+        when the request arrived (:meth:`arriving`; else now), the text the
+        request's positions refer to."""
         read: list[tuple[str, int]] = []
-        if version is None and uri is not None:
-            version = self.version(uri)
+        arrival = _ARRIVAL.get()
+        version = arrival[1] if arrival is not None and arrival[0] == uri else \
+            self.version(uri) if uri is not None else None
         if uri is not None and version is not None:
             read.append((uri, version))
         return _READ.set(read)

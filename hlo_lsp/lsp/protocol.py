@@ -85,14 +85,17 @@ class HloProtocol(LanguageServerProtocol):
                 f"invalid params for {message.method}"))
             return
         server = self._server
-        msg_id = getattr(message, "id", None)
         doc = getattr(getattr(message, "params", None), "text_document", None)
-        if msg_id is not None and isinstance(server, HloLanguageServer) and doc is not None:
-            # The positions of a request are in the text of the version current
-            # when it arrives; its handler runs later, after the messages read
-            # with it (edits among them) were handled.
-            server.arrivals[msg_id] = server.store.version(getattr(doc, "uri", ""))
-        super().handle_message(message)
+        if getattr(message, "id", None) is None or doc is None \
+                or not isinstance(server, HloLanguageServer):
+            super().handle_message(message)
+            return
+        # The positions of a request are in the text of the version current when
+        # it arrives; its handler runs later, after the messages read with it
+        # (edits among them) were handled. pygls runs the handler in a copy of
+        # this context, so it finds the version there.
+        with server.store.arriving(getattr(doc, "uri", "")):
+            super().handle_message(message)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
@@ -118,8 +121,6 @@ class HloLanguageServer(LanguageServer):
         self.workspace_state: WorkspaceState | None = None
         self._tasks: set[asyncio.Task] = set()
         self.shutdown_requested = False
-        #: request id -> version of its document when the request arrived.
-        self.arrivals: dict[Any, int | None] = {}
 
     # -- lifecycle ------------------------------------------------------------
     def shut_down(self) -> None:

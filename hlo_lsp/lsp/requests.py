@@ -33,8 +33,7 @@ def guarded(default: Any = None) -> Callable:
         @functools.wraps(fn)
         async def run(ls, *args):
             doc = getattr(args[0], "text_document", None) if args else None
-            arrived = ls.arrivals.pop(ls.protocol.msg_id, None)
-            token = ls.store.track_reads(getattr(doc, "uri", None), arrived)
+            token = ls.store.track_reads(getattr(doc, "uri", None))
             try:
                 result = await fn(ls, *args)
                 ls.store.check_current()

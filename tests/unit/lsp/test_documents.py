@@ -197,3 +197,36 @@ def test_views_map_the_latest_analysis_but_never_one_being_moved():
 
 def _position(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset), offset - text.rfind("\n", 0, offset) - 1
+
+
+def test_a_request_is_about_the_version_it_arrived_with():
+    """pygls runs a request's handler later, in a copy of the context the
+    message was received in: an edit received in between makes the request's
+    positions stale, and the handler is told so."""
+    import contextvars
+
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+
+    async def run():
+        store = _store()
+        store.open(uri, 1, text)
+        await store.analysis(uri)
+        with store.arriving(uri):
+            handler_context = contextvars.copy_context()   # as pygls does
+        store.change(uri, 2, _insert_at_top(text, "// x\n"))
+
+        def handler() -> str:
+            token = store.track_reads(uri)
+            try:
+                store.check_current()
+                return "answered"
+            except DocumentChanged:
+                return "refused"
+            finally:
+                store.untrack(token)
+
+        assert handler_context.run(handler) == "refused"
+        assert contextvars.copy_context().run(handler) == "answered"   # arrived now
+
+    asyncio.run(run())
