@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cachetools import TTLCache
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
@@ -48,6 +49,9 @@ if TYPE_CHECKING:  # the handlers' state, created at ``initialized``
 log = logging.getLogger("hlo_lsp")
 
 MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
+#: How long the Python source directories of a dump are kept (seconds): a recipe
+#: written by a recompile is seen within this time.
+SOURCE_DIRS_TTL_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +125,7 @@ class HloLanguageServer(LanguageServer):
         self.workspace_state: WorkspaceState | None = None
         self._tasks: set[asyncio.Task] = set()
         self.shutdown_requested = False
+        self._source_dirs: TTLCache = TTLCache(maxsize=256, ttl=SOURCE_DIRS_TTL_S)
 
     # -- lifecycle ------------------------------------------------------------
     def shut_down(self) -> None:
@@ -184,11 +189,21 @@ class HloLanguageServer(LanguageServer):
                 out.append(root)
         return out
 
-    def source_dirs(self, uri: str) -> list[str]:
+    async def source_dirs(self, uri: str) -> list[str]:
         """Where relative Python paths in the metadata of the dump ``uri`` are
-        looked for: the one answer for definition and documentLink (see
-        :func:`hlo_lsp.dump.sources.source_dirs`)."""
-        return source_dirs(to_fs_path(uri), self.workspace_folders(), self.settings.source_root)
+        looked for: the one answer for hover, definition, documentLink and recipe
+        inference (see :func:`hlo_lsp.dump.sources.source_dirs`). It reads the
+        dump's recipe and stats directories, so it runs off the event loop (a
+        recipe file could be a FIFO), and the answer is kept for
+        :data:`SOURCE_DIRS_TTL_S` per dump directory and workspace."""
+        path = to_fs_path(uri)
+        folders = self.workspace_folders()
+        key = (os.path.dirname(path or ""), tuple(folders), str(self.settings.source_root))
+        dirs = self._source_dirs.get(key)
+        if dirs is None:
+            dirs = self._source_dirs[key] = await asyncio.to_thread(
+                source_dirs, path, folders, self.settings.source_root)
+        return dirs
 
     def oracle(self) -> XlaOracle | None:
         """XLA's parser in a worker process, unless the setting ``xlaDiagnostics``

@@ -188,7 +188,7 @@ async def _resolve_recipe(ls: HloLanguageServer, uri: str, path: str,
     if recipe is None:
         analysis = await ls.analysis(uri)
         recipe = infer_recipe(dump_dir, analysis.module if analysis else None, workspace,
-                              dirs=ls.source_dirs(uri))
+                              dirs=await ls.source_dirs(uri))
         if recipe is None:
             return None, ("Cannot recompile: this dump names no Python file and has no "
                           "recipe. Make it with `hlo-lsp dump -- python your_program.py`, "
@@ -440,7 +440,7 @@ def register(server: HloLanguageServer) -> None:
         async with ls.lease(uri) as a:
             if a is None:
                 return []
-            dirs = ls.source_dirs(uri)
+            dirs = await ls.source_dirs(uri)
             out = []
             for link in source_links(a.module, lambda p: resolve_source_path(p, dirs)):
                 target = from_fs_path(link.path) if os.path.isabs(link.path) else None

@@ -101,7 +101,7 @@ def register(server: HloLanguageServer) -> None:
         if deviceless is _UNKNOWN:
             deviceless = _DEVICELESS[dump_dir] = \
                 await asyncio.to_thread(deviceless_statement, path) if path else None
-        dirs = ls.source_dirs(uri)
+        dirs = await ls.source_dirs(uri)
 
         def answer(view: View | None):
             offset = _offset_in(view, pos)
@@ -152,12 +152,14 @@ def register(server: HloLanguageServer) -> None:
         if reports.is_report_uri(uri):
             return await reports.report_definition(ls, uri, pos)
 
+        dirs = await ls.source_dirs(uri)
+
         def answer(view: View | None):
             offset = _offset_in(view, pos)
             if offset is None:
                 return _UNKNOWN
             out = []
-            for target in definition(view.analysis.module, offset, ls.source_dirs(uri)):
+            for target in definition(view.analysis.module, offset, dirs):
                 if isinstance(target, Span):
                     span = view.span(target.start, target.end)
                     if span is None:
