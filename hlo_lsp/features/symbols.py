@@ -26,20 +26,34 @@ def document_symbols(module: HloModule, instructions: bool = True) -> list[Symbo
     """The outline of ``module``. With ``instructions=False`` computations are
     leaves (used for very large documents)."""
     comps: list[Symbol] = []
+    # An inline computation (Computation.inline) is a child of the instruction
+    # whose attribute holds it, so that every child lies inside its parent.
+    holders: dict[int, Symbol] = {}
     for comp in module.computations:
         kids: list[Symbol] = []
         if instructions:
+            by_id: dict[int, Symbol] = {}
             for ins in comp.instructions:
                 shape = ins.shape.text if ins.shape is not None else ""
                 detail = f"{shape} {ins.opcode}".strip()
                 if ins.is_root:
                     detail = "ROOT " + detail
                 kind = "parameter" if ins.parameter_number is not None else "instruction"
-                kids.append(Symbol(ins.name.name, kind, detail, ins.start, ins.end,
-                                   ins.name.start, ins.name.end))
-        comps.append(Symbol(comp.name.name, "entry" if comp.is_entry else "computation",
-                            comp.signature(with_name=False), comp.start, comp.end,
-                            comp.name.start, comp.name.end, kids))
+                by_id[id(ins)] = sym = Symbol(ins.name.name, kind, detail, ins.start, ins.end,
+                                              ins.name.start, ins.name.end)
+                kids.append(sym)
+            for inner in comp.nested:
+                holder = comp.instruction_at(inner.start)
+                if holder is not None:
+                    holders[id(inner)] = by_id[id(holder)]
+        symbol = Symbol(comp.name.name, "entry" if comp.is_entry else "computation",
+                        "inline computation" if comp.inline else comp.signature(with_name=False),
+                        comp.start, comp.end, comp.name.start, comp.name.end, kids)
+        holder_symbol = holders.get(id(comp)) if comp.inline else None
+        if holder_symbol is not None:
+            holder_symbol.children.append(symbol)
+        elif not comp.inline or instructions:
+            comps.append(symbol)
     tables = module.frames
     if tables.sections:
         table_kids = [Symbol(kind, "table", "", s, e, s, s + len(kind))

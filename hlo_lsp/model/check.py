@@ -34,6 +34,9 @@ def check(module: HloModule) -> list[Problem]:
     frame_count = len(module.frames.frames)
     for comp in module.computations:
         name = comp.name.name
+        if comp.inline:  # `_`, XLA's name for every inline computation
+            out.extend(_local_problems(comp, frame_count)[0])
+            continue
         if name in defined_comps:
             out.append(Problem(comp.name.start, comp.name.end,
                                f"computation already exists: {name}"))

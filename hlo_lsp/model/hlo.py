@@ -202,6 +202,11 @@ class Parameter:
     shape: ShapeToken
 
 
+#: Instructions on either side of a binary-search hit that
+#: :meth:`Computation.instruction_at` also looks at (nested operands of one user).
+_NEST_WINDOW = 8
+
+
 @dataclass(eq=False)
 class Computation:
     """A computation: ``[ENTRY] name (params) -> shape { instructions }``.
@@ -209,6 +214,13 @@ class Computation:
     ``start`` is the start of the header, ``body_start`` the offset of ``{`` and
     ``end`` the offset just past ``}`` (or of the last parsed instruction when the
     closing brace is missing).
+
+    An inline computation, written in an attribute in place of a computation's
+    name (``to_apply={ a = f32[] parameter(0) ... }``, hlo_parser.cc
+    ParseHloComputation), has ``inline`` set, the name ``_`` that XLA gives it
+    (its range is the ``{``), no signature, and ``start == body_start``. The
+    computation whose instructions hold it lists it in ``nested``; the module
+    lists both, in text order of their starts.
     """
 
     name: Ref
@@ -221,6 +233,8 @@ class Computation:
     instructions: list[Instruction] = field(default_factory=list)
     execution_thread: str | None = None
     closed: bool = True
+    inline: bool = False
+    nested: list["Computation"] = field(default_factory=list)
 
     @cached_property
     def by_name(self) -> dict[str, Instruction]:
@@ -248,6 +262,28 @@ class Computation:
                 return ins
         return self.instructions[-1] if self.instructions else None
 
+    def instruction_at(self, offset: int) -> Instruction | None:
+        """The innermost instruction of this computation whose text contains
+        ``offset`` (end inclusive): a nested operand instruction (``.anon``)
+        rather than the instruction holding it."""
+        ins = self.instructions
+        lo, hi = 0, len(ins)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ins[mid].start <= offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        # Nested instructions come before their user (XLA's order) but start
+        # inside it, so starts are sorted except within such a group: look at
+        # the neighbours too and take the innermost holding ``offset``.
+        best = None
+        for j in range(max(lo - _NEST_WINDOW, 0), min(lo + _NEST_WINDOW, len(ins))):
+            cand = ins[j]
+            if cand.start <= offset <= cand.end and (best is None or cand.start > best.start):
+                best = cand
+        return best
+
     def parameters(self) -> dict[int, Instruction]:
         """``parameter(N)`` instructions by N."""
         return {i.parameter_number: i for i in self.instructions
@@ -267,6 +303,8 @@ class Computation:
         self.start += delta
         self.body_start += delta
         self.end += delta
+        for comp in self.nested:
+            comp.shift(delta)
         for ins in self.instructions:
             _shift_ref(ins.name, delta)
             ins.opcode_start += delta
@@ -304,7 +342,8 @@ class Computation:
         comp = Computation(ref(self.name), self.is_entry,
                            [Parameter(ref(p.ref), shape(p.shape)) for p in self.params],
                            shape(self.result), self.start + delta, self.body_start + delta,
-                           self.end + delta, [], self.execution_thread, self.closed)
+                           self.end + delta, [], self.execution_thread, self.closed,
+                           self.inline, [c.shifted(delta) for c in self.nested])
         for ins in self.instructions:
             copy = Instruction(
                 ref(ins.name), ins.opcode, ins.opcode_start + delta, shape(ins.shape),
@@ -443,11 +482,14 @@ class HloModule:
 
     @property
     def entry(self) -> Computation | None:
-        """The ENTRY computation, else the last one (XLA's rule)."""
+        """The ENTRY computation, else the last one that is not inline (XLA's rule)."""
         for c in self.computations:
             if c.is_entry:
                 return c
-        return self.computations[-1] if self.computations else None
+        for c in reversed(self.computations):
+            if not c.inline:
+                return c
+        return None
 
     @cached_property
     def _starts(self) -> list[int]:
@@ -455,28 +497,23 @@ class HloModule:
 
     def computation_at(self, offset: int) -> Computation | None:
         """The computation whose text contains ``offset``."""
+        comps = self.computations
         i = bisect.bisect_right(self._starts, offset) - 1
-        if i >= 0 and offset <= self.computations[i].end:
-            return self.computations[i]
+        # An inline computation lies inside the one holding it: past its end,
+        # the offset may still be in an enclosing computation listed before it.
+        while i >= 0:
+            comp = comps[i]
+            if offset <= comp.end:
+                return comp
+            if not comp.inline:
+                return None
+            i -= 1
         return None
 
     def instruction_at(self, offset: int) -> Instruction | None:
-        """The instruction whose text contains ``offset`` (end inclusive)."""
+        """The innermost instruction whose text contains ``offset`` (end inclusive)."""
         comp = self.computation_at(offset)
-        if comp is None:
-            return None
-        ins = comp.instructions
-        lo, hi = 0, len(ins)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if ins[mid].start <= offset:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = lo - 1
-        if i >= 0 and offset <= ins[i].end:
-            return ins[i]
-        return None
+        return None if comp is None else comp.instruction_at(offset)
 
     def instruction_count(self) -> int:
         return sum(len(c.instructions) for c in self.computations)

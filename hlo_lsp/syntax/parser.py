@@ -62,6 +62,19 @@ class _Builder(Transformer):
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
         self.base = 0
+        #: Nested operand instructions not yet placed in a computation (they go
+        #: just before their user, by ``instructions``); a stack of the lists
+        #: set aside while an inline computation's body is read.
+        self.anonymous: list[Instruction] = []
+        self._set_aside: list[tuple[list[Instruction], list[Computation]]] = []
+        #: Inline computations not yet given to the computation holding them.
+        self.inline: list[Computation] = []
+
+    def reset(self) -> None:
+        """Forget what an earlier (failed) parse left pending."""
+        self.anonymous = []
+        self._set_aside = []
+        self.inline = []
 
     # -- helpers ---------------------------------------------------------
     def _ref(self, tok: Token) -> Ref:
@@ -166,6 +179,9 @@ class _Builder(Transformer):
         holder = weakref.ref(comp)  # Instruction.computation, shared by all of them
         for ins in instructions:
             ins._computation = holder
+        if self.inline:
+            comp.nested = self.inline
+            self.inline = []
         return comp
 
     def execution_thread(self, items):
@@ -173,9 +189,16 @@ class _Builder(Transformer):
         return ("thread", unescape(tok.value[1:-1]), tok.end_pos + self.base)
 
     def instructions(self, items):
+        anonymous = self.anonymous
         if len(items) == 1:
+            if anonymous:  # nested operands come before their user (XLA's order)
+                self.anonymous = []
+                return anonymous + items
             return items  # a new list holding the first instruction
         instructions, instruction = items
+        if anonymous:
+            instructions.extend(anonymous)
+            self.anonymous = []
         instructions.append(instruction)
         return instructions
 
@@ -222,9 +245,12 @@ class _Builder(Transformer):
         operands: list[Operand] = []
         parameter_number = literal = None
         if kind == "OPCODE":
-            opcode = text[:-1]
-            if opcode[-1] <= " ":
-                opcode = opcode.rstrip()
+            if text[-1] == "(":
+                opcode = text[:-1]
+                if opcode[-1] <= " ":
+                    opcode = opcode.rstrip()
+            else:  # `opcode(,` with empty operand slots
+                opcode = text[:text.index("(")].rstrip()
             tok = items[i]
             i += 1
             if tok.__class__ is list:
@@ -270,6 +296,31 @@ class _Builder(Transformer):
         else:
             operands.append(Operand(ref, first if first.__class__ is ShapeToken
                                     else self._shape(first)))
+        return operands
+
+    def nested(self, items):
+        """``shape (OPCODE operands? RPAR | PARAMETER | CONSTANT LITERAL)
+        attributes?`` in place of an operand: an instruction named
+        ``<opcode>.anon`` (hlo_parser.cc), its name range the opcode's."""
+        first = items[0]
+        shape_start = first.start if first.__class__ is ShapeToken else first.start_pos + self.base
+        opcode_tok = items[1]
+        # The instruction callback reads a definition token first: give it one
+        # that defines no name, and name the instruction after its opcode.
+        fake = Token("DEFINITION", "_=", start_pos=opcode_tok.start_pos)
+        ins = self.instruction([fake] + items)
+        name = ins.opcode + ".anon"
+        ins.name = Ref(name, ins.opcode_start, ins.opcode_start + len(ins.opcode))
+        ins.start = shape_start
+        return ins
+
+    def nested_operand(self, items):
+        """``(operands OPERAND_COMMA)? nested``: the nested instruction waits in
+        ``anonymous`` for its computation; its user's operand names it."""
+        ins = items[-1]
+        operands = items[0] if items[0].__class__ is list else []
+        self.anonymous.append(ins)
+        operands.append(Operand(Ref(ins.name.name, ins.name.start, ins.name.end), ins.shape))
         return operands
 
     # -- shapes ------------------------------------------------------------
@@ -354,6 +405,37 @@ class _Builder(Transformer):
         acc[2].extend(refs)
         return acc
 
+    def inline_open(self, items):
+        """``, to_apply={``: the nested operands of the instruction holding the
+        inline computation are set aside until its ``}``."""
+        self._set_aside.append((self.anonymous, self.inline))
+        self.anonymous = []
+        self.inline = []
+        return items
+
+    def inline_computation(self, items):
+        """``inline_open instructions RBRACE``: a computation named ``_`` (as XLA
+        names it) whose range is from ``{`` to ``}``, kept in ``inline`` for the
+        computation holding it; the attribute's value is the body's text."""
+        acc = items[0] if items[0].__class__ is tuple else None
+        head = items[-3]  # [COMPUTATION_ATTR, LBRACE]
+        instructions, rbrace = items[-2], items[-1]
+        base = self.base
+        lbrace = head[1].end_pos - 1 + base
+        end = rbrace.end_pos + base
+        comp = Computation(Ref("_", lbrace, lbrace + 1), False, [], None, lbrace, lbrace,
+                           end, instructions, inline=True)
+        holder = weakref.ref(comp)
+        for ins in instructions:
+            ins._computation = holder
+        if self.inline:  # computations inline in this one's instructions
+            comp.nested = self.inline
+        self.anonymous, self.inline = self._set_aside.pop() if self._set_aside else ([], [])
+        self.inline.append(comp)
+        name_items = [acc, head[0]] if acc is not None else [head[0]]
+        acc, _ = self._add(name_items, lbrace, end, "{...}")
+        return acc
+
     def literal_attribute(self, items):
         shape, value = items[-2], items[-1]
         return self._add(items, shape.start_pos + self.base, value.end_pos + self.base,
@@ -393,6 +475,8 @@ def _run_fast(text: str, start: str = "start", base: int = 0):
         return _run(text, start, base)
     lark, builder = _parser(True)
     builder.base = base
+    if builder.anonymous or builder.inline or builder._set_aside:
+        builder.reset()
     try:
         return lark.parse(text, start=start)
     except Exception as exc:  # lark-cython errors are not well-formed: redo slowly
@@ -404,6 +488,8 @@ def _run_fast(text: str, start: str = "start", base: int = 0):
 def _run(text: str, start: str, base: int = 0):
     lark, builder = _parser()
     builder.base = base
+    if builder.anonymous or builder.inline or builder._set_aside:
+        builder.reset()
     try:
         return lark.parse(text, start=start)
     finally:
@@ -448,6 +534,7 @@ _TERMINAL_WORDS = {
     "ATTRIBUTE": "', attribute='", "ATTR_NAME": "', attribute='",
     "COMPUTATION_ATTR": "', attribute='", "CONTROL_PREDECESSORS": "', attribute='",
     "LITERAL_ATTR": "', attribute='", "EXECUTION_THREAD": "', execution_thread='",
+    "OPERAND_COMMA": "','", "OPERANDS_END": "')'",
 }
 
 
@@ -566,11 +653,25 @@ def _parse(text: str) -> HloModule:
     return module
 
 
+def _inline_computations(comp: Computation) -> list[Computation]:
+    """The inline computations inside ``comp``, at any depth, by start offset."""
+    out: list[Computation] = []
+    stack = list(comp.nested)
+    while stack:
+        inner = stack.pop()
+        out.append(inner)
+        stack.extend(inner.nested)
+    out.sort(key=lambda c: c.start)
+    return out
+
+
 def _assemble(module: HloModule, items) -> None:
     tables = module.frames
     for it in items:
         if isinstance(it, Computation):
             module.computations.append(it)
+            if it.nested:
+                module.computations.extend(_inline_computations(it))
         elif isinstance(it, tuple) and it[0] == "header":
             if module.name is None:
                 _, module.name, module.header_attributes, _, module.header_end = it
@@ -697,6 +798,12 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
                     break
             j += 1
         if parsed is not None:
+            builder = _parser()[1]
+            for ins in builder.anonymous:  # nested operands, before their user
+                ins.computation = comp
+                comp.instructions.append(ins)
+            comp.nested.extend(builder.inline)
+            builder.reset()
             parsed.computation = comp
             comp.instructions.append(parsed)
             comp.end = parsed.end

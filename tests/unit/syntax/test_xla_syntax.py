@@ -1,0 +1,121 @@
+"""Syntax XLA's parser accepts beyond what dumps print (hlo_parser.cc): inline
+computations, nested operand instructions, empty operand slots. Each text is
+also given to XLA's own parser when jaxlib is installed, so the expectations
+here are XLA's, not ours."""
+
+from __future__ import annotations
+
+import pytest
+
+from hlo_lsp.features.diagnostics import diagnostics
+from hlo_lsp.features.definition import definition
+from hlo_lsp.features.folding import folding_ranges
+from hlo_lsp.features.symbols import document_symbols
+from hlo_lsp.model.hlo import Severity
+from hlo_lsp.syntax.lines import LineIndex
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.syntax import xla as xla_oracle
+from tests.helpers import offset_of
+
+# As in XLA's Triton and fusion tests: a reduction whose combiner is written
+# inline, and operands written as instructions in place.
+INLINE = """HloModule inline_reduce
+
+ENTRY main {
+  p0 = bf16[4,8] parameter(0)
+  c0 = bf16[] constant(-inf)
+  ROOT r = bf16[4] reduce(bf16[4,8] negate(p0), c0), dimensions={1}, to_apply={
+    a = bf16[] parameter(0)
+    b = bf16[] parameter(1)
+    ROOT maximum = bf16[] maximum(a, bf16[] negate(b))
+  }
+}
+"""
+
+EMPTY_SLOTS = """HloModule slots
+
+ENTRY main {
+  p0 = f32[] parameter(0)
+  x = f32[] add(, p0, p0,)
+  ROOT y = f32[] add(p0,, x)
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    if not xla_oracle.available():
+        pytest.skip("jaxlib (XLA's parser) is not installed")
+    o = xla_oracle.XlaOracle()
+    yield o
+    o.close()
+
+
+def _errors(text):
+    return [p for p in diagnostics(parse(text)) if p.severity == Severity.ERROR]
+
+
+@pytest.mark.parametrize("text", [INLINE, EMPTY_SLOTS])
+def test_xla_and_we_accept_with_the_same_counts(text, oracle):
+    verdict = oracle.check(text)
+    module = parse(text)
+    assert verdict.ok
+    assert _errors(text) == []
+    assert (len(module.computations), module.instruction_count()) == \
+        (verdict.computations, verdict.instructions)
+
+
+def test_inline_computation_is_a_computation_with_exact_ranges():
+    m = parse(INLINE)
+    entry, inline = m.computations
+    assert entry.name.name == "main" and inline.inline and inline.name.name == "_"
+    assert m.entry is entry and entry.nested == [inline]
+    assert INLINE[inline.start] == "{" and INLINE[inline.end - 1] == "}"
+    assert [i.name.name for i in inline.instructions] == ["a", "b", "negate.anon", "maximum"]
+    # The reduce names no computation: its body is in place.
+    reduce = entry.by_name["r"]
+    assert reduce.called == [] and reduce.attribute("to_apply") is not None
+    # What is at an offset is the innermost: the inline instruction, not the reduce.
+    assert m.instruction_at(offset_of(INLINE, "maximum(a")).name.name == "maximum"
+    assert m.computation_at(offset_of(INLINE, "maximum(a")) is inline
+    assert m.computation_at(offset_of(INLINE, "\n}\n", 1)) is entry
+
+
+def test_nested_operand_is_an_instruction_before_its_user():
+    m = parse(INLINE)
+    entry = m.computations[0]
+    names = [i.name.name for i in entry.instructions]
+    assert names == ["p0", "c0", "negate.anon", "r"]
+    nested = entry.by_name["negate.anon"]
+    assert INLINE[nested.name.start:nested.name.end] == "negate"
+    assert INLINE[nested.start:nested.end] == "bf16[4,8] negate(p0)"
+    assert [o.ref.name for o in entry.by_name["r"].operands] == ["negate.anon", "c0"]
+    assert m.instruction_at(offset_of(INLINE, "p0), c0")).name.name == "negate.anon"
+
+
+def test_navigation_inside_inline_computation():
+    m = parse(INLINE)
+    use = offset_of(INLINE, "maximum(a", len("maximum("))
+    [span] = definition(m, use)
+    assert INLINE[span.start:span.end] == "a" and span.start == offset_of(INLINE, "a = bf16")
+    [span] = definition(m, offset_of(INLINE, "negate(b)"))
+    assert INLINE[span.start:span.end] == "negate"
+    # The outline nests the inline computation under the reduce that holds it.
+    [module] = document_symbols(m)
+    [main] = module.children
+    reduce = next(s for s in main.children if s.name == "r")
+    assert [c.name for c in reduce.children] == ["_"]
+    assert [s.name for s in reduce.children[0].children] == ["a", "b", "negate.anon", "maximum"]
+    folds = folding_ranges(m, LineIndex(INLINE))
+    lines = LineIndex(INLINE)
+    inline = m.computations[1]
+    assert any(f.collapsed_text == "_" and f.start_line == lines.line_of(inline.start)
+               and f.end_line == lines.line_of(inline.end - 1) for f in folds)
+
+
+def test_empty_operand_slots():
+    m = parse(EMPTY_SLOTS)
+    comp = m.computations[0]
+    assert [o.ref.name for o in comp.by_name["x"].operands] == ["p0", "p0"]
+    assert [o.ref.name for o in comp.by_name["y"].operands] == ["p0", "x"]
+    assert comp.by_name["x"].opcode == "add"
