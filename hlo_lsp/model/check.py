@@ -16,7 +16,30 @@ import weakref
 
 from hlo_lsp.model.backend_config import is_json_object
 from hlo_lsp.model.hlo import Computation, ComputationRef, HloModule, Problem, Severity
+from hlo_lsp.model.opcode_rules import RULES
 from hlo_lsp.model.opcodes import OPCODES
+
+#: Every attribute name some opcode allows in jaxlib's XLA (RULES): one outside
+#: an opcode's list but in here is an error, as in XLA; a name no opcode has is
+#: a warning (newer XLA may have added it).
+KNOWN_ATTRIBUTES: frozenset[str] = frozenset(
+    a for r in RULES.values() for a in (r["attributes"] or ()))
+
+#: (opcode, attribute) pairs newer XLA accepts though jaxlib's rejects them
+#: (xla/hlo/parser/hlo_parser.cc, 2025: ``sparsity`` on dot, ``is_stable`` on
+#: topk): warnings, not errors.
+NEWER_ATTRIBUTES: frozenset[tuple[str, str]] = frozenset({
+    ("dot", "sparsity"), ("topk", "is_stable")})
+
+#: Words XLA's lexer reads as keywords, never as names (xla/hlo/parser/hlo_lexer.cc
+#: LexIdentifier): an instruction called one of them is "expects name".
+KEYWORDS: frozenset[str] = frozenset(
+    "true false inf nan HloModule ENTRY ROOT maximal replicated manual "
+    "last_tile_dim_replicate".split())
+
+#: Shape text -> the problem XLA's parser finds in it ("" when well formed);
+#: shapes repeat across a dump, so each text is looked at once.
+_SHAPE_PROBLEMS: dict[str, str] = {}
 
 
 def check(module: HloModule) -> list[Problem]:
@@ -32,6 +55,9 @@ def check(module: HloModule) -> list[Problem]:
     defined_comps: dict[str, int] = {}
     entries = 0
     frame_count = len(module.frames.frames)
+    if not module.computations and not module.problems:
+        end = len(module.text)
+        out.append(Problem(end, end, "expects name: the module has no computation"))
     for comp in module.computations:
         name = comp.name.name
         if comp.inline:  # `_`, XLA's name for every inline computation
@@ -89,31 +115,164 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
     """Uses before definitions, duplicate names, ROOTs, opcodes, attributes.
     Written for speed: it runs once per instruction of every opened dump."""
     out: list[Problem] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # name -> its shape's text ("" when none)
     roots = 0
+    shape_problems = _SHAPE_PROBLEMS
+    for p in comp.params:
+        _check_shape(p.shape, shape_problems, out)
+    if comp.result is not None:
+        _check_shape(comp.result, shape_problems, out)
     for ins in comp.instructions:
         for op in ins.operands:
             ref = op.ref
-            if ref.name not in seen and not ref.name.isdigit():  # digits: old format
-                out.append(_undefined(comp, ref))
+            defined = seen.get(ref.name)
+            if defined is None:
+                if not ref.name.isdigit():  # digits: old format
+                    out.append(_undefined(comp, ref))
+            elif op.shape is not None and op.shape.text != defined and defined:
+                _check_annotation(op, defined, out)
         for ref in ins.control_predecessors:
             if ref.name not in seen:
                 out.append(_undefined(comp, ref))
         name = ins.name
-        if name.name in seen:
+        if name.name in seen and not name.name.endswith(".anon"):
             out.append(Problem(name.start, name.end, f"instruction already exists: {name.name}"))
-        seen.add(name.name)
+        if name.name in KEYWORDS:
+            out.append(Problem(name.start, name.end,
+                               f"expects name: {name.name} is a keyword"))
+        shape = ins.shape
+        if shape is not None:
+            text = shape.text
+            if shape.elements is None:
+                found = shape_problems.get(text)
+                if found is None:
+                    found = shape_problems[text] = _shape_problem(text)
+                if found:
+                    out.append(Problem(shape.start, shape.end, found))
+            else:
+                _check_shape(shape, shape_problems, out)
+            seen[name.name] = text
+        else:
+            seen[name.name] = ""
         if ins.is_root:
             roots += 1
             if roots > 1:
                 out.append(Problem(name.start, name.end,
                                    "a computation has at most one ROOT instruction"))
-        if ins.opcode not in OPCODES and ins.opcode:
-            out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
-                               f"unknown opcode: {ins.opcode}"))
+        rule = RULES.get(ins.opcode)
+        if rule is None:
+            if ins.opcode:
+                out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
+                                   f"unknown opcode: {ins.opcode}"))
+        else:
+            _check_rule(ins, rule, out)
         if ins.attributes:
             _check_attributes(ins, frame_count, out)
+    root = comp.root
+    if (comp.result is not None and root is not None and root.shape is not None
+            and _without_layout(comp.result.text) != _without_layout(root.shape.text)):
+        out.append(Problem(comp.result.start, comp.result.end,
+                           f"the computation's result {comp.result.text} differs from "
+                           f"its ROOT's shape {root.shape.text}"))
     return out
+
+
+def _without_layout(text: str) -> str:
+    """A shape's text without its layouts and blanks: ``f32[2]{0}`` -> ``f32[2]``."""
+    if "{" not in text and " " not in text:
+        return text
+    out = []
+    depth = 0
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif not depth and ch != " ":
+            out.append(ch)
+    return "".join(out)
+
+
+def _check_annotation(op, defined: str, out: list[Problem]) -> None:
+    """An operand written with a shape (``f32[7,3] p0``) must have the shape its
+    definition has, layouts aside (hlo_parser.cc ParseOperands)."""
+    if _without_layout(op.shape.text) != _without_layout(defined):
+        out.append(Problem(op.shape.start, op.ref.end,
+                           f"operand {op.ref.name} is written as {op.shape.text}, "
+                           f"but it is defined as {defined}"))
+
+
+def _check_shape(shape, cache: dict[str, str], out: list[Problem]) -> None:
+    """Append the problem of an array or tuple shape (each element) to ``out``."""
+    if shape.elements is not None:
+        for e in shape.elements:
+            _check_shape(e, cache, out)
+        return
+    found = cache.get(shape.text)
+    if found is None:
+        found = cache[shape.text] = _shape_problem(shape.text)
+    if found:
+        out.append(Problem(shape.start, shape.end, found))
+
+
+def _shape_problem(text: str) -> str:
+    """What XLA's parser finds wrong in an array shape's text (hlo_parser.cc
+    ParseShape, ParseDimensionSizes, ParseLayout), "" when nothing: an empty
+    dimension (``f32[7,]``, ``f32[,2]``), an empty layout entry (``{,0}``), a
+    layout whose rank differs from the shape's."""
+    if len(_SHAPE_PROBLEMS) > 100_000:
+        _SHAPE_PROBLEMS.clear()
+    bracket = text.find("[")
+    close = text.find("]", bracket)
+    if bracket < 0 or close < 0:
+        return ""
+    dims = text[bracket + 1:close].replace(" ", "")
+    if dims and ("" in dims.split(",")):
+        return "expects integer: a dimension of the shape is empty"
+    brace = text.find("{", close)
+    if brace < 0:
+        return ""
+    layout = text[brace + 1:text.find("}", brace) if "}" in text[brace:] else len(text)]
+    minor_to_major = layout.split(":", 1)[0].replace(" ", "")
+    entries = minor_to_major.split(",") if minor_to_major else []
+    if "" in entries:
+        return "expects integer: an entry of the layout is empty"
+    rank = len(dims.split(",")) if dims else 0
+    if entries and len(entries) != rank:
+        return (f"Dimensions size is {rank}, but minor to major size is {len(entries)}.")
+    return ""
+
+
+def _check_rule(ins, rule: dict, out: list[Problem]) -> None:
+    """Operand count and attributes of ``ins`` against what XLA's parser
+    accepts for its opcode (:mod:`hlo_lsp.model.opcode_rules`)."""
+    counts = rule["operands"]
+    if counts is not None and len(ins.operands) not in counts:
+        at = ins.opcode_start + len(ins.opcode)
+        out.append(Problem(ins.opcode_start, at + 1,
+                           f"expects {counts[0]} operands, but has {len(ins.operands)} "
+                           f"operands"))
+    allowed = rule["attributes"]
+    names: set[str] = set()
+    for attr in ins.attributes:
+        name = attr.name
+        if name in names:
+            out.append(Problem(attr.name_start, attr.name_start + len(name),
+                               f"attribute {name} already exists"))
+        names.add(name)
+        if allowed is not None and name not in allowed:
+            newer = name not in KNOWN_ATTRIBUTES or (ins.opcode, name) in NEWER_ATTRIBUTES
+            out.append(Problem(
+                attr.name_start, attr.name_start + len(name),
+                f'unexpected attribute "{name}" for {ins.opcode}' + (
+                    " (unknown to this XLA version; newer XLA may accept it)" if newer
+                    else ""),
+                Severity.WARNING if newer else Severity.ERROR))
+    for required in rule["required"]:
+        if required not in names:
+            out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
+                               f"attribute {required} is expected but not seen"))
+            break
 
 
 def _undefined(comp: Computation, ref) -> Problem:

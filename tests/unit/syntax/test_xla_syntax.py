@@ -119,3 +119,42 @@ def test_empty_operand_slots():
     assert [o.ref.name for o in comp.by_name["x"].operands] == ["p0", "p0"]
     assert [o.ref.name for o in comp.by_name["y"].operands] == ["p0", "x"]
     assert comp.by_name["x"].opcode == "add"
+
+
+# One mistake each, as users make them; XLA's parser rejects every one (checked
+# against the oracle below), and so must our own checks, on XLA's line.
+def _entry(body):
+    return ("HloModule m\n\nENTRY e {\n  p0 = f32[7,2]{1,0} parameter(0)\n"
+            "  c = f32[] constant(0)\n" + body + "\n}\n")
+
+
+MISTAKES = {
+    "operand count": _entry("  ROOT r = f32[7,2] bitcast(p0, p0)"),
+    "duplicate attribute": _entry("  ROOT r = f32[7,2] negate(p0), sharding={replicated}, "
+                                  "sharding={replicated}"),
+    "attribute of another opcode": _entry("  ROOT r = f32[7,2] negate(p0), dimensions={0}"),
+    "missing required attribute": _entry("  ROOT r = f32[] reduce(p0, c), dimensions={0,1}"),
+    "empty dimension": _entry("  ROOT r = f32[7,] negate(p0)"),
+    "layout rank": _entry("  ROOT r = f32[7,2]{1} negate(p0)"),
+    "operand annotation": _entry("  ROOT r = f32[7,2] negate(f32[7,3] p0)"),
+    "keyword as a name": _entry("  ROOT = f32[7,2] negate(p0)"),
+    "no computation": "HloModule m\n// nothing here\n",
+}
+
+
+@pytest.mark.parametrize("what", sorted(MISTAKES))
+def test_mistakes_rejected_on_xlas_line(what, oracle):
+    text = MISTAKES[what]
+    verdict = oracle.check(text)
+    assert not verdict.ok
+    errors = _errors(text)
+    assert errors, f"{what}: XLA says {verdict.message!r}, we accept"
+    assert LineIndex(text).line_of(errors[0].start) == verdict.line - 1, \
+        (what, verdict, errors[0])
+
+
+def test_attribute_newer_than_jaxlib_is_a_warning():
+    text = _entry("  ROOT r = f32[7] topk(p0), k=1, largest=true, is_stable=true")
+    problems = diagnostics(parse(text))
+    assert [p.severity for p in problems if "is_stable" in p.message] == [Severity.WARNING]
+    assert [p for p in problems if p.severity == Severity.ERROR] == []
