@@ -63,10 +63,16 @@ def probe(oracle: XlaOracle, opcode: str) -> dict:
     """What XLA's parser says about ``opcode``: the operand counts it accepts
     (None: any), its allowed attributes and the first required one."""
     counts = []
+    expected = set()  # the N of XLA's "expects N operands"
     for k in range(MAX_OPERANDS + 1):
         v = oracle.check(_text(opcode, k))
-        if v is None or v.ok or not _COUNT.search(v.message):
+        found = _COUNT.search(v.message) if v is not None and not v.ok else None
+        if found:
+            expected.add(int(found.group(1)))
+        else:  # accepted, another error, or an abort (XLA CHECK-fails on some)
             counts.append(k)
+    if len(expected) == 1:  # XLA names the one count it takes
+        counts = sorted(expected)
     rule: dict = {"operands": None if len(counts) == MAX_OPERANDS + 1 else tuple(counts)}
     k = counts[0] if counts else 0
     v = oracle.check(_text(opcode, k, ", zz_probe=1"))

@@ -127,7 +127,10 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
             ref = op.ref
             defined = seen.get(ref.name)
             if defined is None:
-                if not ref.name.isdigit():  # digits: old format
+                if ref.name.isdigit():  # hlo_parser.cc ParseOperands reads names only
+                    out.append(Problem(ref.start, ref.end,
+                                       "expects ')' at the end of operands"))
+                else:
                     out.append(_undefined(comp, ref))
             elif op.shape is not None and op.shape.text != defined and defined:
                 _check_annotation(op, defined, out)
@@ -159,6 +162,8 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
             if roots > 1:
                 out.append(Problem(name.start, name.end,
                                    "a computation has at most one ROOT instruction"))
+        if ins.literal is not None and shape is not None and "," in ins.literal:
+            _check_scalar_literal(ins, out)
         rule = RULES.get(ins.opcode)
         if rule is None:
             if ins.opcode:
@@ -243,11 +248,30 @@ def _shape_problem(text: str) -> str:
     return ""
 
 
+def _check_scalar_literal(ins, out: list[Problem]) -> None:
+    """A constant of a scalar shape holds one value (hlo_parser.cc
+    ParseLiteral: "expects ')' after constant literal"); complex scalars are a
+    pair in parentheses, ``constant((1, 0))``."""
+    text = ins.shape.text
+    if ins.shape.elements is not None or "[]" not in text or text.startswith("c"):
+        return
+    inner = ins.literal[1:-1]
+    comma = inner.find(",")
+    if comma >= 0 and not inner.lstrip().startswith(("{", "(", '"')):
+        at = ins.opcode_start + len("constant")
+        out.append(Problem(at, ins.end, "expects ')' after constant literal"))
+
+
 def _check_rule(ins, rule: dict, out: list[Problem]) -> None:
     """Operand count and attributes of ``ins`` against what XLA's parser
     accepts for its opcode (:mod:`hlo_lsp.model.opcode_rules`)."""
     counts = rule["operands"]
-    if counts is not None and len(ins.operands) not in counts:
+    if ins.opcode == "reduce" and len(ins.operands) % 2:
+        # Inputs and their init values pair up (hlo_parser.cc, kReduce).
+        at = ins.opcode_start + len(ins.opcode)
+        out.append(Problem(ins.opcode_start, at + 1, "expects an even number of operands, "
+                           f"but has {len(ins.operands)} operands"))
+    elif counts is not None and len(ins.operands) not in counts:
         at = ins.opcode_start + len(ins.opcode)
         out.append(Problem(ins.opcode_start, at + 1,
                            f"expects {counts[0]} operands, but has {len(ins.operands)} "

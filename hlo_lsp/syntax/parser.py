@@ -823,7 +823,11 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             problems.append(Problem(ls + text[ls:le].index(rest[0]), le, message))
             break
     if not closed:
-        problems.append(Problem(comp.start, comp.body_start + 1,
-                                f"computation {name.name} is not closed with '}}'"))
+        # XLA reads on into the next computation and fails at its header: the
+        # error goes there (or to the end of the text), where XLA puts it.
+        at = lines[stop][0] if stop < len(lines) else len(text)
+        at_end = lines[stop][1] if stop < len(lines) else len(text)
+        problems.append(Problem(at, max(at_end, at), f"computation {name.name} is not "
+                                "closed with '}' before this line"))
         comp.closed = False
     return comp
