@@ -98,7 +98,17 @@ def main() -> int:
     rules = {op: probe(oracle, op) for op in sorted(OPCODES)}
     oracle.close()
     out = ROOT / "hlo_lsp" / "model" / "opcode_rules.py"
-    body = pprint.pformat(rules, width=96, sort_dicts=True)
+    # Many opcodes share one attribute list (XLA's common attributes): each
+    # distinct list is written once, in ATTRIBUTE_SETS, and named by index.
+    sets: list[tuple] = sorted({r["attributes"] for r in rules.values() if r["attributes"]})
+    lines = []
+    for op, r in sorted(rules.items()):
+        attrs = ("None" if r["attributes"] is None
+                 else f"ATTRIBUTE_SETS[{sets.index(r['attributes'])}]")
+        lines.append(f"    {op!r}: {{'operands': {r['operands']!r}, 'attributes': {attrs}, "
+                     f"'required': {r['required']!r}}},")
+    body = "{\n" + "\n".join(lines) + "\n}"
+    sets_text = pprint.pformat(sets, width=96, compact=True)
     out.write_text(f'''"""What XLA's HLO parser accepts per opcode: operand counts, allowed and
 required attributes.
 
@@ -118,6 +128,9 @@ parser (do not edit by hand; run the script again for a newer jaxlib).
 """
 
 from __future__ import annotations
+
+#: The distinct attribute lists, which RULES names by index.
+ATTRIBUTE_SETS: list[tuple[str, ...]] = {sets_text}
 
 RULES: dict[str, dict] = {body}
 ''', encoding="utf-8")
