@@ -12,8 +12,10 @@ not check at parse time (``backend_config`` that is not valid JSON) are warnings
 from __future__ import annotations
 
 import json
+import re
 import weakref
 
+from hlo_lsp.model.attribute_syntax import UNKNOWN_KEY, value_problem
 from hlo_lsp.model.backend_config import is_json_object
 from hlo_lsp.model.hlo import Computation, ComputationRef, HloModule, Problem, Severity
 from hlo_lsp.model.opcode_rules import RULES
@@ -58,6 +60,10 @@ def check(module: HloModule) -> list[Problem]:
     if not module.computations and not module.problems:
         end = len(module.text)
         out.append(Problem(end, end, "expects name: the module has no computation"))
+    for attr in module.header_attributes:
+        wrong = value_problem(attr.name, attr.value)
+        if wrong:
+            out.append(Problem(attr.value_start, max(attr.value_end, attr.value_start + 1), wrong))
     for comp in module.computations:
         name = comp.name.name
         if comp.inline:  # `_`, XLA's name for every inline computation
@@ -132,8 +138,10 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
                                        "expects ')' at the end of operands"))
                 else:
                     out.append(_undefined(comp, ref))
-            elif op.shape is not None and op.shape.text != defined and defined:
-                _check_annotation(op, defined, out)
+            elif op.shape is not None:
+                _check_shape(op.shape, shape_problems, out)
+                if op.shape.text != defined and defined:
+                    _check_annotation(op, defined, out)
         for ref in ins.control_predecessors:
             if ref.name not in seen:
                 out.append(_undefined(comp, ref))
@@ -170,7 +178,7 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
                 out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
                                    f"unknown opcode: {ins.opcode}"))
         else:
-            _check_rule(ins, rule, out)
+            _check_rule(ins, rule, seen, out)
         if ins.attributes:
             _check_attributes(ins, frame_count, out)
     root = comp.root
@@ -220,6 +228,19 @@ def _check_shape(shape, cache: dict[str, str], out: list[Problem]) -> None:
         out.append(Problem(shape.start, shape.end, found))
 
 
+#: What may follow ``minor_to_major:`` in a layout, in this order, each at most
+#: once (hlo_parser.cc ParseLayout; the order of Layout::ToString): dimension
+#: level types ``D(...)``, tiles ``T(..)(..)``, tail padding ``L(n)``, index and
+#: pointer types ``#(s32)`` ``*(s32)``, element size ``E(bits)``, memory space
+#: ``S(n)``, split configs ``SC(dim:indices)``, physical shape ``P(shape)``,
+#: dynamic-shape metadata ``M(n)``. Checked item by item against jaxlib 0.10.2.
+_LAYOUT_TAIL = re.compile(
+    r"\s*(?:D\([^()]*\)\s*)?(?:T(?:\([0-9,* ]*\))+\s*)?(?:L\(\s*\d+\s*\)\s*)?"
+    r"(?:#\(\s*\w+\s*\)\s*)?(?:\*\(\s*\w+\s*\)\s*)?(?:E\(\s*\d+\s*\)\s*)?"
+    r"(?:S\(\s*\d+\s*\)\s*)?(?:SC\(\s*\d+\s*:[0-9, ]*\)\s*)*(?:P\([^()]*\)\s*)?"
+    r"(?:M\(\s*\d+\s*\)\s*)?")
+
+
 def _shape_problem(text: str) -> str:
     """What XLA's parser finds wrong in an array shape's text (hlo_parser.cc
     ParseShape, ParseDimensionSizes, ParseLayout), "" when nothing: an empty
@@ -238,7 +259,10 @@ def _shape_problem(text: str) -> str:
     if brace < 0:
         return ""
     layout = text[brace + 1:text.find("}", brace) if "}" in text[brace:] else len(text)]
-    minor_to_major = layout.split(":", 1)[0].replace(" ", "")
+    minor_to_major, colon, tail = layout.partition(":")
+    minor_to_major = minor_to_major.replace(" ", "")
+    if colon and "P(" not in tail and not _LAYOUT_TAIL.fullmatch(tail):
+        return "expects layout to end with kRbrace: the layout's items after ':' are malformed"
     entries = minor_to_major.split(",") if minor_to_major else []
     if "" in entries:
         return "expects integer: an entry of the layout is empty"
@@ -262,20 +286,20 @@ def _check_scalar_literal(ins, out: list[Problem]) -> None:
         out.append(Problem(at, ins.end, "expects ')' after constant literal"))
 
 
-def _check_rule(ins, rule: dict, out: list[Problem]) -> None:
+def _check_rule(ins, rule: dict, seen: dict[str, str], out: list[Problem]) -> None:
     """Operand count and attributes of ``ins`` against what XLA's parser
-    accepts for its opcode (:mod:`hlo_lsp.model.opcode_rules`)."""
+    accepts for its opcode (:mod:`hlo_lsp.model.opcode_rules`); ``seen`` maps
+    the names defined so far to their shapes' text."""
     counts = rule["operands"]
-    if ins.opcode == "reduce" and len(ins.operands) % 2:
-        # Inputs and their init values pair up (hlo_parser.cc, kReduce).
-        at = ins.opcode_start + len(ins.opcode)
-        out.append(Problem(ins.opcode_start, at + 1, "expects an even number of operands, "
-                           f"but has {len(ins.operands)} operands"))
-    elif counts is not None and len(ins.operands) not in counts:
-        at = ins.opcode_start + len(ins.opcode)
-        out.append(Problem(ins.opcode_start, at + 1,
-                           f"expects {counts[0]} operands, but has {len(ins.operands)} "
-                           f"operands"))
+    opcode = ins.opcode
+    n = len(ins.operands)
+    if opcode in _SHAPED_COUNTS:
+        expected = _SHAPED_COUNTS[opcode](ins, n)
+        if expected:
+            out.append(Problem(ins.opcode_start, ins.opcode_start + len(opcode) + 1, expected))
+    elif counts is not None and n not in counts:
+        out.append(Problem(ins.opcode_start, ins.opcode_start + len(opcode) + 1,
+                           f"expects {counts[0]} operands, but has {n} operands"))
     allowed = rule["attributes"]
     names: set[str] = set()
     for attr in ins.attributes:
@@ -284,6 +308,11 @@ def _check_rule(ins, rule: dict, out: list[Problem]) -> None:
             out.append(Problem(attr.name_start, attr.name_start + len(name),
                                f"attribute {name} already exists"))
         names.add(name)
+        wrong = value_problem(name, attr.value)
+        if wrong:
+            out.append(Problem(attr.value_start, max(attr.value_end, attr.value_start + 1),
+                               wrong, Severity.WARNING if wrong.startswith(UNKNOWN_KEY)
+                               else Severity.ERROR))
         if allowed is not None and name not in allowed:
             newer = name not in KNOWN_ATTRIBUTES or (ins.opcode, name) in NEWER_ATTRIBUTES
             out.append(Problem(
@@ -294,9 +323,50 @@ def _check_rule(ins, rule: dict, out: list[Problem]) -> None:
                 Severity.WARNING if newer else Severity.ERROR))
     for required in rule["required"]:
         if required not in names:
-            out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
+            out.append(Problem(ins.opcode_start, ins.opcode_start + len(opcode),
                                f"attribute {required} is expected but not seen"))
             break
+    else:
+        if opcode == "broadcast" and "dimensions" not in names and ins.operands:
+            # Required unless the operand is a scalar (hlo_parser.cc, kBroadcast).
+            shape = seen.get(ins.operands[0].ref.name, "")
+            if shape and "[]" not in shape and "[" in shape:
+                out.append(Problem(ins.opcode_start, ins.opcode_start + len(opcode),
+                                   "attribute dimensions is expected but not seen"))
+
+
+def _reduce_count(ins, n: int) -> str:
+    """Inputs and their init values pair up (hlo_parser.cc, kReduce)."""
+    return f"expects an even number of operands, but has {n} operands" if n % 2 else ""
+
+
+def _tuple_count(ins, n: int) -> str:
+    """A tuple written with its shape has one operand per element (hlo_parser.cc
+    kTuple: the shape is checked against the operands)."""
+    shape = ins.shape
+    if shape is None or shape.elements is None or len(shape.elements) == n:
+        return ""
+    return f"expects {len(shape.elements)} operands, but has {n} operands"
+
+
+def _dynamic_slice_count(ins, n: int) -> str:
+    """The operand and either one start-index vector or one scalar index per
+    sliced dimension (hlo_parser.cc kDynamicSlice: "Wrong number of operands.")."""
+    if n == 2:
+        return ""
+    for attr in ins.attributes:
+        if attr.name == "dynamic_slice_sizes":
+            sizes = attr.value.strip("{} ")
+            rank = len(sizes.split(",")) if sizes else 0
+            return "" if n - 1 == rank else (
+                f"Wrong number of operands: {n} for {rank} slice sizes "
+                f"(expects the operand and 1 or {rank} start indices)")
+    return ""
+
+
+#: Opcodes whose operand count depends on the shape or attributes.
+_SHAPED_COUNTS = {"reduce": _reduce_count, "tuple": _tuple_count,
+                  "dynamic-slice": _dynamic_slice_count}
 
 
 def _undefined(comp: Computation, ref) -> Problem:

@@ -148,8 +148,8 @@ class _Builder(Transformer):
         return ("signature", params, result)
 
     def parameters(self, items):
-        """``(parameters COMMA)? PARAM_NAME shape``: the parameters so far, with
-        this one appended."""
+        """``(parameters COMMA)? (PARAM_NAME | NAME) shape``: the parameters so
+        far, with this one appended."""
         if len(items) == 4:
             params, _, tok, shape = items
         else:
@@ -157,7 +157,9 @@ class _Builder(Transformer):
             tok, shape = items
         if shape.__class__ is not ShapeToken:
             shape = self._shape(shape)
-        name = tok.value.rstrip()[:-1].rstrip()  # `name: `
+        name = tok.value.rstrip()
+        if name[-1] == ":":  # `name: `; XLA also takes the name without it
+            name = name[:-1].rstrip()
         start = tok.start_pos + self.base
         params.append(Parameter(Ref(name[1:] if name[0] == "%" else name, start,
                                     start + len(name)), shape))
