@@ -139,6 +139,53 @@ MISTAKES = {
     "operand annotation": _entry("  ROOT r = f32[7,2] negate(f32[7,3] p0)"),
     "keyword as a name": _entry("  ROOT = f32[7,2] negate(p0)"),
     "no computation": "HloModule m\n// nothing here\n",
+    "empty entry in a dimension list": _entry("  ROOT r = f32[7,2] reverse(p0), dimensions={0,,1}"),
+    "open slice": _entry("  ROOT r = f32[7,1] slice(p0), slice={[0:7], [0:]}"),
+    "empty padding": _entry("  ROOT r = f32[9,2] pad(p0, c), padding=0__2x0_0"),
+    "window without size": _entry(
+        "  ROOT r = f32[7,2] reduce-window(p0, c), window={stride=1x1}, to_apply={\n"
+        "    a = f32[] parameter(0)\n    b = f32[] parameter(1)\n"
+        "    ROOT s = f32[] add(a, b)\n  }"),
+    "metadata without key": _entry('  ROOT r = f32[7,2] negate(p0), metadata={="x"}'),
+    "metadata string unquoted": _entry("  ROOT r = f32[7,2] negate(p0), metadata={op_name=x}"),
+    "metadata key twice": _entry('  ROOT r = f32[7,2] negate(p0), metadata={op_name="a" '
+                                 'op_name="b"}'),
+    "dim labels without result": _entry(
+        "  ROOT r = f32[7,2] convolution(p0, p0), window={size=1}, dim_labels=bf_io"),
+    "layout items out of order": _entry("  ROOT r = f32[7,2]{1,0:S(1)E(4)} negate(p0)"),
+    "tuple arity": _entry("  ROOT r = (f32[7,2], f32[]) tuple(p0, c, p0)"),
+    "operand annotation layout": _entry("  ROOT r = f32[7,2] negate(f32[7,2]{,0} p0)"),
+    "entry_computation_layout": _entry("  ROOT r = f32[7,2] negate(p0)").replace(
+        "HloModule m", "HloModule m, entry_computation_layout={(f32[7,2]->f32[7,2]}"),
+}
+
+# Mistakes XLA finds only once the whole instruction is read, so that its
+# position is the token after it (the next line): we mark the opcode, where the
+# mistake is, and say so here rather than follow XLA to the next line.
+MISTAKES_AFTER_INSTRUCTION = {
+    "reduce without init values": _entry(
+        "  ROOT r = f32[] reduce(p0, c, p0), dimensions={0,1}, to_apply={\n"
+        "    a = f32[] parameter(0)\n    b = f32[] parameter(1)\n"
+        "    ROOT s = f32[] add(a, b)\n  }"),
+    "dynamic-slice indices": _entry(
+        "  i = s32[] constant(0)\n"
+        "  ROOT r = f32[1,2] dynamic-slice(p0, i, i, i), dynamic_slice_sizes={1,2}"),
+    "broadcast without dimensions": _entry("  ROOT r = f32[3,7,2] broadcast(p0)"),
+}
+
+# Valid text that an earlier hlo-lsp rejected: XLA accepts, and so must we.
+ACCEPTED = {
+    "parameter without colon": "HloModule m\n\nENTRY e (a f32[], b: f32[]) -> f32[] {\n"
+                               "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                               "  ROOT c = f32[] add(a, b)\n}\n",
+    "unbalanced bracket in a braced value": _entry(
+        '  ROOT r = f32[7,2] negate(p0), backend_config={"x":[{"a":"("}}'),
+    "layout items in order": _entry("  ROOT r = f32[7,2]{1,0:T(8,128)(2,1)E(32)S(1)} "
+                                    "negate(p0)"),
+    "scalar broadcast without dimensions": _entry("  ROOT r = f32[3] broadcast(c)"),
+    "dynamic-slice with an index vector": _entry(
+        "  i = s32[2] constant({0, 0})\n"
+        "  ROOT r = f32[1,2] dynamic-slice(p0, i), dynamic_slice_sizes={1,2}"),
 }
 
 
@@ -157,4 +204,32 @@ def test_attribute_newer_than_jaxlib_is_a_warning():
     text = _entry("  ROOT r = f32[7] topk(p0), k=1, largest=true, is_stable=true")
     problems = diagnostics(parse(text))
     assert [p.severity for p in problems if "is_stable" in p.message] == [Severity.WARNING]
+    assert [p for p in problems if p.severity == Severity.ERROR] == []
+
+
+@pytest.mark.parametrize("what", sorted(MISTAKES_AFTER_INSTRUCTION))
+def test_mistakes_found_after_the_instruction_marked_at_its_opcode(what, oracle):
+    text = MISTAKES_AFTER_INSTRUCTION[what]
+    verdict = oracle.check(text)
+    assert not verdict.ok
+    errors = _errors(text)
+    assert errors, f"{what}: XLA says {verdict.message!r}, we accept"
+    lines = LineIndex(text)
+    root = text.index("ROOT r")
+    assert lines.line_of(errors[0].start) == lines.line_of(root), (what, errors[0])
+    assert verdict.line - 1 > lines.line_of(root)  # XLA: the token after the instruction
+
+
+@pytest.mark.parametrize("what", sorted(ACCEPTED))
+def test_valid_text_accepted_as_by_xla(what, oracle):
+    text = ACCEPTED[what]
+    verdict = oracle.check(text)
+    assert verdict.ok, verdict
+    assert _errors(text) == []
+
+
+def test_unknown_metadata_key_is_a_warning():
+    text = _entry('  ROOT r = f32[7,2] negate(p0), metadata={op_name="a" newer_key=1}')
+    problems = diagnostics(parse(text))
+    assert [p.severity for p in problems if "newer_key" in p.message] == [Severity.WARNING]
     assert [p for p in problems if p.severity == Severity.ERROR] == []
