@@ -193,7 +193,7 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
             out.append("**Results**: " + ", ".join(
                 f"{{{i}}} {n}" for i, n in enumerate(names)))
     for cref in ins.called:
-        callee = module.by_name.get(cref.ref.name)
+        callee = module.resolve(cref.ref.name, cref.ref.start)
         if callee is not None:
             out.append(f"`{cref.attr}` → `{callee.name.name}`, "
                        f"{len(callee.instructions)} instructions\n\n" +
@@ -275,7 +275,7 @@ def computation_markdown(module: HloModule, comp: Computation) -> str:
     parts.append(f"{len(comp.instructions)} instructions" +
                  (f", ROOT `%{comp.root.name.name}` = `{comp.root.opcode}`"
                   if comp.root is not None else ""))
-    callers = module.callers.get(comp.name.name, [])
+    callers = module.callers_of(comp.name.name, comp.start)
     if callers:
         listed = ", ".join(f"`%{ins.name.name}` ({ins.opcode}, `{c.attr}`)"
                            for ins, c in callers[:MAX_LISTED])

@@ -21,7 +21,8 @@ def references(module: HloModule, offset: int, include_declaration: bool = True)
         return instruction_references(target, include_declaration)
     if isinstance(target, Computation) and occ.kind in (Kind.COMPUTATION_DEF,
                                                          Kind.COMPUTATION_USE):
-        out = [Span(c.ref.start, c.ref.end) for _, c in module.callers.get(target.name.name, [])]
+        out = [Span(c.ref.start, c.ref.end)
+               for _, c in module.callers_of(target.name.name, target.start)]
         if include_declaration:
             out.insert(0, Span(target.name.start, target.name.end))
         return out

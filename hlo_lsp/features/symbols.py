@@ -61,8 +61,25 @@ def document_symbols(module: HloModule, instructions: bool = True) -> list[Symbo
         comps.insert(0, Symbol("stack frames", "table", f"{len(tables.frames)} frames",
                                tables.start, tables.end, tables.start,
                                tables.start + len(tables.sections[0][0]), table_kids))
+    if module.parts:
+        return _split_file_symbols(module, comps)
     if module.name is None:
         return comps
-    end = max([module.header_end] + [c.end for c in module.computations])
+    end = max([module.header_end, tables.end] + [c.end for c in module.computations])
     return [Symbol(module.name.name, "module", f"{len(module.computations)} computations",
                    0, end, module.name.start, module.name.end, comps)]
+
+
+def _split_file_symbols(module: HloModule, symbols: list[Symbol]) -> list[Symbol]:
+    """A split file's outline: a module symbol per part (``// -----``), holding
+    the symbols that lie in that part."""
+    out = []
+    for i, part in enumerate(module.parts):
+        kids = [s for s in symbols if part.start <= s.start < part.end]
+        computations = sum(1 for s in kids if s.kind in ("computation", "entry"))
+        name = part.name.name if part.name is not None else f"module {i + 1}"
+        sel = (part.name.start, part.name.end) if part.name is not None else (part.start,
+                                                                               part.start)
+        out.append(Symbol(name, "module", f"part {i + 1} of {len(module.parts)}: "
+                          f"{computations} computations", part.start, part.end, *sel, kids))
+    return out

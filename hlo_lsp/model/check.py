@@ -57,15 +57,22 @@ def check(module: HloModule) -> list[Problem]:
     defined_comps: dict[str, int] = {}
     entries = 0
     frame_count = len(module.frames.frames)
-    if not module.computations and not module.problems:
-        end = len(module.text)
-        out.append(Problem(end, end, "expects name: the module has no computation"))
+    if not module.problems:
+        for start, end in ([(p.start, p.end) for p in module.parts] or [(0, len(module.text))]):
+            if not any(start <= c.start < end for c in module.computations):
+                out.append(Problem(end, end, "expects name: the module has no computation"))
+    part = 0
     for attr in module.header_attributes:
         wrong = value_problem(attr.name, attr.value)
         if wrong:
             out.append(Problem(attr.value_start, max(attr.value_end, attr.value_start + 1), wrong))
     for comp in module.computations:
         name = comp.name.name
+        if module.parts and module.part_index(comp.start) != part:
+            # The next module of a split file: XLA parses it alone.
+            part = module.part_index(comp.start)
+            defined_comps = {}
+            entries = 0
         if comp.inline:  # `_`, XLA's name for every inline computation
             out.extend(_local_problems(comp, frame_count)[0])
             continue
@@ -81,7 +88,7 @@ def check(module: HloModule) -> list[Problem]:
         for cref in called:
             target = cref.ref.name
             if target not in defined_comps and target != name:
-                later = target in module.by_name
+                later = module.resolve(target, cref.ref.start) is not None
                 out.append(Problem(cref.ref.start, cref.ref.end, (
                     f"computation {target} is used before it is defined "
                     "(XLA requires callees first)" if later

@@ -456,12 +456,30 @@ class StackFrameTables:
         return out
 
 
+@dataclass(slots=True)
+class ModulePart:
+    """One module of a split file: XLA's tests and many bug reports hold several
+    modules in one file, separated by lines ``// -----`` (xla/tools/hlo_opt and
+    run_hlo_module ``--split_input_file``), and XLA's tools parse each part
+    alone. ``start``/``end`` are the part's offsets (the separator line belongs
+    to neither); ``name`` and ``header_attributes`` are its ``HloModule`` header's."""
+
+    start: int
+    end: int
+    name: Ref | None
+    header_attributes: list[Attribute]
+
+
 @dataclass(eq=False)
 class HloModule:
     """A parsed HLO text document.
 
     ``computations`` are in text order; ``problems`` holds syntax errors and
     semantic findings. A document without ``HloModule`` header has ``name`` None.
+
+    A split file (``// -----`` lines) has one :class:`ModulePart` per module in
+    ``parts`` (empty otherwise): names resolve within their part
+    (:meth:`resolve`, :meth:`callers_of`), and ``name`` is the first part's.
     """
 
     text: str
@@ -471,6 +489,38 @@ class HloModule:
     computations: list[Computation] = field(default_factory=list)
     frames: StackFrameTables = field(default_factory=StackFrameTables)
     problems: list[Problem] = field(default_factory=list)
+    parts: list[ModulePart] = field(default_factory=list)
+
+    def part_index(self, offset: int) -> int:
+        """The index of the part of a split file holding ``offset`` (0 when the
+        file is not split)."""
+        parts = self.parts
+        if not parts:
+            return 0
+        return max(bisect.bisect_right([p.start for p in parts], offset) - 1, 0)
+
+    def resolve(self, name: str, at: int) -> Computation | None:
+        """The computation called ``name`` as seen from offset ``at``: in a split
+        file, the one of the same part; else :attr:`by_name`'s."""
+        if not self.parts:
+            return self.by_name.get(name)
+        return self._by_part_and_name.get((self.part_index(at), name))
+
+    @cached_property
+    def _by_part_and_name(self) -> dict[tuple[int, str], Computation]:
+        out: dict[tuple[int, str], Computation] = {}
+        for c in self.computations:
+            out.setdefault((self.part_index(c.start), c.name.name), c)
+        return out
+
+    def callers_of(self, name: str, at: int) -> list[tuple[Instruction, ComputationRef]]:
+        """The instructions (with the reference) calling computation ``name``, in
+        the part of a split file that holds offset ``at``."""
+        found = self.callers.get(name, [])
+        if not self.parts or not found:
+            return found
+        part = self.part_index(at)
+        return [(ins, c) for ins, c in found if self.part_index(c.ref.start) == part]
 
     @cached_property
     def by_name(self) -> dict[str, Computation]:
@@ -552,7 +602,7 @@ class HloModule:
 
 __all__ = [
     "ArrayShape", "Attribute", "Computation", "ComputationRef", "FileLocation",
-    "HloModule", "Instruction", "Operand", "Parameter", "Problem", "Ref", "Severity",
+    "HloModule", "Instruction", "ModulePart", "Operand", "Parameter", "Problem", "Ref", "Severity",
     "ShapeToken", "SourceFrame", "StackFrameTables", "TupleShape", "decode_metadata",
     "unescape", "unquote",
 ]

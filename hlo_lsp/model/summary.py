@@ -235,7 +235,7 @@ def _walk(module: HloModule, comp: Computation, context: list[str], out: list[Ke
             attr = cref.attr
             if attr in _CONTROL_FLOW_ATTRS or (ins.opcode == "call") or \
                     (ins.opcode == "async-start" and attr == "calls"):
-                callee = module.by_name.get(cref.ref.name)
+                callee = module.resolve(cref.ref.name, cref.ref.start)
                 if callee is None or callee.name.name in active:
                     continue
                 active.add(callee.name.name)

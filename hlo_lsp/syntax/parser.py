@@ -26,8 +26,9 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
                              UnexpectedToken)
 
-from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, Operand, Parameter, Problem, Ref, ShapeToken, unescape
+from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, ModulePart, Operand, Parameter, Problem, Ref, ShapeToken, unescape
 from hlo_lsp.syntax.lark_compat import CYTHON_PLUGINS, build_scanners, streamline, token_types
+from hlo_lsp.syntax.split import blank_outside, split_parts
 from hlo_lsp.syntax.lines import LineIndex
 
 #: Token classes the builder may receive (lark's, and lark-cython's).
@@ -622,10 +623,32 @@ def parse(text: str) -> HloModule:
 
     Syntax errors become ``module.problems`` (the first one where lark found it,
     then one per unparsable instruction or header); semantic checks are in
-    :func:`hlo_lsp.model.check.check`.
+    :func:`hlo_lsp.model.check.check`. A split file (:func:`split_parts`) is
+    parsed part by part, each as XLA's tools read it, into one model whose
+    ``parts`` say which computation belongs to which module.
     """
     with paused_gc():
-        return _parse(text)
+        parts = split_parts(text)
+        if not parts:
+            return _parse(text)
+        return _parse_split(text, parts)
+
+
+def _parse_split(text: str, parts: list[tuple[int, int]]) -> HloModule:
+    """Each part parsed alone, at its own offsets (the rest of the text blanked,
+    line breaks kept), and the results put together in text order."""
+    module = HloModule(text)
+    for start, end in parts:
+        part = _parse(blank_outside(text, start, end))
+        module.parts.append(ModulePart(start, end, part.name, part.header_attributes))
+        module.computations.extend(part.computations)
+        module.problems.extend(part.problems)
+        if module.name is None:
+            module.name, module.header_attributes = part.name, part.header_attributes
+            module.header_end = part.header_end
+        if not module.frames.sections and part.frames.sections:
+            module.frames = part.frames
+    return module
 
 
 def _parse(text: str) -> HloModule:
@@ -820,8 +843,8 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
         if rest and not rest.startswith("//") and closed:
             message = (f"unexpected text after the end of computation {name.name}"
                        if not rest.startswith("HloModule") else
-                       "a second HloModule: XLA reads one module per file "
-                       "(split `// -----` sections into files of their own)")
+                       "a second HloModule: XLA reads one module per file; "
+                       "separate modules with a `// -----` line (a split file)")
             problems.append(Problem(ls + text[ls:le].index(rest[0]), le, message))
             break
     if not closed:

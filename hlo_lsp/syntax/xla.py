@@ -30,6 +30,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
+from hlo_lsp.syntax.split import blank_outside, split_parts
 from hlo_lsp.syntax.versions import in_range
 
 log = logging.getLogger("hlo_lsp.xla")
@@ -137,7 +138,25 @@ class XlaOracle:
     def check(self, text: str) -> XlaVerdict | None:
         """XLA's verdict on the HLO ``text``; None when the worker could not
         answer (no usable jaxlib, a crash twice, or no answer within ``timeout``
-        seconds). Blocking: run it in a thread."""
+        seconds). Blocking: run it in a thread.
+
+        A split file (``// -----`` lines, :func:`hlo_lsp.syntax.split.split_parts`)
+        is judged part by part, as XLA's tools read it: the first part XLA
+        rejects gives the verdict, its line counted in the whole file (each
+        part is sent with the rest of the text blanked, line breaks kept)."""
+        parts = split_parts(text)
+        if not parts:
+            return self._check_one(text)
+        total = XlaVerdict(True, computations=0, instructions=0)
+        for start, end in parts:
+            verdict = self._check_one(blank_outside(text, start, end))
+            if verdict is None or not verdict.ok:
+                return verdict
+            total = XlaVerdict(True, computations=total.computations + verdict.computations,
+                               instructions=total.instructions + verdict.instructions)
+        return total
+
+    def _check_one(self, text: str) -> XlaVerdict | None:
         data = text.encode("utf-8", "surrogatepass")
         with self._lock:
             for _attempt in range(2):
