@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["value_problem", "DIMENSION_LIST_ATTRIBUTES", "UNKNOWN_KEY"]
+__all__ = ["value_problem", "split_top_level", "BLOCK_COMMENT", "DIMENSION_LIST_ATTRIBUTES", "UNKNOWN_KEY"]
 
 #: The start of the message for a metadata key this XLA version does not know:
 #: a warning, not an error (newer XLA adds keys, as it adds attributes).
@@ -105,21 +105,60 @@ def _problem(name: str, value: str) -> str:
     return ""
 
 
-_PAIRS = {")": "(", "]": "[", "}": "{"}
+#: A ``/* ... */`` comment (hlo_lexer.cc skips them anywhere between tokens).
+BLOCK_COMMENT = re.compile(r"/\*(?:[^*]|\*(?!/))*+\*/")
+_DIM = r"\s*(?:\d+|<=\d+|\?)\s*"
+_ARRAY_SHAPE = re.compile(
+    rf"(?:b\()?[a-z][a-z0-9]*\[(?:{_DIM}(?:,{_DIM})*)?\]"
+    r"(?:\{(?:\s*\d+\s*(?:,\s*\d+\s*)*)?(?::[^{}]*)?\})?\)?")
+_ELEMENT_TYPES = frozenset(
+    "pred s1 s2 s4 s8 s16 s32 s64 u1 u2 u4 u8 u16 u32 u64 f16 f32 f64 bf16 c64 c128 token "
+    "opaque f8e5m2fnuz f8e5m2 f8e4m3fnuz f8e4m3fn f8e4m3b11fnuz f8e4m3 f8e3m4 f8e8m0fnu "
+    "f4e2m1fn".split())
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (all of ``([{``)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
+
+
+def _shape_ok(text: str, depth: int = 0) -> bool:
+    """Is ``text`` an array shape or a tuple of shapes (nesting bounded)?"""
+    text = text.strip()
+    if text.startswith("("):
+        if not text.endswith(")") or depth > 32:
+            return False
+        inner = text[1:-1].strip()
+        return not inner or all(_shape_ok(t, depth + 1) for t in split_top_level(inner))
+    if text in ("token[]", "token"):
+        return True
+    m = _ARRAY_SHAPE.fullmatch(text)
+    return m is not None and text.removeprefix("b(").split("[", 1)[0] in _ELEMENT_TYPES
 
 
 def _program_shape_problem(value: str) -> str:
-    """``{(param shapes)->result shape}`` (hlo_parser.cc ParseComputationLayout):
-    brackets nest and the arrow is there."""
-    stack: list[str] = []
-    for ch in value:
-        if ch in "([{":
-            stack.append(ch)
-        elif ch in _PAIRS:
-            if not stack or stack.pop() != _PAIRS[ch]:
-                return f"error parsing attribute entry_computation_layout: unbalanced {ch!r}"
-    if stack or "->" not in value:
-        return "error parsing attribute entry_computation_layout: expects {(parameter shapes)->result shape}"
+    """``{(parameter shapes)->result shape}`` (hlo_parser.cc ParseComputationLayout):
+    a shape for each parameter and one for the result."""
+    wrong = "error parsing attribute entry_computation_layout: expects {(parameter shapes)->result shape}"
+    value = BLOCK_COMMENT.sub("", value)  # `/*index=5*/` every five shapes
+    if not (value.startswith("{") and value.endswith("}")):
+        return wrong
+    params, arrow, result = value[1:-1].partition("->")
+    params = params.strip()
+    if not arrow or not (params.startswith("(") and params.endswith(")")):
+        return wrong
+    if not _shape_ok(params) or not _shape_ok(result):
+        return wrong
     return ""
 
 

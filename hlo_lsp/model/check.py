@@ -15,11 +15,11 @@ import json
 import re
 import weakref
 
-from hlo_lsp.model.attribute_syntax import UNKNOWN_KEY, value_problem
+from hlo_lsp.model.attribute_syntax import (BLOCK_COMMENT, UNKNOWN_KEY, split_top_level,
+                                             value_problem)
 from hlo_lsp.model.backend_config import is_json_object
 from hlo_lsp.model.hlo import Computation, ComputationRef, HloModule, Problem, Severity
 from hlo_lsp.model.opcode_rules import RULES
-from hlo_lsp.model.opcodes import OPCODES
 
 #: Every attribute name some opcode allows in jaxlib's XLA (RULES): one outside
 #: an opcode's list but in here is an error, as in XLA; a name no opcode has is
@@ -177,8 +177,9 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
             if roots > 1:
                 out.append(Problem(name.start, name.end,
                                    "a computation has at most one ROOT instruction"))
-        if ins.literal is not None and shape is not None and "," in ins.literal:
-            _check_scalar_literal(ins, out)
+        if ins.literal is not None and shape is not None and (
+                "," in ins.literal or "{" in ins.literal):
+            _check_literal(ins, out)
         rule = RULES.get(ins.opcode)
         if rule is None:
             if ins.opcode:
@@ -216,6 +217,8 @@ def _without_layout(text: str) -> str:
 def _check_annotation(op, defined: str, out: list[Problem]) -> None:
     """An operand written with a shape (``f32[7,3] p0``) must have the shape its
     definition has, layouts aside (hlo_parser.cc ParseOperands)."""
+    if op.shape.elements is not None or defined.startswith("("):
+        return  # XLA compares tuple annotations more loosely: arrays only
     if _without_layout(op.shape.text) != _without_layout(defined):
         out.append(Problem(op.shape.start, op.ref.end,
                            f"operand {op.ref.name} is written as {op.shape.text}, "
@@ -268,30 +271,97 @@ def _shape_problem(text: str) -> str:
     layout = text[brace + 1:text.find("}", brace) if "}" in text[brace:] else len(text)]
     minor_to_major, colon, tail = layout.partition(":")
     minor_to_major = minor_to_major.replace(" ", "")
+    if tail.endswith("(") or (tail.count("(") == tail.count(")") + 1 and tail[-1:].isdigit()):
+        tail += ")"  # XLA's layout parser takes `E(4}` as `E(4)}`
     if colon and "P(" not in tail and not _LAYOUT_TAIL.fullmatch(tail):
         return "expects layout to end with kRbrace: the layout's items after ':' are malformed"
     entries = minor_to_major.split(",") if minor_to_major else []
     if "" in entries:
         return "expects integer: an entry of the layout is empty"
     rank = len(dims.split(",")) if dims else 0
+    if not entries and not colon and rank:
+        return f"expects opcode: an empty layout {{}} for a shape of rank {rank}"
     if entries and len(entries) != rank:
         return (f"Dimensions size is {rank}, but minor to major size is {len(entries)}.")
     return ""
 
 
-def _check_scalar_literal(ins, out: list[Problem]) -> None:
-    """A constant of a scalar shape holds one value (hlo_parser.cc
-    ParseLiteral: "expects ')' after constant literal"); complex scalars are a
-    pair in parentheses, ``constant((1, 0))``."""
-    text = ins.shape.text
-    if ins.shape.elements is not None or "[]" not in text or text.startswith("c"):
+def _check_literal(ins, out: list[Problem]) -> None:
+    """A constant's literal against its array shape (hlo_parser.cc ParseLiteral,
+    ParseDenseLiteral): one value, or a scalar for any shape, or braces nested
+    as deep as the rank with one element per index of each dimension. Complex
+    values are pairs in parentheses, ``(1, 0)``. One pass over the literal."""
+    shape = ins.shape
+    if shape.elements is not None or "[" not in shape.text:
         return
-    inner = ins.literal[1:-1]
-    comma = inner.find(",")
-    if comma >= 0 and not inner.lstrip().startswith(("{", "(", '"')):
-        at = ins.opcode_start + len("constant")
-        out.append(Problem(at, ins.end, "expects ')' after constant literal"))
+    inner = ins.literal[1:-1].strip()
+    at = ins.opcode_start + len("constant")
+    if not inner.startswith("{"):
+        if _top_level_comma(inner) and not inner.startswith(("(", '"')):
+            out.append(Problem(at, ins.end, "expects ')' after constant literal"))
+        return
+    text = shape.text
+    dims_text = text[text.find("[") + 1:text.find("]")].replace(" ", "")
+    if "..." in inner:
+        return  # XLA prints large literals elided, `{...}`, and reads them back
+    if "/*" in inner:  # index comments, `{ /*i0=0*/ {1} }`
+        inner = BLOCK_COMMENT.sub(" ", inner)
+    if not dims_text or any(not d.isdigit() for d in dims_text.split(",")):
+        return  # a scalar written in braces, or dynamic sizes: XLA decides
+    dims = [int(d) for d in dims_text.split(",")]
+    found = _literal_mismatch(inner, dims)
+    if found:
+        out.append(Problem(at, ins.end, found))
 
+
+def _top_level_comma(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return True
+    return False
+
+
+def _literal_mismatch(literal: str, dims: list[int]) -> str:
+    """XLA's message when the braces of ``literal`` do not match ``dims``, else "".
+    Elements are counted as values, not commas: XLA reads ``{0 0, 1}`` as three."""
+    rank = len(dims)
+    counts: list[int] = []   # elements seen so far at each open brace level
+    index: list[int] = []    # the index of each open level in its parent
+    parens = 0
+    in_value = False
+    for ch in literal:
+        if parens:
+            parens += (ch == "(") - (ch == ")")
+        elif ch == "{":
+            if len(counts) >= rank:
+                return f"expects nested array in rank {rank}, but sees larger"
+            index.append(counts[-1] if counts else 0)
+            if counts:
+                counts[-1] += 1
+            counts.append(0)
+            in_value = False
+        elif ch == "}":
+            if not counts:
+                return ""
+            where = "[" + ",".join(str(i) for i in index[1:]) + "]"
+            n = counts.pop()
+            index.pop()
+            if n != dims[len(counts)]:
+                return f"expects {dims[len(counts)]} elements in the {where}th element, but sees {n}"
+            in_value = False
+        elif ch == "," or ch.isspace():
+            in_value = False
+        elif counts and not in_value:
+            counts[-1] += 1
+            in_value = True
+            if ch == "(":
+                parens = 1  # a complex pair `(re, im)`: one value
+    return ""
 
 def _check_rule(ins, rule: dict, seen: dict[str, str], out: list[Problem]) -> None:
     """Operand count and attributes of ``ins`` against what XLA's parser
@@ -334,12 +404,42 @@ def _check_rule(ins, rule: dict, seen: dict[str, str], out: list[Problem]) -> No
                                f"attribute {required} is expected but not seen"))
             break
     else:
+        if opcode == "concatenate" and "dimensions" in names:
+            dims = ins.attribute("dimensions")
+            if len([d for d in dims.value.strip("{} ").split(",") if d.strip()]) != 1:
+                out.append(Problem(dims.value_start, dims.value_end,
+                                   "concatenate takes exactly one dimension"))
+        if opcode == "custom-call" and "operand_layout_constraints" in names:
+            _check_layout_constraints(ins, seen, out)
         if opcode == "broadcast" and "dimensions" not in names and ins.operands:
             # Required unless the operand is a scalar (hlo_parser.cc, kBroadcast).
             shape = seen.get(ins.operands[0].ref.name, "")
             if shape and "[]" not in shape and "[" in shape:
                 out.append(Problem(ins.opcode_start, ins.opcode_start + len(opcode),
                                    "attribute dimensions is expected but not seen"))
+
+
+def _check_layout_constraints(ins, seen: dict[str, str], out: list[Problem]) -> None:
+    """``operand_layout_constraints={shape, ...}`` of a custom-call: one shape per
+    operand, each the operand's shape up to its layout (hlo_parser.cc kCustomCall:
+    "Operand layout constraint shape ... is not compatible with operand shape")."""
+    attr = ins.attribute("operand_layout_constraints")
+    shapes = [t.strip() for t in split_top_level(attr.value.strip()[1:-1])] \
+        if attr.value.strip().startswith("{") else []
+    shapes = [t for t in shapes if t]
+    if len(shapes) != len(ins.operands):
+        out.append(Problem(attr.value_start, attr.value_end,
+                           f"expects {len(ins.operands)} operand layout constraints, "
+                           f"but sees {len(shapes)}"))
+        return
+    for i, (want, op) in enumerate(zip(shapes, ins.operands)):
+        have = seen.get(op.ref.name, "")
+        if have and not have.startswith("(") and not want.startswith("(") \
+                and _without_layout(want) != _without_layout(have):
+            out.append(Problem(attr.value_start, attr.value_end,
+                               f"Operand layout constraint shape {want} for operand {i} is "
+                               f"not compatible with operand shape {have}"))
+            return
 
 
 def _reduce_count(ins, n: int) -> str:
@@ -371,9 +471,23 @@ def _dynamic_slice_count(ins, n: int) -> str:
     return ""
 
 
+def _dynamic_update_slice_count(ins, n: int) -> str:
+    """The operand, the update and either one start-index vector or one scalar
+    index per dimension (hlo_parser.cc kDynamicUpdateSlice)."""
+    shape = ins.shape
+    if n == 3 or shape is None or shape.elements is not None:
+        return ""
+    dims = shape.text[shape.text.find("[") + 1:shape.text.find("]")].strip()
+    rank = len(dims.split(",")) if dims else 0
+    return "" if n == 2 + rank else (
+        f"Wrong number of operands: {n} for a rank-{rank} update "
+        f"(expects the operand, the update and 1 or {rank} start indices)")
+
+
 #: Opcodes whose operand count depends on the shape or attributes.
 _SHAPED_COUNTS = {"reduce": _reduce_count, "tuple": _tuple_count,
-                  "dynamic-slice": _dynamic_slice_count}
+                  "dynamic-slice": _dynamic_slice_count,
+                  "dynamic-update-slice": _dynamic_update_slice_count}
 
 
 def _undefined(comp: Computation, ref) -> Problem:

@@ -42,9 +42,6 @@ def test_seeded_mutants_agree_with_xla(tally, capsys):
     assert same >= 0.85 * both
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 open: operand counts of some opcodes "
-                   "(dot, dynamic-slice, ...) are not in the generated table yet; seed 7 "
-                   "has 6 false accepts of 91")
 def test_false_accepts_at_most_two_percent(tally):
     rejects = sum(tally.xla_rejects.values())
     false_accepts = sum(tally.false_accepts.values())

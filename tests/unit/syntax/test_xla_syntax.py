@@ -154,6 +154,12 @@ MISTAKES = {
         "  ROOT r = f32[7,2] convolution(p0, p0), window={size=1}, dim_labels=bf_io"),
     "layout items out of order": _entry("  ROOT r = f32[7,2]{1,0:S(1)E(4)} negate(p0)"),
     "tuple arity": _entry("  ROOT r = (f32[7,2], f32[]) tuple(p0, c, p0)"),
+    "literal rows": _entry("  ROOT r = f32[2,3] constant({{1,2,3},{4,5}})"),
+    "literal length": _entry("  ROOT r = s32[4] constant({0, 1, 2})"),
+    "values for a scalar-broadcast literal": _entry("  ROOT r = s8[10] constant(1, 1)"),
+    "empty layout of an array": _entry("  ROOT r = f32[7,2]{} negate(p0)"),
+    "entry_computation_layout dimension": _entry("  ROOT r = f32[7,2] negate(p0)").replace(
+        "HloModule m", "HloModule m, entry_computation_layout={(f32[,2])->f32[7,2]}"),
     "operand annotation layout": _entry("  ROOT r = f32[7,2] negate(f32[7,2]{,0} p0)"),
     "entry_computation_layout": _entry("  ROOT r = f32[7,2] negate(p0)").replace(
         "HloModule m", "HloModule m, entry_computation_layout={(f32[7,2]->f32[7,2]}"),
@@ -171,6 +177,12 @@ MISTAKES_AFTER_INSTRUCTION = {
         "  i = s32[] constant(0)\n"
         "  ROOT r = f32[1,2] dynamic-slice(p0, i, i, i), dynamic_slice_sizes={1,2}"),
     "broadcast without dimensions": _entry("  ROOT r = f32[3,7,2] broadcast(p0)"),
+    "layout constraint shape": _entry(
+        '  ROOT r = f32[7,2] custom-call(p0), custom_call_target="x", '
+        "operand_layout_constraints={f32[7,3]{1,0}}"),
+    "dynamic-update-slice indices": _entry(
+        "  i = s32[] constant(0)\n"
+        "  ROOT r = f32[7,2] dynamic-update-slice(p0, p0, i, i, i)"),
 }
 
 # Valid text that an earlier hlo-lsp rejected: XLA accepts, and so must we.
@@ -183,6 +195,10 @@ ACCEPTED = {
     "layout items in order": _entry("  ROOT r = f32[7,2]{1,0:T(8,128)(2,1)E(32)S(1)} "
                                     "negate(p0)"),
     "scalar broadcast without dimensions": _entry("  ROOT r = f32[3] broadcast(c)"),
+    "literal with index comments and without commas": _entry(
+        "  ROOT r = f32[1,2,1] constant({ /*i0=0*/ { {1} {2} } })"),
+    "elided literal": _entry("  ROOT r = f32[16] constant({...})"),
+    "layout with a missing last parenthesis": _entry("  ROOT r = f32[7,2]{1,0:E(32} negate(p0)"),
     "dynamic-slice with an index vector": _entry(
         "  i = s32[2] constant({0, 0})\n"
         "  ROOT r = f32[1,2] dynamic-slice(p0, i), dynamic_slice_sizes={1,2}"),
