@@ -105,6 +105,7 @@ def _problem(name: str, value: str) -> str:
     return ""
 
 
+_LINE_COMMENT = re.compile(r"//[^\n]*")
 #: A ``/* ... */`` comment (hlo_lexer.cc skips them anywhere between tokens).
 BLOCK_COMMENT = re.compile(r"/\*(?:[^*]|\*(?!/))*+\*/")
 _DIM = r"\s*(?:\d+|<=\d+|\?)\s*"
@@ -150,7 +151,7 @@ def _program_shape_problem(value: str) -> str:
     """``{(parameter shapes)->result shape}`` (hlo_parser.cc ParseComputationLayout):
     a shape for each parameter and one for the result."""
     wrong = "error parsing attribute entry_computation_layout: expects {(parameter shapes)->result shape}"
-    value = BLOCK_COMMENT.sub("", value)  # `/*index=5*/` every five shapes
+    value = _LINE_COMMENT.sub("", BLOCK_COMMENT.sub("", value))  # `/*index=5*/` every five
     if not (value.startswith("{") and value.endswith("}")):
         return wrong
     params, arrow, result = value[1:-1].partition("->")

@@ -20,6 +20,7 @@ from hlo_lsp.model.attribute_syntax import (BLOCK_COMMENT, UNKNOWN_KEY, split_to
 from hlo_lsp.model.backend_config import is_json_object
 from hlo_lsp.model.hlo import Computation, ComputationRef, HloModule, Problem, Severity
 from hlo_lsp.model.opcode_rules import RULES
+from hlo_lsp.model.opcodes import OPCODES
 
 #: Every attribute name some opcode allows in jaxlib's XLA (RULES): one outside
 #: an opcode's list but in here is an error, as in XLA; a name no opcode has is
@@ -136,6 +137,7 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
     if comp.result is not None:
         _check_shape(comp.result, shape_problems, out)
     for ins in comp.instructions:
+        unread = 0
         for op in ins.operands:
             ref = op.ref
             defined = seen.get(ref.name)
@@ -143,6 +145,11 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
                 if ref.name.isdigit():  # hlo_parser.cc ParseOperands reads names only
                     out.append(Problem(ref.start, ref.end,
                                        "expects ')' at the end of operands"))
+                elif (ref.name in OPCODES and op.shape is None
+                        and ref.end - ref.start == len(ref.name)):
+                    # XLA reads an unresolved bare opcode name (`fusion(copy)`,
+                    # `copy` defined later) as no operand at all: the count says.
+                    unread += 1
                 else:
                     out.append(_undefined(comp, ref))
             elif op.shape is not None:
@@ -186,7 +193,7 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
                 out.append(Problem(ins.opcode_start, ins.opcode_start + len(ins.opcode),
                                    f"unknown opcode: {ins.opcode}"))
         else:
-            _check_rule(ins, rule, seen, out)
+            _check_rule(ins, rule, seen, out, len(ins.operands) - unread)
         if ins.attributes:
             _check_attributes(ins, frame_count, out)
     root = comp.root
@@ -363,13 +370,13 @@ def _literal_mismatch(literal: str, dims: list[int]) -> str:
                 parens = 1  # a complex pair `(re, im)`: one value
     return ""
 
-def _check_rule(ins, rule: dict, seen: dict[str, str], out: list[Problem]) -> None:
-    """Operand count and attributes of ``ins`` against what XLA's parser
-    accepts for its opcode (:mod:`hlo_lsp.model.opcode_rules`); ``seen`` maps
-    the names defined so far to their shapes' text."""
+def _check_rule(ins, rule: dict, seen: dict[str, str], out: list[Problem], n: int) -> None:
+    """Operand count (``n``, as XLA reads the operands) and attributes of ``ins``
+    against what XLA's parser accepts for its opcode
+    (:mod:`hlo_lsp.model.opcode_rules`); ``seen`` maps the names defined so far
+    to their shapes' text."""
     counts = rule["operands"]
     opcode = ins.opcode
-    n = len(ins.operands)
     if opcode in _SHAPED_COUNTS:
         expected = _SHAPED_COUNTS[opcode](ins, n)
         if expected:

@@ -776,9 +776,11 @@ def _incomplete(exc: UnexpectedInput, text: str, base: int, end: int) -> bool:
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
         return tok.type == "$END" or (
-            tok.type == "COMMA" and not text[base + tok.end_pos:end].strip())
+            tok.type in ("COMMA", "OPERAND_COMMA") and not text[base + tok.end_pos:end].strip())
     if isinstance(exc, UnexpectedCharacters):
-        return text[base + exc.pos_in_stream:base + exc.pos_in_stream + 1] in "{[(\"'"
+        at = base + exc.pos_in_stream
+        return text[at:at + 1] in "{[(\"'" or (
+            text[at:at + 1] == "," and not text[at + 1:end].strip())
     return False
 
 
@@ -811,6 +813,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             break
         parsed = None
         first_exc = None
+        last_end = le
         j = i
         while j < stop and j < i + _MAX_JOIN:
             try:
@@ -820,6 +823,9 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
                 if first_exc is None:
                     first_exc = exc
                 if not _incomplete(exc, text, ls, lines[j][1]):
+                    if j > i and stripped[-1] in ",({[":
+                        # The first line says it goes on: the error is further down.
+                        first_exc, last_end = exc, lines[j][1]
                     break
             j += 1
         if parsed is not None:
@@ -835,7 +841,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             i = j + 1
         else:
             # Report the first line's own error: for an incomplete line, at its end.
-            problems.append(_problem_from(first_exc, text[ls:le], ls))
+            problems.append(_problem_from(first_exc, text[ls:last_end], ls))
             i += 1
     for k in range(i + 1, stop):
         ls, le = lines[k]
