@@ -775,8 +775,15 @@ def _incomplete(exc: UnexpectedInput, text: str, base: int, end: int) -> bool:
         return True
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
-        return tok.type == "$END" or (
-            tok.type in ("COMMA", "OPERAND_COMMA") and not text[base + tok.end_pos:end].strip())
+        if tok.type == "$END":
+            return True
+        rest = text[base + tok.end_pos:end]
+        if tok.type in ("COMMA", "OPERAND_COMMA"):
+            return not rest.strip()
+        opened = str(tok.value).strip()
+        closer = {"{": "}", "(": ")", "[": "]"}.get(opened)
+        # `backend_config={` at a line's end: the value goes on until its bracket closes.
+        return closer is not None and rest.count(closer) <= rest.count(opened)
     if isinstance(exc, UnexpectedCharacters):
         at = base + exc.pos_in_stream
         return text[at:at + 1] in "{[(\"'" or (

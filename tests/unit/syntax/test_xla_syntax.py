@@ -249,3 +249,15 @@ def test_unknown_metadata_key_is_a_warning():
     problems = diagnostics(parse(text))
     assert [p.severity for p in problems if "newer_key" in p.message] == [Severity.WARNING]
     assert [p for p in problems if p.severity == Severity.ERROR] == []
+
+
+def test_value_opened_at_a_line_end_is_no_error_when_recovery_runs():
+    """A `={` ending a line, its value on the next lines: when another mistake in
+    the file makes the parser recover line by line, the value is still one
+    attribute and the only error is the real one, on XLA's line."""
+    text = _entry('  b = f32[7,2] negate(p0), backend_config={\n    "x": [1,\n      2]\n  }\n'
+                  "  ROOT r = f32[7,2] negate(nosuch")
+    lines = LineIndex(text)
+    errors = _errors(text)
+    assert len(errors) == 1, errors
+    assert lines.line_of(errors[0].start) == lines.line_of(text.index("negate(nosuch"))
