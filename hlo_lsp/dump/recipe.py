@@ -190,10 +190,8 @@ def load_recipe(dump_dir: str | os.PathLike) -> Recipe | None:
         raise RecipeError(f"cannot read {path}: {exc.strerror or exc}") from None
     except RecipeError as exc:
         raise RecipeError(f"{path} {exc}") from None
-    depth = json_depth(text)
-    if depth > MAX_JSON_DEPTH:
-        raise RecipeError(f"{path} is nested {depth} levels deep (at most "
-                          f"{MAX_JSON_DEPTH} are read)")
+    if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise RecipeError(f"{path} is nested more than {MAX_JSON_DEPTH} levels deep")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -235,18 +233,27 @@ def _read_untrusted(path: pathlib.Path, limit: int) -> str:
         raise RecipeError(f"is not UTF-8 text (byte {exc.start})") from None
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
+#: A JSON string (an unterminated one runs to the end) or a bracket. Possessive
+#: quantifiers: no backtracking, each character is looked at once.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[\[\]{}]', re.S)
 
 
-def json_depth(text: str) -> int:
+def json_depth(text: str, limit: int | None = None) -> int:
     """How deeply the JSON ``text`` nests arrays and objects (0 for a scalar;
-    brackets inside strings do not count). Linear, no recursion: checked before
-    :func:`json.loads`, whose recursion a deep document exhausts."""
+    brackets inside strings do not count); it stops at the first level deeper
+    than ``limit`` and returns ``limit + 1``. Linear in ``len(text)``, no
+    recursion: checked before :func:`json.loads`, whose recursion a deep
+    document exhausts."""
     depth = deepest = 0
-    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', text)):
-        depth += 1 if m.group() in "[{" else -1
-        deepest = max(deepest, depth)
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if limit is not None and deepest > limit:
+                break
+        elif token in "]}":
+            depth -= 1
     return deepest
 
 

@@ -194,7 +194,7 @@ def _hostile(tmp_path, kind: str):
 
 
 HOSTILE = {"not-utf8": "is not UTF-8", "not-json": "is not valid JSON",
-           "deep": "levels deep", "deep-in-field": "levels deep",
+           "deep": "nested more than 32 levels", "deep-in-field": "nested more than 32",
            "large": "is larger than 1024 KiB", "zero": "is not a regular file",
            "directory": "is not a regular file", "env-types": "'env' is not an object",
            "env-name": "'env' is not an object", "nul": "NUL character",
@@ -295,3 +295,18 @@ def test_the_plan_names_environment_changes_and_its_fingerprint_follows_them(tmp
         assert plan_run(changed, base).fingerprint() != plan.fingerprint()
     with pytest.raises(recipe_mod.RecipeError, match="not an absolute path"):
         plan_run(Recipe(["a"], "relative/dir"), base)
+
+
+def test_json_depth_ignores_strings_and_is_linear():
+    import time
+
+    from hlo_lsp.dump.recipe import json_depth
+
+    assert json_depth("1") == 0 and json_depth("[[], {}]") == 2
+    assert json_depth('{"a": [1, "[[[", {"b": "\\\\"}], "c": "]\\"]"}') == 3
+    assert json_depth("[" * 1000, limit=32) == 33
+    # Escaped quotes without an end: a backtracking scan would be quadratic.
+    t0 = time.monotonic()
+    assert json_depth('"' + '\\"' * 200_000) == 0
+    assert json_depth('["' + '\\' * 200_001) == 1
+    assert time.monotonic() - t0 < 5
