@@ -383,8 +383,9 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         platform, note = "cpu", ""
     else:
         try:
-            platform, note = choose_platform(
-                options.get("platform") or settings.platform,
+            # May start nvidia-smi once: off the event loop.
+            platform, note = await asyncio.to_thread(
+                choose_platform, options.get("platform") or settings.platform,
                 recipe.platform if recipe.origin == "recipe" and not recipe.target else None,
                 hint="Set hlo.recompile.platform to cpu (or auto) to compile on the CPU.")
         except PlatformError as exc:
