@@ -125,11 +125,11 @@ async def test_a_shipped_recipe_runs_only_once_confirmed_and_asks_again_when_cha
     assert result["cancelled"] and not result["ok"] and _runs(project) == 0
     [asked] = client.message_requests
     assert [a.title for a in asked.actions] == ["Run", "Cancel"]
-    assert f"Run `{shown}`\n" in asked.message
+    assert f"\nCommand: `{shown}`\n" in asked.message
     # The relative cwd is the dump directory's parent, not the server's directory.
-    assert f"\nin {project}\n" in asked.message
-    assert f"interpreter: {os.path.normpath(sys.executable)}" in asked.message
-    assert "environment changes: JAX_ENABLE_X64=1 " in asked.message
+    assert f"\nDirectory: {project}\n" in asked.message
+    assert f"\nInterpreter: {os.path.normpath(sys.executable)}\n" in asked.message
+    assert "\nEnvironment changes: JAX_ENABLE_X64=1 (" in asked.message
     assert str(dump / RECIPE_FILE) in asked.message and str(state) in asked.message
     assert not state.exists()
 
@@ -178,7 +178,7 @@ async def test_the_confirmation_names_the_program_that_runs(client, tmp_path):
     result = await _recompile(client, uri)
     assert result["cancelled"]
     [asked] = client.message_requests
-    assert f"Run `{script} train.py`\nin {dump}\n" in asked.message
+    assert f"\nCommand: `{script} train.py`\nDirectory: {dump}\n" in asked.message
     assert "`python train.py`" not in asked.message
     assert not (dump / "canary").exists() and snapshot(dump) == before
 

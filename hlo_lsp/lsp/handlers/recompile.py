@@ -250,13 +250,13 @@ def confirmation_message(reason: str, plan: RunPlan, platform: str,
     deviceless runner when compiling for ``target``) and where a Run is
     remembered (``state``, the state directory)."""
     lines = [reason,
-             f"Run `{plan.display_command()}`",
-             f"in {plan.cwd}",
-             f"interpreter: {plan.interpreter or 'none (the command does not start Python)'}",
-             f"environment changes: {plan.display_env()} (and hlo-lsp's "
+             f"Command: `{plan.display_command()}`",
+             f"Directory: {plan.cwd}",
+             f"Interpreter: {plan.interpreter or 'none (the command does not start Python)'}",
+             f"Environment changes: {plan.display_env()} (and hlo-lsp's "
              f"JAX_PLATFORMS={platform} and XLA dump flags)"]
     if target is not None:
-        lines.append(f"under hlo-lsp's deviceless runner, compiling what it jits for "
+        lines.append(f"Runner: hlo-lsp's deviceless runner, compiling what it jits for "
                      f"{target.label}")
     lines.append(f"Run is remembered for exactly this command, directory, interpreter and "
                  f"environment (in {state}); a changed recipe asks again.")
