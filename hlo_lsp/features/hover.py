@@ -7,7 +7,9 @@ prints a bare name), users, metadata and the Python source, custom-call target
 and ``backend_config`` explained, fusion kind and the called computation's
 signature; and, when XLA wrote a buffer assignment beside the dump
 (:func:`hlo_lsp.dump.reports.load_buffer_assignment_for`), where its buffers
-live (xla/service/buffer_assignment.cc). For a computation: signature,
+live (xla/service/buffer_assignment.cc); for a collective, its replica groups,
+group mode and bytes per device, and the ``-start``/``-done`` pairing
+(:mod:`hlo_lsp.features.collectives`). For a computation: signature,
 instruction count, callers.
 """
 
@@ -27,6 +29,7 @@ from hlo_lsp.model.kernels import (KernelExplanation, custom_call_target, explai
                                    result_names, tuple_element)
 from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.shapes import describe_shape, format_bytes
+from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.references import users
 
 MAX_LISTED = 12
@@ -214,6 +217,7 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
         out.append(block)
         if kernel is not None:
             out.append(kernel_markdown(kernel))
+    out.extend(collective_parts(module, ins))
     element = tuple_element(ins)
     if element is not None:
         out.append(f"element {{{element.index}}} of `%{element.producer.name.name}`: "

@@ -68,11 +68,13 @@ class InlayHintSettings:
         "at the end of an instruction, the innermost Python frame of its metadata"))
     tuple_elements: bool = attrs.field(default=True, metadata=_doc(
         "after `index=N` of a `get-tuple-element` of a cuBLAS call, what element N is"))
+    collectives: bool = attrs.field(default=True, metadata=_doc(
+        "after the replica groups of a collective, devices, groups and bytes per device"))
 
     def categories(self) -> tuple[str, ...]:
         """The categories of :func:`hlo_lsp.features.inlay_hints.inlay_hints` that are on."""
         on = {"operandShape": self.operand_shapes, "source": self.python_source,
-              "tupleElement": self.tuple_elements}
+              "tupleElement": self.tuple_elements, "collective": self.collectives}
         return tuple(c for c in CATEGORIES if on.get(c, True))
 
 
