@@ -9,8 +9,9 @@ them. :func:`collective_parts` is the hover's **Collective** block,
 
 from __future__ import annotations
 
-from hlo_lsp.model.collectives import (COLLECTIVE_OPCODES, CollectiveExplanation,
-                                       ReplicaGroups, async_partner, explain_collective)
+from hlo_lsp.model.collectives import (EXPLAINED_OPCODES, CollectiveExplanation,
+                                       ReplicaGroups, async_partner, explain_collective,
+                                       wrapped_collective)
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.shapes import format_bytes
 
@@ -135,6 +136,9 @@ def collective_parts(module: HloModule, ins: Instruction) -> list[str]:
         if ex is not None:
             out.append(explanation_markdown(ex))
         return out
+    wrapped = wrapped_collective(ins, module)
+    if wrapped is not None:
+        out.append(f"runs `%{wrapped.name.name}` (`{wrapped.opcode}`) asynchronously")
     ex = explain_collective(ins, module)
     if ex is not None:
         out.append(explanation_markdown(ex))
@@ -149,7 +153,7 @@ def collective_hint(module: HloModule, ins: Instruction) -> tuple[int, str, str]
     ids, after ``source_target_pairs`` for collective-permute, else after the
     opcode), e.g. ``8 devices · 2 groups of 4 · 6.0 KiB/dev`` (bytes each device
     sends, ring lower bound). None for other instructions."""
-    if ins.opcode not in COLLECTIVE_OPCODES:
+    if ins.opcode not in EXPLAINED_OPCODES and ins.opcode != "async-start":
         return None
     ex = explain_collective(ins, module)
     if ex is None:

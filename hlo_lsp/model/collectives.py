@@ -45,15 +45,21 @@ MAX_EXPANDED_IDS = 1 << 16
 #: At most this many dimensions in an iota or mesh form (XLA's own meshes have a
 #: handful).
 MAX_DIMS = 64
+#: Integers of more than this many digits are rejected (Python refuses to
+#: convert strings of more than 4300 digits; no device count comes close).
+MAX_DIGITS = 18
 #: Longer ``source_target_pairs`` values are counted, not expanded.
 MAX_PAIRS = MAX_EXPANDED_IDS
 
-#: Opcodes explained here; ``-done`` halves are explained through their start.
-COLLECTIVE_OPCODES = frozenset("""
-all-reduce all-reduce-start all-gather all-gather-start reduce-scatter all-to-all
-ragged-all-to-all collective-permute collective-permute-start collective-broadcast
-""".split())
-DONE_OPCODES = frozenset({"all-reduce-done", "all-gather-done", "collective-permute-done"})
+#: The collectives explained here (xla/hlo/ir/hlo_opcode.h).
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
+               "collective-permute", "collective-broadcast")
+#: Opcodes explained here: each collective and its asynchronous ``-start``
+#: (all-reduce-start, ..., and the ``reduce-scatter-start`` style XLA prints for
+#: an ``async-start`` wrapping one collective). ``-done`` halves are explained
+#: through their start (:func:`async_partner`); ``async-start(...), calls=``
+#: through the collective it wraps (:func:`wrapped_collective`).
+EXPLAINED_OPCODES = frozenset(COLLECTIVES) | frozenset(f"{c}-start" for c in COLLECTIVES)
 
 
 class GroupMode(Enum):
@@ -160,15 +166,16 @@ def _short(text: str, limit: int = 200) -> str:
 MAX_CHECKED_TEXT = 1 << 22
 _LIST_CHARS = str.maketrans("", "", "{},0123456789")
 # The whole explicit form, checked in one linear pass (possessive: no backtracking).
-_LIST_FORM = re.compile(r"\{(?:\{(?:\d++(?:,\d++)*+)?\}(?:,\{(?:\d++(?:,\d++)*+)?\})*+)?\}")
+_LIST_FORM = re.compile(r"\{(?:\{(?:\d{1,18}+(?:,\d{1,18}+)*+)?\}"
+                        r"(?:,\{(?:\d{1,18}+(?:,\d{1,18}+)*+)?\})*+)?\}")
 _GROUP = re.compile(r"\{([\d,]*+)\}")
 _IOTA = re.compile(r"\[([\d,]*)\]<=\[([\d,]*)\](?:T\(([\d,]*)\))?")
 _MESH_HEAD = re.compile(r"mesh\[(.*?)\]")
-_MESH_AXIS = re.compile(r"""(['"]?)([^'"=,]+)\1=(\d+)""")
-_AXIS_REF = re.compile(r"""(['"]?)([^'":,]+)\1(?::\((\d+)\)(\d+))?""")
-_MAXIMAL = re.compile(r"maximal_mesh\[device_id=(\d+)\]")
+_MESH_AXIS = re.compile(r"""(['"]?)([^'"=,]+)\1=(\d{1,18})""")
+_AXIS_REF = re.compile(r"""(['"]?)([^'":,]+)\1(?::\((\d{1,18})\)(\d{1,18}))?""")
+_MAXIMAL = re.compile(r"maximal_mesh\[device_id=(\d{1,18})\]")
 _DEVICE_IDS = re.compile(r",?device_ids=\((.*)\)")
-_ITOA_DEVICE_IDS = re.compile(r"\[([\d,]*)\](?:T\(([\d,]*)\))?")
+_IOTA_DEVICE_IDS = re.compile(r"\[([\d,]*)\](?:T\(([\d,]*)\))?")
 
 
 def parse_replica_groups(text: str, limit: int = MAX_EXPANDED_IDS) -> ReplicaGroups:
@@ -245,7 +252,7 @@ def _ints(text: str) -> list[int] | None:
     if text == "":
         return []
     parts = text.split(",")
-    if len(parts) > MAX_DIMS or not all(p.isdigit() for p in parts):
+    if len(parts) > MAX_DIMS or not all(p.isdigit() and len(p) <= MAX_DIGITS for p in parts):
         return None
     return [int(p) for p in parts]
 
@@ -282,8 +289,8 @@ def _parse_iota(text: str, limit: int) -> ReplicaGroups:
     shape, dims = _ints(m.group(1)), _ints(m.group(2))
     perm = _ints(m.group(3)) if m.group(3) is not None else None
     if shape is None or dims is None or (m.group(3) is not None and perm is None):
-        return _invalid(text, f"iota form with non-integer sizes or more than {MAX_DIMS} "
-                              "dimensions")
+        return _invalid(text, f"iota form with sizes that are not integers of at most "
+                              f"{MAX_DIGITS} digits, or with more than {MAX_DIMS} dimensions")
     if len(shape) != 2:
         return _invalid(text, f"iota form `[{m.group(1)}]` must be [groups,group_size]")
     if not dims:
@@ -403,7 +410,7 @@ def _device_ids(spec: str, total: int) -> list[int] | range | str:
     """The mesh's device ids in row-major order, or why they do not decode."""
     if not spec:
         return range(total)
-    m = _ITOA_DEVICE_IDS.fullmatch(spec)
+    m = _IOTA_DEVICE_IDS.fullmatch(spec)
     if m is not None:
         dims = _ints(m.group(1))
         perm = _ints(m.group(2)) if m.group(2) is not None else None
@@ -418,6 +425,8 @@ def _device_ids(spec: str, total: int) -> list[int] | range | str:
             return f"device_ids: {why}"
         return _transposed(range(total), dims, perm)
     ids = re.findall(r"\d+", spec)
+    if any(len(x) > MAX_DIGITS for x in ids):
+        return f"device_ids with an id of more than {MAX_DIGITS} digits"
     if len(ids) != total:
         return f"device_ids list {len(ids)} devices, the mesh {total}"
     values = [int(x) for x in ids]
@@ -569,9 +578,11 @@ def collective_bytes(ins: Instruction, module: HloModule | None = None,
     :func:`explain_collective`). See :class:`CollectiveTraffic` for the model
     and its source. None when ``ins`` is not a collective, a shape is unknown
     or the group size is. Sizes in bytes."""
+    if ins.opcode not in EXPLAINED_OPCODES:
+        ins = wrapped_collective(ins, module)
+        if ins is None:
+            return None
     opcode = ins.opcode.removesuffix("-start")
-    if ins.opcode not in COLLECTIVE_OPCODES:
-        return None
     if opcode == "collective-permute":
         # Point to point: each source sends the whole buffer to its target.
         buffer = operand_bytes(ins, 0)
@@ -665,7 +676,7 @@ class SourceTargetPairs:
         return None
 
 
-_PAIR_FORM = re.compile(r"\{(?:\{\d++,\d++\}(?:,\{\d++,\d++\})*+)?\}")
+_PAIR_FORM = re.compile(r"\{(?:\{\d{1,18}+,\d{1,18}+\}(?:,\{\d{1,18}+,\d{1,18}+\})*+)?\}")
 
 
 def parse_source_target_pairs(text: str | None, limit: int = MAX_PAIRS) -> SourceTargetPairs:
@@ -767,10 +778,14 @@ class CollectiveExplanation:
 def explain_collective(ins: Instruction, module: HloModule | None = None
                        ) -> CollectiveExplanation | None:
     """The :class:`CollectiveExplanation` of ``ins`` (one of
-    :data:`COLLECTIVE_OPCODES`; None for any other opcode) in ``module`` (its
-    header gives replica_count and num_partitions; 1 each without it)."""
-    if ins.opcode not in COLLECTIVE_OPCODES:
-        return None
+    :data:`EXPLAINED_OPCODES`, or an ``async-start`` running one: then of the
+    collective it wraps, :func:`wrapped_collective`; None for any other
+    instruction) in ``module`` (its header gives replica_count and
+    num_partitions; 1 each without it)."""
+    if ins.opcode not in EXPLAINED_OPCODES:
+        ins = wrapped_collective(ins, module)
+        if ins is None:
+            return None
     replicas, partitions = replica_and_partition_count(module)
     mode, error = group_mode(ins)
     text = replica_groups_text(ins)
@@ -817,6 +832,21 @@ def id_range_warning(mode: GroupMode | None, groups: ReplicaGroups | None,
     return None
 
 
+def wrapped_collective(ins: Instruction, module: HloModule | None) -> Instruction | None:
+    """The collective an ``async-start`` runs: the root of its ``calls=``
+    computation when that is one of :data:`COLLECTIVES` (XLA wraps collectives
+    in async computations, xla/hlo/ir/hlo_instructions.h ``HloAsyncInstruction``);
+    None otherwise."""
+    if ins.opcode != "async-start" or module is None:
+        return None
+    for cref in ins.called:
+        callee = module.by_name.get(cref.ref.name)
+        root = callee.root if callee is not None else None
+        if cref.attr == "calls" and root is not None and root.opcode in COLLECTIVES:
+            return root
+    return None
+
+
 def async_partner(ins: Instruction) -> list[Instruction]:
     """The other half of an asynchronous pair: for an ``X-start`` its ``X-done``
     users (async-start -> async-done too), for an ``X-done`` the ``X-start``
@@ -838,9 +868,9 @@ def async_partner(ins: Instruction) -> list[Instruction]:
 
 
 __all__ = [
-    "AxisRef", "COLLECTIVE_OPCODES", "CollectiveExplanation", "CollectiveTraffic",
-    "DONE_OPCODES", "GroupMode", "MAX_EXPANDED_IDS", "MeshAxis", "ReplicaGroups",
+    "AxisRef", "EXPLAINED_OPCODES", "CollectiveExplanation", "CollectiveTraffic",
+    "COLLECTIVES", "GroupMode", "MAX_EXPANDED_IDS", "MeshAxis", "ReplicaGroups",
     "SourceTargetPairs", "async_partner", "collective_bytes", "explain_collective",
-    "group_mode", "id_range_warning", "operand_bytes", "parse_replica_groups", "parse_source_target_pairs",
+    "group_mode", "id_range_warning", "operand_bytes", "wrapped_collective", "parse_replica_groups", "parse_source_target_pairs",
     "participants", "replica_and_partition_count", "replica_groups_text",
 ]

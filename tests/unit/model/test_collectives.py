@@ -15,7 +15,7 @@ import pytest
 from hlo_lsp.model.collectives import (
     MAX_EXPANDED_IDS, GroupMode, async_partner, collective_bytes, explain_collective,
     group_mode, parse_replica_groups, parse_source_target_pairs, participants,
-    replica_and_partition_count, replica_groups_text)
+    replica_and_partition_count, replica_groups_text, wrapped_collective)
 from hlo_lsp.syntax.parser import parse
 from tests.helpers import (COLLECTIVES_STEP, COLLECTIVES_STEP_IOTA, MESH_MATMUL_DATA,
                            MESH_MATMUL_MODEL, SPMD_MESH8_GPU, read)
@@ -194,10 +194,10 @@ def test_ten_million_devices_are_counted_not_expanded():
 
 def test_huge_iota_and_mesh_are_counted_in_constant_time():
     start = time.perf_counter()
-    g = parse_replica_groups("[1000000000,1000000000]<=[1000000000000000000]")
+    g = parse_replica_groups("[1000000000,100000000]<=[100000000000000000]")
     m = parse_replica_groups("mesh['a'=100000,'b'=100000] {'b'}")
     assert time.perf_counter() - start < 0.5
-    assert (g.group_count, g.group_size, g.truncated, g.groups) == (10 ** 9, 10 ** 9, True, None)
+    assert (g.group_count, g.group_size, g.truncated, g.groups) == (10 ** 9, 10 ** 8, True, None)
     assert (m.group_count, m.group_size, m.truncated) == (10 ** 5, 10 ** 5, True)
     assert parse_replica_groups(f"[1,{MAX_EXPANDED_IDS}]<=[{MAX_EXPANDED_IDS}]").groups is not None
 
@@ -318,3 +318,56 @@ def test_start_and_done_are_paired():
     ex = explain_collective(start, module)
     assert ex.mode == GroupMode.FLATTENED_ID and ex.groups.groups == (tuple(range(8)),)
     assert explain_collective(done, module) is None
+
+
+# -- asynchronous forms ----------------------------------------------------------
+
+ASYNC = """HloModule m, num_partitions=4
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%wrapped_rs (x: f32[1024]) -> f32[256] {
+  %x = f32[1024]{0} parameter(0)
+  ROOT %rs = f32[256]{0} reduce-scatter(%x), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (p: f32[1024]) -> (f32[256], f32[1024]) {
+  %p = f32[1024]{0} parameter(0)
+  %start = ((f32[1024]{0}), f32[256]{0}) async-start(%p), calls=%wrapped_rs
+  %done = f32[256]{0} async-done(%start)
+  %a2a-start = ((f32[1024]{0}), f32[1024]{0}) all-to-all-start(%p), channel_id=2, replica_groups={{0,1,2,3}}, dimensions={0}
+  %a2a-done = f32[1024]{0} all-to-all-done(%a2a-start)
+  ROOT %t = (f32[256]{0}, f32[1024]{0}) tuple(%done, %a2a-done)
+}
+"""
+
+
+def test_async_wrappers_are_explained_through_the_collective_they_run():
+    """XLA parses both spellings and prints the first as ``reduce-scatter-start``
+    (checked with jaxlib 0.10.2's hlo_module_from_text)."""
+    module = parse(ASYNC)
+    assert not module.problems
+    ins = _named(module)
+    assert wrapped_collective(ins["start"], module) is ins["rs"]
+    assert wrapped_collective(ins["a2a-start"], module) is None
+    ex = explain_collective(ins["start"], module)
+    assert ex.opcode == "reduce-scatter" and ex.mode == GroupMode.FLATTENED_ID
+    assert collective_bytes(ins["start"], module).sent == 3 * 1024 * 4 // 4
+    ex = explain_collective(ins["a2a-start"], module)
+    assert ex.mode == GroupMode.CROSS_PARTITION and ex.traffic.sent == 3 * 1024 * 4 // 4
+    assert async_partner(ins["done"]) == [ins["start"]]
+    assert async_partner(ins["a2a-start"]) == [ins["a2a-done"]]
+
+
+@pytest.mark.parametrize("text", [
+    "[1,2]<=[" + "9" * 5000 + "]", "{{" + "9" * 5000 + "}}", "mesh[a=" + "9" * 5000 + "] {a}",
+    "maximal_mesh[device_id=" + "9" * 5000 + "]", "mesh[a=2], device_ids=(" + "9" * 5000 + ",1) {a}",
+])
+def test_integers_too_long_for_python_are_rejected_not_raised(text):
+    # int() refuses strings of more than 4300 digits (ValueError).
+    assert parse_replica_groups(text).error
+    assert parse_source_target_pairs("{{" + "9" * 5000 + ",1}}").error
