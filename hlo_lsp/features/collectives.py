@@ -26,6 +26,10 @@ FORMS = {"list": "explicit list", "all": "empty: every participant", "iota": "io
          "mesh": "mesh axes", "invalid": "invalid"}
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _ids(group: tuple[int, ...]) -> str:
     shown = ",".join(map(str, group[:MAX_IDS_LISTED]))
     return "{" + shown + (",…" if len(group) > MAX_IDS_LISTED else "") + "}"
@@ -49,7 +53,8 @@ def groups_lines(groups: ReplicaGroups, ids: str) -> list[str]:
                      + (f"; device_ids `{groups.device_ids}`" if groups.device_ids else ""))
     if groups.form != "all":
         if groups.group_size is not None:
-            lines.append(f"  - {groups.group_count} group(s) of {groups.group_size} {ids}")
+            lines.append(f"  - {_plural(groups.group_count, 'group')} of "
+                         f"{groups.group_size} {ids}")
         elif groups.sizes:
             lines.append(f"  - {groups.group_count} groups of different sizes: "
                          + ", ".join(map(str, groups.sizes[:MAX_GROUPS_LISTED]))
@@ -111,14 +116,20 @@ def explanation_markdown(ex: CollectiveExplanation) -> str:
     as_written = (ex.groups.group_size, ex.groups.group_count) if ex.groups else None
     if ex.devices_per_group is not None and ex.group_count is not None and \
             as_written != (ex.devices_per_group, ex.group_count):
-        lines.append(f"- {ex.group_count} device group(s) of {ex.devices_per_group} "
-                     "take part")
+        lines.append(f"- {_plural(ex.group_count, 'device group')} of "
+                     f"{ex.devices_per_group} take part")
     t = ex.traffic
     if t is not None:
-        bound = "upper bound" if not t.exact else "lower bound, ring model"
-        lines.append(f"- per device: sends {format_bytes(t.sent)}, receives "
-                     f"{format_bytes(t.received)}: {t.formula}, n={t.n}, buffer "
-                     f"{format_bytes(t.buffer)} ({bound}; *{TRAFFIC_SOURCE}*)")
+        moved = (f"- per device: sends {format_bytes(t.sent)}, receives "
+                 f"{format_bytes(t.received)}: {t.formula}")
+        if ex.pairs is not None:
+            lines.append(f"{moved}, buffer {format_bytes(t.buffer)} (point to point)")
+        else:
+            bound = ("an upper bound" if not t.exact else
+                     "a lower bound (ring algorithm; trees, hierarchies and protocol "
+                     "overheads move more)")
+            lines.append(f"{moved} with n={t.n}, buffer {format_bytes(t.buffer)}: {bound} "
+                         f"(*{TRAFFIC_SOURCE}*)")
     return "\n".join(lines)
 
 

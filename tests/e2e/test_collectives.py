@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
 import sys
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests.helpers import (COLLECTIVES_STEP, COLLECTIVES_STEP_IOTA, MESH_MATMUL_DATA,
-                           MESH_MATMUL_MODEL, SPMD_MESH8_GPU, position_of as _pos, read)
+                           MESH_MATMUL_MODEL, SHARDED_DUMP, SPMD_MESH8_GPU,
+                           position_of as _pos, read, snapshot)
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 BYTES = {"f32": 4, "bf16": 2}
@@ -170,3 +173,15 @@ async def test_start_and_done_navigate_to_each_other(client: LanguageClient):
     assert "- {0,1,2,3,4,5,6,7}" in md
     md = await _hover(client, uri, text, "%all-reduce-start = ")
     assert "completed by `%all-reduce-done`" in md
+
+
+@pytest.mark.slow  # runs the JAX program on 8 virtual CPU devices (about 10 s)
+def test_the_sharded_example_is_regenerated_byte_for_byte(tmp_path):
+    """examples/sharded/make_sharded_dump.py makes exactly the committed dump
+    (deterministic; file names relative to the repository)."""
+    pytest.importorskip("jax")
+    out = tmp_path / "dump"
+    subprocess.run([sys.executable, str(SHARDED_DUMP.parent / "make_sharded_dump.py"),
+                    "--out", str(out)], check=True, capture_output=True, timeout=300)
+    assert snapshot(out) == snapshot(SHARDED_DUMP)
+    assert '1 "examples/sharded/make_sharded_dump.py"' in read(COLLECTIVES_STEP)
