@@ -166,7 +166,9 @@ def collective_hint(module: HloModule, ins: Instruction) -> tuple[int, str, str]
     sends, ring lower bound). None for other instructions."""
     if ins.opcode not in EXPLAINED_OPCODES and ins.opcode != "async-start":
         return None
-    ex = explain_collective(ins, module)
+    # Counts only: a short iota or mesh form can stand for 65536 ids, and a
+    # whole-document request asks for every collective.
+    ex = explain_collective(ins, module, limit=0)
     if ex is None:
         return None
     offset = ins.opcode_start + len(ins.opcode)
@@ -177,4 +179,5 @@ def collective_hint(module: HloModule, ins: Instruction) -> tuple[int, str, str]
             offset = attr.value_end
             break
     tooltip = explanation_markdown(ex).replace("**", "").replace("`", "")
+    tooltip = "\n".join(line for line in tooltip.splitlines() if "not expanded" not in line)
     return offset, ex.hint(), tooltip

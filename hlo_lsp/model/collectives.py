@@ -197,8 +197,8 @@ def parse_replica_groups(text: str, limit: int = MAX_EXPANDED_IDS) -> ReplicaGro
       ``MeshAxesReplicaGroupList::flattened_replica_groups``); also
       ``maximal_mesh[device_id=N]``.
 
-    Expands at most ``limit`` ids (``truncated`` beyond; counts stay exact); work
-    is linear in the text plus ``limit``. Never raises: a text that does not
+    Expands at most ``limit`` ids (``truncated`` beyond; counts stay exact;
+    ``limit=0`` only counts); work is linear in the text plus ``limit``. Never raises: a text that does not
     decode gives form "invalid" with ``error`` set."""
     compact = "".join(text.split())
     if not compact:
@@ -235,7 +235,7 @@ def _parse_list(text: str, limit: int) -> ReplicaGroups:
     # ids = commas + 1 - (empty groups).
     count = text.count("{") - 1
     ids = text.count(",") + 1 - text.count("{}")
-    if count > limit:  # too many groups to even list their sizes
+    if count > MAX_EXPANDED_IDS:  # too many groups to even list their sizes
         return ReplicaGroups(_short(text), "list", None, count, None, truncated=True)
     bodies = [m.group(1) for m in _GROUP.finditer(text, 1)]
     sizes = [b.count(",") + 1 if b else 0 for b in bodies]
@@ -775,13 +775,15 @@ class CollectiveExplanation:
         return " · ".join(parts)
 
 
-def explain_collective(ins: Instruction, module: HloModule | None = None
-                       ) -> CollectiveExplanation | None:
+def explain_collective(ins: Instruction, module: HloModule | None = None,
+                       limit: int = MAX_EXPANDED_IDS) -> CollectiveExplanation | None:
     """The :class:`CollectiveExplanation` of ``ins`` (one of
     :data:`EXPLAINED_OPCODES`, or an ``async-start`` running one: then of the
     collective it wraps, :func:`wrapped_collective`; None for any other
     instruction) in ``module`` (its header gives replica_count and
-    num_partitions; 1 each without it)."""
+    num_partitions; 1 each without it). At most ``limit`` ids are expanded
+    (:func:`parse_replica_groups`; 0 for counts only, as the inlay hints of a
+    whole document ask)."""
     if ins.opcode not in EXPLAINED_OPCODES:
         ins = wrapped_collective(ins, module)
         if ins is None:
@@ -789,7 +791,7 @@ def explain_collective(ins: Instruction, module: HloModule | None = None
     replicas, partitions = replica_and_partition_count(module)
     mode, error = group_mode(ins)
     text = replica_groups_text(ins)
-    groups = parse_replica_groups(text) if text is not None else None
+    groups = parse_replica_groups(text, limit) if text is not None else None
     pairs = None
     if ins.opcode.startswith("collective-permute"):
         pairs = parse_source_target_pairs(_value(ins, "source_target_pairs"))
