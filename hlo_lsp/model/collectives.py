@@ -198,8 +198,8 @@ def parse_replica_groups(text: str, limit: int = MAX_EXPANDED_IDS) -> ReplicaGro
       ``maximal_mesh[device_id=N]``.
 
     Expands at most ``limit`` ids (``truncated`` beyond; counts stay exact;
-    ``limit=0`` only counts); work is linear in the text plus ``limit``. Never raises: a text that does not
-    decode gives form "invalid" with ``error`` set."""
+    ``limit=0`` only counts); work is linear in the text plus ``limit``. Never
+    raises: a text that does not decode gives form "invalid" with ``error`` set."""
     compact = "".join(text.split())
     if not compact:
         return _invalid(text, "empty replica_groups value")
@@ -461,7 +461,8 @@ def _flag(ins: Instruction, name: str) -> bool | None:
 
 def group_mode(ins: Instruction) -> tuple[GroupMode | None, str | None]:
     """``(mode, error)``: what the ids of ``ins``'s replica groups are, as
-    ``GetCollectiveOpGroupMode`` in xla/service/collective_ops_utils.h.
+    ``GetCollectiveOpGroupMode`` in xla/service/collective_ops_utils.h (in newer
+    XLA in xla/hlo/ir/collective_op_group_mode.h).
 
     all-reduce, all-gather and reduce-scatter (and their ``-start``) read
     ``channel_id`` and ``use_global_device_ids`` (false when not printed): no
@@ -873,6 +874,7 @@ __all__ = [
     "AxisRef", "EXPLAINED_OPCODES", "CollectiveExplanation", "CollectiveTraffic",
     "COLLECTIVES", "GroupMode", "MAX_EXPANDED_IDS", "MeshAxis", "ReplicaGroups",
     "SourceTargetPairs", "async_partner", "collective_bytes", "explain_collective",
-    "group_mode", "id_range_warning", "operand_bytes", "wrapped_collective", "parse_replica_groups", "parse_source_target_pairs",
+    "group_mode", "id_range_warning", "operand_bytes", "wrapped_collective",
+    "parse_replica_groups", "parse_source_target_pairs",
     "participants", "replica_and_partition_count", "replica_groups_text",
 ]

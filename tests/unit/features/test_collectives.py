@@ -57,4 +57,5 @@ def test_inlay_hints_count_without_expanding():
     assert time.perf_counter() - start < 5
     assert len(hints) == 2000 + 1  # and %rs of the wrapped computation
     n, buffer = 65536, 8 * 4
-    assert hints[-1].label == f"65536 devices · 1 group of {n} · {2 * (n - 1) * buffer // n} B/dev"
+    assert hints[-1].label == (
+        f"65536 devices · 1 group of {n} · {2 * (n - 1) * buffer // n} B/dev")

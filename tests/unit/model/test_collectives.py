@@ -71,7 +71,8 @@ def test_iota_matches_numpy_for_every_permutation(dims):
     n = int(np.prod(dims))
     for perm in itertools.permutations(range(len(dims))):
         for size in (d for d in range(1, n + 1) if n % d == 0):
-            text = f"[{n // size},{size}]<=[{','.join(map(str, dims))}]T({','.join(map(str, perm))})"
+            text = (f"[{n // size},{size}]<=[{','.join(map(str, dims))}]"
+                    f"T({','.join(map(str, perm))})")
             want = np.arange(n).reshape(dims).transpose(perm).reshape(n // size, size)
             assert parse_replica_groups(text).groups == tuple(map(tuple, want.tolist())), text
 
@@ -290,7 +291,8 @@ def test_bytes_per_device_under_the_ring_model():
 def test_explanation_hint_is_short():
     module = parse(MODULE)
     ins = _named(module)
-    assert explain_collective(ins["g"], module).hint() == "8 devices · 2 groups of 4 · 6.0 KiB/dev"
+    assert explain_collective(ins["g"], module).hint() == (
+        "8 devices · 2 groups of 4 · 6.0 KiB/dev")
     assert explain_collective(ins["cp"], module).hint() == "8 devices · 4 pairs · 4.0 KiB/dev"
     assert explain_collective(ins["ra"], module).hint().endswith("≤4.0 KiB/dev")
 
@@ -365,7 +367,8 @@ def test_async_wrappers_are_explained_through_the_collective_they_run():
 
 @pytest.mark.parametrize("text", [
     "[1,2]<=[" + "9" * 5000 + "]", "{{" + "9" * 5000 + "}}", "mesh[a=" + "9" * 5000 + "] {a}",
-    "maximal_mesh[device_id=" + "9" * 5000 + "]", "mesh[a=2], device_ids=(" + "9" * 5000 + ",1) {a}",
+    "maximal_mesh[device_id=" + "9" * 5000 + "]",
+    "mesh[a=2], device_ids=(" + "9" * 5000 + ",1) {a}",
 ])
 def test_integers_too_long_for_python_are_rejected_not_raised(text):
     # int() refuses strings of more than 4300 digits (ValueError).
