@@ -126,8 +126,8 @@ def explanation_markdown(ex: CollectiveExplanation) -> str:
             lines.append(f"{moved}, buffer {format_bytes(t.buffer)} (point to point)")
         else:
             bound = ("an upper bound" if not t.exact else
-                     "a lower bound (ring algorithm; trees, hierarchies and protocol "
-                     "overheads move more)")
+                     "a lower bound for any algorithm of point-to-point sends (a ring "
+                     "reaches it; in-network reduction can move less)")
             lines.append(f"{moved} with n={t.n}, buffer {format_bytes(t.buffer)}: {bound} "
                          f"(*{TRAFFIC_SOURCE}*)")
     return "\n".join(lines)

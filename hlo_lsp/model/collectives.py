@@ -530,8 +530,10 @@ class CollectiveTraffic:
     ``sent``/``received`` were computed. ``exact`` is False for
     ragged-all-to-all (sizes known at run time: the numbers are an upper
     bound, the whole input and output buffers). A lower bound on the bytes
-    moved, not a measurement: tree algorithms, hierarchies and protocol
-    overheads move more."""
+    moved, not a measurement: PERFORMANCE.md derives the factors for any
+    algorithm built from point-to-point sends (a ring reaches them, a tree
+    needs as many transfers); protocol overheads move more, and in-network
+    reduction (NVLink SHARP: (n-1)/(n+1) for all-reduce) moves less."""
 
     opcode: str
     n: int
