@@ -55,7 +55,9 @@ import threading
 import weakref
 from dataclasses import dataclass
 
+from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.model.kernels import custom_call_target
 from hlo_lsp.model.opcodes import ELEMENTWISE
 from hlo_lsp.model.shapes import ArrayShape, Shape, TupleShape
 
@@ -838,3 +840,119 @@ def isolated_module_text(module: HloModule, ins: Instruction) -> str | None:
     root = f"  ROOT r = {ins.shape.text} {ins.opcode}({args}){attrs}"
     return "\n\n".join(["HloModule isolated", *bodies,
                         "ENTRY isolated_entry {\n" + "\n".join(params + [root]) + "\n}"]) + "\n"
+
+
+#: cuBLAS GEMM custom-call targets (``IsCublasGemm``, xla/service/gpu/cublas_cudnn.cc).
+GEMM_TARGETS = frozenset({"__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8"})
+
+#: cuDNN convolution custom-call targets (``IsCustomCallToDnnConvolution``).
+CONV_TARGETS = frozenset({"__cudnn$convForward", "__cudnn$convBackwardInput",
+                          "__cudnn$convBackwardFilter", "__cudnn$convBiasActivationForward",
+                          "__cudnn$convForwardGraph"})
+
+
+def custom_call_estimate(module: HloModule, ins: Instruction) -> Cost | None:
+    """Our estimate for a library call XLA's base cost analysis leaves unknown,
+    following XLA:GPU's ``GpuHloCostAnalysis::HandleCustomCall``
+    (xla/service/gpu/model/gpu_hlo_cost_analysis.cc): a cuBLAS GEMM costs the
+    FLOPs of its dot (``gemm_backend_config.dot_dimension_numbers``), a cuDNN
+    convolution those of its convolution (``window``, ``dim_labels``); bytes:
+    every operand and the real result (element 0 of the result tuple, not the
+    scratch buffer). None for any other custom-call."""
+    target = custom_call_target(ins) or ""
+    if target not in GEMM_TARGETS and target not in CONV_TARGETS:
+        return None
+    model = cost_model(module)
+    comp = ins.computation
+    operands = [model._operand_shape(ins, comp, i) for i in range(len(ins.operands))]
+    out = decode(ins)
+    result = out.elements[0] if isinstance(out, TupleShape) and out.elements else out
+    size = float(shape_size(result) + sum(shape_size(s) for s in operands))
+    if target in GEMM_TARGETS:
+        dims = _gemm_contracting(ins)
+        return Cost(float(dot_flops(operands[0] if operands else None, result, dims)), 0.0, size)
+    flops = convolution_flops(
+        operands[0] if operands else None, operands[1] if len(operands) > 1 else None, result,
+        _attr(ins, "dim_labels") or "", parse_window(_attr(ins, "window")),
+        _int_attr(ins, "feature_group_count", 1), _int_attr(ins, "batch_group_count", 1))
+    return Cost(float(flops), 0.0, size)
+
+
+def _gemm_contracting(ins: Instruction) -> list[int]:
+    """``lhs_contracting_dimensions`` of a GEMM call's ``backend_config``."""
+    attr = ins.attribute("backend_config")
+    if attr is None:
+        return []
+    m = re.search(r'"lhs_contracting_dimensions"\s*:\s*\[([^\]]*)\]', attr.value)
+    return int_list(m.group(1)) if m else []
+
+
+#: Opcodes whose cost is matrix work (tensor cores, matrix units).
+MATRIX_OPCODES = frozenset({"dot", "scaled-dot", "ragged-dot", "convolution"})
+
+
+def kernel_precision(module: HloModule, ins: Instruction) -> str:
+    """The precision key (:mod:`hlo_lsp.model.accelerators`) whose peak bounds
+    ``ins``: for matrix work (a dot or convolution, inside a fusion too, or a
+    GEMM/convolution library call) the element type of its first operand (an
+    f32 product at HIGHEST ``operand_precision`` runs on the vector units,
+    otherwise as TF32); ``f32`` (vector units) for everything else."""
+    comp = ins.computation
+    matrix = _matrix_instruction(module, ins, 0)
+    if matrix is None:
+        return "f32"
+    operand = cost_model(module)._operand_shape(matrix, matrix.computation or comp, 0)
+    kind = operand.element_type if isinstance(operand, ArrayShape) else "f32"
+    if kind.startswith("f8"):
+        return "f8"
+    if kind in ("bf16", "f16", "f64"):
+        return kind
+    if kind in ("s8", "u8", "s4", "u4"):
+        return "int8"
+    precision = (_attr(matrix, "operand_precision") or "").lower()
+    config = matrix.attribute("backend_config")
+    if "highest" in precision or (config is not None and '"HIGHEST"' in config.value):
+        return "f32"
+    return "tf32"
+
+
+def _matrix_instruction(module: HloModule, ins: Instruction, depth: int) -> Instruction | None:
+    if ins.opcode in MATRIX_OPCODES:
+        return ins
+    if ins.opcode == "custom-call":
+        target = custom_call_target(ins) or ""
+        return ins if target in GEMM_TARGETS or target in CONV_TARGETS else None
+    if ins.opcode != "fusion" or depth > 8:
+        return None
+    for cref in ins.called:
+        callee = module.by_name.get(cref.ref.name)
+        for inner in callee.instructions if callee is not None else ():
+            found = _matrix_instruction(module, inner, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Roofline:
+    """A roofline estimate on ``device``: ``seconds`` = max(``compute_seconds``,
+    ``memory_seconds``), ``bound`` "compute" or "memory", the compute side at
+    the device's peak for ``precision``."""
+
+    seconds: float
+    compute_seconds: float
+    memory_seconds: float
+    bound: str
+    precision: str
+    device: Accelerator
+
+
+def roofline(cost: Cost, device: Accelerator, precision: str = "f32") -> Roofline:
+    """time = max(FLOPs / peak FLOP/s at ``precision``, bytes / memory bandwidth),
+    in seconds; transcendentals count one operation each at the device's f32
+    (vector) rate. XLA's -1 for an unknown custom-call counts zero."""
+    compute = max(cost.known_flops, 0.0) / device.flops_per_second(precision) + \
+        max(cost.transcendentals, 0.0) / device.flops_per_second("f32")
+    memory = max(cost.known_bytes, 0.0) / device.memory_bandwidth
+    bound = "compute" if compute > memory else "memory"
+    return Roofline(max(compute, memory), compute, memory, bound, precision, device)
