@@ -438,7 +438,9 @@ class CostModel:
                 return Cost(0.0, count, default_bytes)
             return Cost(count, 0.0, default_bytes)
         if op == "tuple":
-            return Cost(bytes_accessed=shape_size(out))
+            # Its table of pointers (also when the text leaves the shape out).
+            return Cost(bytes_accessed=shape_size(out) if out is not None
+                        else POINTER_BYTES * n_ops)
         if op in ("slice", "dynamic-slice", "gather"):
             # The slice is read and written; dynamic-slice and gather also read
             # their (first) index operand.
