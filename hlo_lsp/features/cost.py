@@ -64,7 +64,8 @@ def format_seconds(s: float) -> str:
 def cost_section(module: HloModule, ins: Instruction, device: Accelerator | None = None) -> str:
     """Markdown lines about what ``ins`` costs and how long it takes at best on
     ``device`` (default: the CPU default); "" for instructions that are not
-    kernels or compute (:data:`COSTED`)."""
+    kernels or compute (:data:`COSTED`). An instruction inside a fused
+    computation gets its cost without a time: the fusion is the kernel."""
     if ins.opcode not in COSTED:
         return ""
     device = device or ACCELERATORS[DEFAULT]
@@ -81,6 +82,11 @@ def cost_section(module: HloModule, ins: Instruction, device: Accelerator | None
         cost = estimate
         where = "estimated as XLA:GPU's cost analysis does for this library call"
     lines.append(f"**Cost** ({where}): {_quantities(cost)}")
+    fusion = _enclosing_fusion(module, ins)
+    if fusion is not None:
+        lines.append(f"Part of the fusion `%{fusion}`: its bytes stay on chip; the "
+                     "fusion's hover has the kernel's cost and time.")
+        return "\n\n".join(lines)
     precision = kernel_precision(module, ins)
     est = roofline(cost, device, precision)
     rate = format_count(device.flops_per_second(precision), "FLOP/s")
@@ -90,6 +96,17 @@ def cost_section(module: HloModule, ins: Instruction, device: Accelerator | None
                  f"{rate} {device.rate_key(precision)}; memory {format_seconds(est.memory_seconds)} at "
                  f"{bandwidth})")
     return "\n\n".join(lines)
+
+
+def _enclosing_fusion(module: HloModule, ins: Instruction) -> str | None:
+    """The name of a fusion calling the computation that holds ``ins``."""
+    comp = ins.computation
+    if comp is None:
+        return None
+    for caller, _cref in module.callers.get(comp.name.name, ()):
+        if caller.opcode == "fusion":
+            return caller.name.name
+    return None
 
 
 def _quantities(cost: Cost) -> str:

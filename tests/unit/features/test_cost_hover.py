@@ -94,3 +94,14 @@ def test_hover_on_an_unknown_custom_call_says_so():
                 if i.opcode == "custom-call")
     md = hover(module, call.name.start + 1).markdown
     assert "**Cost**: unknown" in md and "**Roofline**" not in md
+
+
+def test_an_instruction_inside_a_fusion_points_at_the_fusion():
+    text = read(TRAIN_AFTER)
+    module = parse(text)
+    fusion, inner = next((f, i) for f in module.entry.instructions if f.opcode == "fusion"
+                         for c in f.called for i in module.by_name[c.ref.name].instructions
+                         if i.opcode in ("reduce", "dot"))
+    md = hover(module, inner.name.start + 1).markdown
+    assert "**Cost**" in md and f"Part of the fusion `%{fusion.name.name}`" in md
+    assert "**Roofline**" not in md
