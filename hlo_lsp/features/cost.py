@@ -16,8 +16,8 @@ import os
 from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.model.accelerators import DEFAULT, ACCELERATORS, Accelerator, accelerator, \
     accelerator_for_platform
-from hlo_lsp.model.cost import (Cost, custom_call_estimate, instruction_cost, kernel_precision,
-                                roofline)
+from hlo_lsp.model.cost import (Cost, cost_model, custom_call_estimate, instruction_cost,
+                                kernel_precision, roofline)
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.opcodes import COMPUTE
 
@@ -101,12 +101,8 @@ def cost_section(module: HloModule, ins: Instruction, device: Accelerator | None
 def _enclosing_fusion(module: HloModule, ins: Instruction) -> str | None:
     """The name of a fusion calling the computation that holds ``ins``."""
     comp = ins.computation
-    if comp is None:
-        return None
-    for caller, _cref in module.callers.get(comp.name.name, ()):
-        if caller.opcode == "fusion":
-            return caller.name.name
-    return None
+    fusion = cost_model(module).fusion_of(comp.name.name) if comp is not None else None
+    return fusion.name.name if fusion is not None else None
 
 
 def _quantities(cost: Cost) -> str:

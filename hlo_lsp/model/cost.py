@@ -354,6 +354,7 @@ class CostModel:
         self._computations: dict[str, Cost] = {}
         self._user_maps: dict[str, dict[str, list[Instruction]]] = {}
         self._busy: set[str] = set()
+        self._fusions: dict[str, Instruction] | None = None
 
     # -- public queries ------------------------------------------------------
 
@@ -390,6 +391,20 @@ class CostModel:
             self._busy.discard(name)
         self._computations[name] = total
         return total
+
+    def fusion_of(self, computation: str) -> Instruction | None:
+        """The first fusion whose fused computation is ``computation`` (None
+        when no fusion calls it): one scan of the module's fusions, kept."""
+        index = self._fusions
+        if index is None:
+            index = {}
+            for comp in self.module.computations:
+                for ins in comp.instructions:
+                    if ins.opcode == "fusion":
+                        for cref in ins.called:
+                            index.setdefault(cref.ref.name, ins)
+            self._fusions = index
+        return index.get(computation)
 
     def total(self) -> Cost:
         """The module's cost: its ENTRY computation (what
