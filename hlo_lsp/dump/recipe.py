@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from hlo_lsp.dump.targets import RUNNER
+from hlo_lsp.model.collectives import replica_and_partition_count
 from hlo_lsp.model.frames import python_stack
 
 RECIPE_FILE = "hlo-lsp-recipe.json"
@@ -596,14 +597,13 @@ def device_count(module) -> tuple[int, str]:
     """How many devices the HloModule ``module`` was compiled for, from its header
     (``replica_count=R``, ``num_partitions=P``, printed by
     xla/hlo/ir/hlo_module.cc when not 1): ``(R * P, "replica_count=R,
-    num_partitions=P")``; ``(1, "")`` when the header names neither."""
-    values = {"replica_count": 1, "num_partitions": 1}
-    said = []
-    for attr in getattr(module, "header_attributes", ()):
-        if attr.name in values and attr.value.strip().isdigit():
-            values[attr.name] = max(1, int(attr.value))
-            said.append(f"{attr.name}={values[attr.name]}")
-    return values["replica_count"] * values["num_partitions"], ", ".join(said)
+    num_partitions=P")``; ``(1, "")`` when the header names neither. The numbers:
+    :func:`hlo_lsp.model.collectives.replica_and_partition_count`."""
+    replicas, partitions = replica_and_partition_count(module)
+    said = [f"{name}={value}" for name, value in (("replica_count", replicas),
+                                                  ("num_partitions", partitions))
+            if module.header_attribute(name) is not None]
+    return replicas * partitions, ", ".join(said)
 
 
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
