@@ -353,8 +353,9 @@ test('extension smoke test: the real server behind the readable view, summary, c
 });
 
 test("extension smoke test: the real server's hlo.recompile reply has every field the extension reads", async (t) => {
-  // A dump with a recipe of this machine (run without confirmation) whose
-  // program fails: the reply says why, in the fields of RecompileReply.
+  // A dump with a recipe whose program fails: the server asks before running
+  // it (a recipe is dump content), the user clicks Run, and the reply says why
+  // the program failed, in the fields of RecompileReply.
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-recompile-contract-'));
   const dump = path.join(tmp, 'dump');
   fs.mkdirSync(dump);
@@ -366,10 +367,18 @@ test("extension smoke test: the real server's hlo.recompile reply has every fiel
     cwd: tmp, env: {}, platform: 'cpu', host: os.hostname(),
   }));
   const sc = require(await bundleModule('serverCommand'));
-  return withRealServer(t, async (mock, record) => {
+  const state = process.env.HLO_LSP_STATE_DIR;
+  process.env.HLO_LSP_STATE_DIR = path.join(tmp, 'state');  // confirmations kept here, not in ~
+  try {
+  return await withRealServer(t, async (mock, record) => {
     const { doc } = mock.openHlo(file);
     await waitFor('hlo.recompile registered', () => record.commands.has('hlo.recompile'), 60000);
+    record.answer = 'Run';
+    const asked = record.messages.length;
     const reply = await mock.commands.executeCommand('hlo.recompile', doc.uri);
+    record.answer = undefined;
+    assert.ok(record.messages.slice(asked).some((m) => m.text.includes('sys.exit(3)')),
+      `the question names the command: ${JSON.stringify(record.messages.slice(asked))}`);
     assert.equal(typeof reply, 'object', JSON.stringify(reply));
     for (const field of sc.RECOMPILE_FIELDS) assert.ok(field in reply, `the reply has ${field}: ${JSON.stringify(reply)}`);
     assert.equal(reply.ok, false);
@@ -380,6 +389,10 @@ test("extension smoke test: the real server's hlo.recompile reply has every fiel
     await waitFor('the report in the output channel', () => record.output.includes(`hlo.recompile:\n${shown}`));
     assert.equal(fs.readFileSync(file, 'utf8'), fs.readFileSync(seed, 'utf8'), 'the dump is unchanged');
   });
+  } finally {
+    if (state === undefined) delete process.env.HLO_LSP_STATE_DIR;
+    else process.env.HLO_LSP_STATE_DIR = state;
+  }
 });
 
 test('extension smoke test: without a server, one notification naming the cause', async () => {

@@ -6,6 +6,10 @@
 const fs = require('node:fs');
 const nodePath = require('node:path');
 
+function pick(items) {
+  const titles = items.filter((i) => i && typeof i === 'object' ? 'title' in i : typeof i === 'string');
+  return titles.find((i) => (typeof i === 'string' ? i : i.title) === record.answer);
+}
 const record = {
   commands: new Map(), // id -> handler
   executed: [],
@@ -189,9 +193,11 @@ const window = {
   get visibleTextEditors() { return visibleTextEditors; },
   get activeTextEditor() { return activeTextEditor; },
   tabGroups: { all: [], onDidChangeTabs: event('tabs'), onDidChangeTabGroups: event('tabgroups') },
-  showErrorMessage(text) { record.messages.push({ level: 'error', text }); return Promise.resolve(undefined); },
-  showWarningMessage(text) { record.messages.push({ level: 'warning', text }); return Promise.resolve(undefined); },
-  showInformationMessage(text) { record.messages.push({ level: 'info', text }); return Promise.resolve(undefined); },
+  // A question's buttons are answered with the item titled record.answer (the
+  // user's click), else dismissed, as a closed notification is.
+  showErrorMessage(text, ...items) { record.messages.push({ level: 'error', text }); return Promise.resolve(pick(items)); },
+  showWarningMessage(text, ...items) { record.messages.push({ level: 'warning', text }); return Promise.resolve(pick(items)); },
+  showInformationMessage(text, ...items) { record.messages.push({ level: 'info', text }); return Promise.resolve(pick(items)); },
   setStatusBarMessage(text) { record.messages.push({ level: 'status', text }); return new Disposable(); },
   withProgress(_opts, task) { return Promise.resolve(task({ report() {} }, new CancellationTokenSource().token)); },
   showTextDocument(doc, options) { record.shown.push({ uri: doc.uri.toString(), languageId: doc.languageId, options }); return Promise.resolve(makeEditor(doc)); },
