@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from hlo_lsp.features.cost import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
-from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelGroup, KernelSummary
+from hlo_lsp.model.summary import (CATEGORIES, FoldedSummary, Kernel, KernelGroup,
+                                   KernelSummary, op_name_pattern)
 
 
 def _kernel_line(k: Kernel) -> list[str]:
@@ -112,4 +113,126 @@ def format_top(groups: list[KernelGroup], device: Accelerator, top: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["format_markdown", "format_text", "format_top"]
+#: Rows of each table of the folded report (``--top`` changes the first).
+FOLDED_ROWS = 10
+
+
+def _group_row(g: KernelGroup, scope: str | None, repeats: int = 0) -> list[str]:
+    first = g.kernels[0]
+    n = len(g.kernels)
+    count = f"{n // repeats}x{repeats}" if repeats > 1 and n % repeats == 0 else f"{n}x"
+    return [f"%{first.name}", count, format_seconds(g.seconds),
+            f"{100 * g.share:.1f}%", format_count(g.cost.known_flops, "FLOP"),
+            format_count(g.cost.known_bytes, "B"), g.bound, first.label,
+            _short_op_name(op_name_pattern(first.op_name, scope)) or first.where]
+
+
+def _short_op_name(op_name: str, limit: int = 70) -> str:
+    """The op_name without its common ``jit(f)/`` head when long, cut to ``limit``."""
+    if len(op_name) > limit:
+        op_name = "…" + op_name[-(limit - 1):]
+    return op_name
+
+
+_GROUP_HEAD = ["kernel", "count", "time", "share", "FLOPs", "bytes", "bound", "label",
+               "op_name (or source)"]
+
+
+def _sections(folded: FoldedSummary, note: str, top: int) -> list[tuple[str, list[str]]]:
+    """(title, body lines) of the folded report; the first title is the head."""
+    summary, scope = folded.summary, folded.scope
+    t = folded.totals
+    head = [summary.headline(), *([note] if note else []),
+            f"Totals of ENTRY as XLA's cost analysis counts them: "
+            f"{format_count(t.flops, 'FLOP')}, "
+            f"{format_count(t.transcendentals, '').strip()} transcendentals, "
+            f"{format_count(t.bytes_accessed, 'B')} accessed",
+            f"Estimated time: {format_seconds(folded.seconds)} on {folded.device.name} "
+            f"(roofline sum of {len(summary.kernels)} kernels, a loop body counted once)"]
+    out = [(f"HloModule {summary.module or '?'}, ENTRY %{summary.entry or '?'}", head)]
+    rows = [["#", *_GROUP_HEAD]]
+    rows += [[str(i), *_group_row(g, scope)] for i, g in enumerate(folded.groups[:top], 1)]
+    out.append((f"Top {min(top, len(folded.groups))} of {len(folded.groups)} kernel groups "
+                f"by estimated time (same structure and op_name pattern folded)",
+                _table(rows)))
+    for r in folded.repeats:
+        if r.kind == "scope":
+            title = (f"Repeated: {r.name} x{r.count}: {len(r.kernels)} kernels, "
+                     f"{100 * r.share:.1f}% of the time ({format_seconds(r.seconds)})")
+            body = [f"  {r.per_repeat} kernels per repeat in {r.regular} of {r.count}; "
+                    f"{r.identical} of {r.count} run the very same kernels; "
+                    f"its slowest kernels (count per repeat x repeats):"]
+        else:
+            title = (f"{r.name}: {len(r.kernels)} kernels, {100 * r.share:.1f}% of the time "
+                     f"(counted once)")
+            body = []
+        rows = [_GROUP_HEAD] + [_group_row(g, scope, r.count) for g in r.rows[:top]]
+        body += _table(rows, "    " if r.kind == "scope" else "  ")
+        if len(r.rows) > top:
+            body.append(f"    ... {len(r.rows) - top} more kernel groups")
+        out.append((title, body))
+    if folded.collectives:
+        rows = [["collective", "count", "sent per device", "devices", "time", "op_name"]]
+        for c in folded.collectives[:top]:
+            first = c.group.kernels[0]
+            rows.append([f"%{first.name} ({first.opcode})", f"{len(c.group.kernels)}x",
+                         "?" if c.sent is None else format_count(c.sent, "B"),
+                         "?" if c.devices is None else str(c.devices),
+                         format_seconds(c.group.seconds),
+                         _short_op_name(op_name_pattern(first.op_name, scope))])
+        sent = sum(c.sent or 0 for c in folded.collectives)
+        body = _table(rows)
+        if len(folded.collectives) > top:
+            body.append(f"  ... {len(folded.collectives) - top} more")
+        out.append((f"Collectives ({len(summary.of('collective'))}; "
+                    f"{format_count(sent, 'B')} sent per device)", body))
+    else:
+        out.append(("Collectives (0)", []))
+    c = summary.counts()
+    counts = []
+    for cat, key in (("fusion", "fusion_by_hlo_kind"), ("custom-call", "custom_call_by_target"),
+                     ("collective", "collective_by_opcode"), ("op", "op_by_opcode")):
+        detail = sorted(c[key].items(), key=lambda kv: -kv[1])
+        shown = ", ".join(f"{k} {n}" for k, n in detail[:8])
+        more = f", +{len(detail) - 8} more" if len(detail) > 8 else ""
+        counts.append(f"  {_TITLES[cat]}: {c[cat]}" + (f" ({shown}{more})" if shown else ""))
+    out.append(("Kernels per kind", counts))
+    return out
+
+
+def format_folded(folded: FoldedSummary, note: str = "", top: int = FOLDED_ROWS) -> str:
+    """The default report of ``hlo-lsp summary``, short for any module: head
+    (headline, ``note``, totals of ENTRY as XLA counts them and the estimated
+    time), the ``top`` slowest kernel groups with their share of the estimated
+    total, each repeated structure folded into one section (the layers of an
+    unrolled loop as ``layer_{0..47} x48``, each loop body), collectives with
+    the bytes each device sends, and counts per kind
+    (:func:`hlo_lsp.model.summary.fold_summary`). Sections are separated by a
+    blank line, their bodies indented (they fold by indentation)."""
+    lines: list[str] = []
+    for i, (title, body) in enumerate(_sections(folded, note, top)):
+        if i:
+            lines.append("")
+        lines.append(title)
+        lines.extend(body)
+    lines += ["", "The full list of kernels: hlo-lsp summary --all"]
+    return "\n".join(lines) + "\n"
+
+
+def format_folded_markdown(folded: FoldedSummary, note: str = "",
+                           top: int = FOLDED_ROWS) -> str:
+    """:func:`format_folded` as Markdown: one ``####`` heading per section (they
+    fold in an editor's Markdown view), the tables in code blocks."""
+    parts = []
+    for i, (title, body) in enumerate(_sections(folded, note, top)):
+        if i == 0:
+            parts.append(f"### {title}\n\n" + "\n\n".join(f"**{body[0]}**" if j == 0 else b
+                                                        for j, b in enumerate(body)))
+        else:
+            parts.append(f"#### {title}" + ("\n\n```\n" + "\n".join(body) + "\n```"
+                                            if body else ""))
+    return "\n\n".join(parts) + "\n"
+
+
+__all__ = ["FOLDED_ROWS", "format_folded", "format_folded_markdown", "format_markdown",
+           "format_text", "format_top"]
