@@ -697,3 +697,104 @@ def _repeated(name: str, kind: str, per_index: dict[int, list[Kernel]],
                          seconds / total_seconds if total_seconds else 0.0,
                          sorted(rows.values(), key=lambda r: -r.seconds),
                          identical=identical, per_repeat=per_repeat, regular=regular)
+
+
+# --------------------------------------------------------------------------
+# Two modules in cost terms
+# --------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class KernelCostChange:
+    """Kernels of one category and op_name pattern (the repeated scope's index
+    folded, :func:`op_name_pattern`) in two modules whose cost differs:
+    ``old``/``new`` the kernels on each side (either may be empty: appeared,
+    disappeared), their summed costs (FLOPs, transcendentals, bytes accessed)
+    and roofline ``*_seconds`` on the device."""
+
+    key: str
+    old: list[Kernel]
+    new: list[Kernel]
+    old_cost: Cost
+    new_cost: Cost
+    old_seconds: float
+    new_seconds: float
+
+    @property
+    def delta_seconds(self) -> float:
+        """Estimated time after minus before, seconds."""
+        return self.new_seconds - self.old_seconds
+
+    def to_dict(self) -> dict:
+        """JSON-ready: key, names and counts on each side, seconds, FLOPs,
+        transcendentals and bytes accessed before and after."""
+        return {"key": self.key, "old": [k.name for k in self.old],
+                "new": [k.name for k in self.new],
+                "seconds": [self.old_seconds, self.new_seconds],
+                "flops": [self.old_cost.known_flops, self.new_cost.known_flops],
+                "transcendentals": [self.old_cost.transcendentals,
+                                    self.new_cost.transcendentals],
+                "bytes_accessed": [self.old_cost.known_bytes, self.new_cost.known_bytes]}
+
+
+@dataclass(slots=True)
+class CostComparison:
+    """Two modules in cost terms (:func:`compare_costs`): ``old_total`` and
+    ``new_total`` the ENTRY computations' costs as XLA's cost analysis counts
+    them (:func:`hlo_lsp.model.cost.module_cost`), ``old_seconds`` and
+    ``new_seconds`` the summed roofline time of every kernel on ``device``,
+    ``kernels`` the kernel groups whose cost changed, largest change in time
+    first."""
+
+    device: Accelerator
+    old_total: Cost
+    new_total: Cost
+    old_seconds: float
+    new_seconds: float
+    kernels: list[KernelCostChange]
+
+    def to_dict(self) -> dict:
+        """JSON-ready: device, ``[before, after]`` pairs of seconds, flops,
+        transcendentals and bytes_accessed, and the changed kernels."""
+        return {"device": self.device.key, "seconds": [self.old_seconds, self.new_seconds],
+                "flops": [self.old_total.flops, self.new_total.flops],
+                "transcendentals": [self.old_total.transcendentals,
+                                    self.new_total.transcendentals],
+                "bytes_accessed": [self.old_total.bytes_accessed,
+                                   self.new_total.bytes_accessed],
+                "kernels": [k.to_dict() for k in self.kernels]}
+
+
+def compare_costs(old_module: HloModule, old: KernelSummary, new_module: HloModule,
+                  new: KernelSummary, device: Accelerator) -> CostComparison:
+    """What changed in cost between two modules of one program: the totals of
+    their ENTRY computations (FLOPs, transcendentals, bytes accessed, as XLA
+    counts them), the estimated time of their kernels on ``device`` (roofline,
+    seconds), and per kernel group (same category and op_name pattern, the
+    index of the repeated scope folded: :func:`repeat_scope`) the ones whose
+    cost differs, largest change in estimated time first. Kernels without an
+    op_name are matched by instruction name."""
+    scope = repeat_scope(old) or repeat_scope(new)
+    sides = []
+    for module, summary in ((old_module, old), (new_module, new)):
+        model = cost_model(module)
+        per: dict[str, tuple[list[Kernel], Cost, float]] = {}
+        for k in summary.kernels:
+            found = kernel_cost(module, k, device, model)
+            if found is None:
+                continue
+            key = f"{k.category} " + (op_name_pattern(k.op_name, scope) if k.op_name
+                                      else f"%{k.name}")
+            ks, cost, seconds = per.get(key, ([], Cost(), 0.0))
+            ks.append(k)
+            per[key] = (ks, cost + found[1], seconds + found[2])
+        sides.append((model.total(), sum(v[2] for v in per.values()), per))
+    (old_total, old_seconds, a), (new_total, new_seconds, b) = sides
+    changes = []
+    for key in list(a) + [k for k in b if k not in a]:
+        ko, co, so = a.get(key, ([], Cost(), 0.0))
+        kn, cn, sn = b.get(key, ([], Cost(), 0.0))
+        if (co.known_flops, co.transcendentals, co.known_bytes) != \
+                (cn.known_flops, cn.transcendentals, cn.known_bytes):
+            changes.append(KernelCostChange(key, ko, kn, co, cn, so, sn))
+    changes.sort(key=lambda c: -abs(c.delta_seconds))
+    return CostComparison(device, old_total, new_total, old_seconds, new_seconds, changes)
