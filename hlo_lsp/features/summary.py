@@ -10,7 +10,7 @@ from __future__ import annotations
 from hlo_lsp.features.cost import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.summary import (CATEGORIES, FoldedSummary, Kernel, KernelGroup,
-                                   KernelSummary, op_name_pattern)
+                                   KernelSummary, op_name_pattern, short_op_name)
 
 
 def _kernel_line(k: Kernel) -> list[str]:
@@ -124,14 +124,7 @@ def _group_row(g: KernelGroup, scope: str | None, repeats: int = 0) -> list[str]
     return [f"%{first.name}", count, format_seconds(g.seconds),
             f"{100 * g.share:.1f}%", format_count(g.cost.known_flops, "FLOP"),
             format_count(g.cost.known_bytes, "B"), g.bound, first.label,
-            _short_op_name(op_name_pattern(first.op_name, scope)) or first.where]
-
-
-def _short_op_name(op_name: str, limit: int = 70) -> str:
-    """The op_name without its common ``jit(f)/`` head when long, cut to ``limit``."""
-    if len(op_name) > limit:
-        op_name = "…" + op_name[-(limit - 1):]
-    return op_name
+            short_op_name(op_name_pattern(first.op_name, scope), 70) or first.where]
 
 
 _GROUP_HEAD = ["kernel", "count", "time", "share", "FLOPs", "bytes", "bound", "label",
@@ -179,7 +172,7 @@ def _sections(folded: FoldedSummary, note: str, top: int) -> list[tuple[str, lis
                          "?" if c.sent is None else format_count(c.sent, "B"),
                          "?" if c.devices is None else str(c.devices),
                          format_seconds(c.group.seconds),
-                         _short_op_name(op_name_pattern(first.op_name, scope))])
+                         short_op_name(op_name_pattern(first.op_name, scope), 70)])
         sent = sum(c.sent or 0 for c in folded.collectives)
         body = _table(rows)
         if len(folded.collectives) > top:

@@ -515,6 +515,21 @@ def op_name_pattern(op_name: str, scope: str | None, index: str = "{i}") -> str:
                         op_name)
 
 
+_JIT_HEAD = re.compile(r"^p?jit\([^/]*\)/")
+
+
+def short_op_name(op_name: str, limit: int = 80) -> str:
+    """``op_name`` without its ``jit(fn)/`` head (the module's name says it),
+    cut at the front to ``limit`` characters (``…`` first): what tells forward
+    (``jvp(layer_0)/dot_general``) and backward
+    (``transpose(jvp(layer_0))/dot_general``) instructions of one Python line
+    apart. "" for an op_name that is only the head."""
+    short = _JIT_HEAD.sub("", op_name, count=1)
+    if len(short) > limit:
+        short = "…" + short[-(limit - 1):]
+    return short
+
+
 def index_ranges(indices) -> str:
     """``0..47`` for a run, ``0..3,8,10..11`` otherwise (sorted, distinct)."""
     values = sorted(set(indices))
