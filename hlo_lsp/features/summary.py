@@ -50,12 +50,20 @@ _TITLES = {"fusion": "Fusions", "custom-call": "Custom-calls", "collective": "Co
            "op": "Other ops (outside fusions)"}
 
 
-def format_text(summary: KernelSummary, note: str = "") -> str:
-    """The plain-text report of ``hlo-lsp summary``: headline, ``note`` (e.g. that
-    the dump was compiled for a GPU without it, so its kernels were chosen without
-    autotuning: :meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`), then
-    one table per category (name, kind/target, label, contents, Python source,
-    control-flow context)."""
+def format_text(summary: KernelSummary, note: str = "",
+                folded: FoldedSummary | None = None) -> str:
+    """The plain-text report of ``hlo-lsp summary --all``: headline, ``note`` (e.g.
+    that the dump was compiled for a GPU without it, so its kernels were chosen
+    without autotuning: :meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`),
+    then one table per category (name, kind/target, label, contents, Python
+    source, control-flow context). With ``folded`` (of the same summary), the
+    short report of :func:`format_folded` comes first and the tables follow
+    under "All kernels", indented (they fold by indentation)."""
+    if folded is not None:
+        head = format_folded(folded, note).rstrip("\n").splitlines()[:-2]
+        full = format_text(summary).splitlines()[3:]
+        return "\n".join(head + ["", f"All kernels ({len(summary.kernels)})"] +
+                          [("  " + ln) if ln else "" for ln in full]).rstrip() + "\n"
     lines = [f"HloModule {summary.module or '?'}, ENTRY %{summary.entry or '?'}",
              summary.headline(), *([note] if note else []), ""]
     inferred = False
@@ -72,9 +80,16 @@ def format_text(summary: KernelSummary, note: str = "") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def format_markdown(summary: KernelSummary, note: str = "") -> str:
+def format_markdown(summary: KernelSummary, note: str = "",
+                    folded: FoldedSummary | None = None) -> str:
     """Markdown report (the ``hlo.showSummary`` command): headline, ``note`` (see
-    :func:`format_text`) in italics, and tables."""
+    :func:`format_text`) in italics, and one table per category under a
+    ``####`` heading (headings fold in an editor). With ``folded``, the short
+    report of :func:`format_folded_markdown` comes first."""
+    if folded is not None:
+        tables = format_markdown(summary).replace("#### ", "##### ").split("\n\n", 2)[2:]
+        return (format_folded_markdown(folded, note) + "\n" +
+                f"#### All kernels ({len(summary.kernels)})\n\n" + "".join(tables))
     parts = [f"### Kernels of `{summary.module or '?'}` (ENTRY `%{summary.entry or '?'}`)",
              f"**{summary.headline()}**", *([f"*{note}*"] if note else [])]
     headers = {"fusion": "| fusion | kind | backend | contains | source | in |",
@@ -85,7 +100,7 @@ def format_markdown(summary: KernelSummary, note: str = "") -> str:
         ks = summary.of(cat)
         if not ks:
             continue
-        rows = [f"**{_TITLES[cat]}** ({len(ks)})", "", headers[cat], "|---" * 6 + "|"]
+        rows = [f"#### {_TITLES[cat]} ({len(ks)})", "", headers[cat], "|---" * 6 + "|"]
         for k in ks:
             cells = _kernel_line(k)
             rows.append("| " + " | ".join(f"`{c}`" if i < 2 and c else c.replace("|", "\\|")
@@ -115,6 +130,13 @@ def format_top(groups: list[KernelGroup], device: Accelerator, top: int) -> str:
 
 #: Rows of each table of the folded report (``--top`` changes the first).
 FOLDED_ROWS = 10
+#: Loop bodies and branches shown (slowest first), and rows of each.
+CONTROL_FLOW_GROUPS = 3
+CONTROL_FLOW_ROWS = 5
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _group_row(g: KernelGroup, scope: str | None, repeats: int = 0) -> list[str]:
@@ -148,7 +170,12 @@ def _sections(folded: FoldedSummary, note: str, top: int) -> list[tuple[str, lis
     out.append((f"Top {min(top, len(folded.groups))} of {len(folded.groups)} kernel groups "
                 f"by estimated time (same structure and op_name pattern folded)",
                 _table(rows)))
+    flow = [r for r in folded.repeats if r.kind != "scope"]
+    flow_shown = sorted(flow, key=lambda r: -r.seconds)[:CONTROL_FLOW_GROUPS]
     for r in folded.repeats:
+        if r.kind != "scope" and r not in flow_shown:
+            continue
+        rows_shown = top
         if r.kind == "scope":
             title = (f"Repeated: {r.name} x{r.count}: {len(r.kernels)} kernels, "
                      f"{100 * r.share:.1f}% of the time ({format_seconds(r.seconds)})")
@@ -156,14 +183,20 @@ def _sections(folded: FoldedSummary, note: str, top: int) -> list[tuple[str, lis
                     f"{r.identical} of {r.count} run the very same kernels; "
                     f"its slowest kernels (count per repeat x repeats):"]
         else:
-            title = (f"{r.name}: {len(r.kernels)} kernels, {100 * r.share:.1f}% of the time "
-                     f"(counted once)")
+            trips = f"{r.trip_count} iterations, " if r.trip_count is not None else ""
+            title = (f"{r.name}: {_plural(len(r.kernels), 'kernel')}, {100 * r.share:.1f}% "
+                     f"of the time ({trips}counted once)")
             body = []
-        rows = [_GROUP_HEAD] + [_group_row(g, scope, r.count) for g in r.rows[:top]]
+            rows_shown = min(top, CONTROL_FLOW_ROWS)
+        rows = [_GROUP_HEAD] + [_group_row(g, scope, r.count) for g in r.rows[:rows_shown]]
         body += _table(rows, "    " if r.kind == "scope" else "  ")
-        if len(r.rows) > top:
-            body.append(f"    ... {len(r.rows) - top} more kernel groups")
+        if len(r.rows) > rows_shown:
+            body.append(f"    ... {len(r.rows) - rows_shown} more kernel groups")
         out.append((title, body))
+    if len(flow) > len(flow_shown):
+        rest = [r for r in flow if r not in flow_shown]
+        out.append((f"... {len(rest)} more loop bodies and branches "
+                     f"({100 * sum(r.share for r in rest):.1f}% of the time)", []))
     if folded.collectives:
         rows = [["collective", "count", "sent per device", "devices", "time", "op_name"]]
         for c in folded.collectives[:top]:

@@ -557,7 +557,8 @@ class RepeatedGroup:
     and last layers, or every layer, may differ in a few kernels). For a loop body or
     a branch (``kind`` "control flow"): ``name`` its context
     (``while %while.3 body``), ``count`` 1 (a body's kernels are listed once,
-    as XLA's cost analysis counts them). ``kernels`` every kernel of the
+    as XLA's cost analysis counts them; ``trip_count`` the while's
+    ``known_trip_count`` when its backend_config has one). ``kernels`` every kernel of the
     group, ``cost`` their summed cost, ``seconds`` their roofline time on the
     device, ``share`` of the module's (0..1), ``rows`` the group's kernels
     folded by structure and op_name pattern, slowest first."""
@@ -573,6 +574,7 @@ class RepeatedGroup:
     identical: int = 1
     per_repeat: int = 0
     regular: int = 1
+    trip_count: int | None = None
 
     def to_dict(self, rows: int | None = None) -> dict:
         """JSON-ready: kind, name, count, identical, per_repeat, regular, kernels
@@ -580,7 +582,7 @@ class RepeatedGroup:
         the first ``rows`` rows (all when None)."""
         return {"kind": self.kind, "name": self.name, "count": self.count,
                 "identical": self.identical, "per_repeat": self.per_repeat,
-                "regular": self.regular,
+                "regular": self.regular, "trip_count": self.trip_count,
                 "kernels": len(self.kernels), "seconds": self.seconds, "share": self.share,
                 "flops": self.cost.known_flops, "transcendentals": self.cost.transcendentals,
                 "bytes_accessed": self.cost.known_bytes,
@@ -662,7 +664,9 @@ def fold_summary(module: HloModule, summary: KernelSummary,
         if k.context:
             bodies.setdefault(k.context[0], []).append(k)
     for name, ks in bodies.items():
-        repeats.append(_repeated(name, "control flow", {0: ks}, group_of, total_seconds))
+        group = _repeated(name, "control flow", {0: ks}, group_of, total_seconds)
+        group.trip_count = _trip_count(module, name)
+        repeats.append(group)
     collectives = []
     for g in groups:
         if g.kernels[0].category != "collective":
@@ -680,6 +684,24 @@ def fold_summary(module: HloModule, summary: KernelSummary,
     collectives.sort(key=lambda c: -(c.sent or 0))
     return FoldedSummary(summary, device, model.total(), total_seconds, groups, repeats,
                          collectives, scope)
+
+
+_WHILE_CONTEXT = re.compile(r"^while %(\S+) (?:body|condition)$")
+_TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
+
+
+def _trip_count(module: HloModule, context: str) -> int | None:
+    """The ``known_trip_count`` of the while a context names (``while %w body``)."""
+    m = _WHILE_CONTEXT.match(context)
+    if m is None:
+        return None
+    for comp in module.computations:
+        ins = comp.by_name.get(m.group(1))
+        if ins is not None and ins.opcode == "while":
+            config = ins.attribute("backend_config")
+            found = _TRIP_COUNT.search(config.value) if config is not None else None
+            return int(found.group(1)) if found else None
+    return None
 
 
 def _repeated(name: str, kind: str, per_index: dict[int, list[Kernel]],
