@@ -27,7 +27,7 @@ from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
 from hlo_lsp.model.kernels import BACKEND_KIND_LABELS
 from hlo_lsp.model.summary import (CATEGORIES, CostComparison, Kernel, KernelSummary,
-                                   compare_costs)
+                                   compare_costs, short_op_name)
 
 
 @dataclass(slots=True)
@@ -191,25 +191,31 @@ def _change(before: float, after: float, fmt) -> str:
     """``10.5 GFLOP -> 13.1 GFLOP (+2.6 GFLOP, +24.8%)``."""
     delta = after - before
     sign = "+" if delta >= 0 else "-"
-    pct = f", {sign}{abs(delta) / before * 100:.1f}%" if before else ""
+    pct = f", {sign}{abs(delta) / before * 100:.1f}%" if before > 0 else ""
     return f"{fmt(before)} -> {fmt(after)} ({sign}{fmt(abs(delta))}{pct})"
 
 
 def cost_lines(costs: CostComparison, max_kernels: int = 10) -> list[str]:
     """The cost change as lines: the total estimated time (roofline on the
     device), FLOPs, transcendentals and bytes accessed of ENTRY before and
-    after, then the kernel groups whose cost changed (at most
+    after (without XLA's -1 per custom-call it cannot cost; how many there are
+    is said), then the kernel groups whose cost changed (at most
     ``max_kernels``, largest change in time first), indented."""
     flop = lambda n: format_count(n, "FLOP")  # noqa: E731
     byte = lambda n: format_count(n, "B")  # noqa: E731
     plain = lambda n: format_count(n, "").strip()  # noqa: E731
+    old, new = costs.old_total, costs.new_total
     lines = [f"Cost (ENTRY as XLA's cost analysis counts it; time: roofline on "
              f"{costs.device.name})",
              f"  time             {_change(costs.old_seconds, costs.new_seconds, format_seconds)}",
-             f"  FLOPs            {_change(costs.old_total.flops, costs.new_total.flops, flop)}",
-             f"  transcendentals  {_change(costs.old_total.transcendentals, costs.new_total.transcendentals, plain)}",  # noqa: E501
-             f"  bytes accessed   "
-             f"{_change(costs.old_total.bytes_accessed, costs.new_total.bytes_accessed, byte)}"]
+             f"  FLOPs            {_change(old.known_flops, new.known_flops, flop)}",
+             f"  transcendentals  "
+             f"{_change(old.transcendentals, new.transcendentals, plain)}",
+             f"  bytes accessed   {_change(old.known_bytes, new.known_bytes, byte)}"]
+    if old.unknown or new.unknown:
+        lines.append(f"  custom-calls XLA's cost analysis cannot cost (-1 FLOP and -1 B each "
+                     f"there, left out of these totals; the time and the kernels below use "
+                     f"the library call's estimate): {old.unknown} -> {new.unknown}")
     if not costs.kernels:
         lines.append("  no kernel's cost changed")
         return lines
@@ -219,8 +225,9 @@ def cost_lines(costs: CostComparison, max_kernels: int = 10) -> list[str]:
         first = (c.new or c.old)[0]
         count = f"{len(c.old)} -> {len(c.new)}" if len(c.old) != len(c.new) else \
             f"{len(c.new)}x"
-        lines.append(f"    {first.label} %{first.name} ({count}) "
-                     f"{c.key.split(' ', 1)[1]}")
+        what = c.key.split(" ", 1)[1]
+        lines.append(f"    {first.label} %{first.name} ({count})" +
+                     ("" if what.startswith("%") else f" {short_op_name(what)}"))
         lines.append(f"      time {_change(c.old_seconds, c.new_seconds, format_seconds)}; "
                      f"FLOPs {_change(c.old_cost.known_flops, c.new_cost.known_flops, flop)}; "
                      f"bytes {_change(c.old_cost.known_bytes, c.new_cost.known_bytes, byte)}")
