@@ -8,9 +8,12 @@ The layer loop is an ordinary Python loop under ``jax.named_scope(f"layer_{i}")`
 so it is unrolled at trace time: every layer is its own instructions in the
 optimized HLO, named ``jit(train_step)/.../layer_<i>/...`` in their metadata
 ``op_name``, as in the user's report. Every layer has the same shapes, so the
-layers compile to the same kernels. Dimensions are small (the program is
-only lowered and compiled on the CPU, never run): 48 layers compile in about
-ten seconds.
+layers compile to the same kernels, except that XLA on the CPU fuses the
+backward pass's residual additions across layers (a few kernels per layer
+differ, and the largest fused computations grow with the depth). Dimensions
+are small (the program is only lowered and compiled on the CPU, never run):
+12 layers compile in about 20 s, 48 layers take several minutes (most of it
+XLA compiling those large fusions; the dump also holds LLVM IR per kernel).
 
 XLA writes the dump through ``XLA_FLAGS=--xla_dump_to=<dir> --xla_dump_hlo_as_text``
 in a child process with ``JAX_PLATFORMS=cpu``; the whole dump directory is
@@ -39,7 +42,7 @@ FN_NAME = "train_step"
 _CHILD_ENV = "HLO_LSP_GEN_TRANSFORMER_LAYERS"
 
 # Small dimensions: the dump's structure, not its numbers, is the point.
-BATCH, SEQ, D_MODEL, HEADS, D_FF = 4, 64, 256, 4, 512
+BATCH, SEQ, D_MODEL, HEADS, D_FF = 2, 16, 64, 4, 128
 
 
 def _compile(n_layers: int) -> None:
@@ -95,11 +98,12 @@ def _compile(n_layers: int) -> None:
     jax.jit(train_step).lower(params, x, x).compile()
 
 
-def generate(out: str | os.PathLike, layers: int = 48, timeout: float = 600) -> pathlib.Path:
+def generate(out: str | os.PathLike, layers: int = 48, timeout: float = 1800) -> pathlib.Path:
     """Write the dump of a ``layers``-layer training step into the directory
     ``out`` (created) and return its after-optimizations HLO file. Runs a child
-    Python with ``JAX_PLATFORMS=cpu``; raises ``subprocess.CalledProcessError``
-    when it fails, ``FileNotFoundError`` when XLA wrote no such file."""
+    Python with ``JAX_PLATFORMS=cpu`` for at most ``timeout`` seconds; raises
+    ``subprocess.CalledProcessError`` when it fails, ``subprocess.TimeoutExpired``
+    after ``timeout``, ``FileNotFoundError`` when XLA wrote no such file."""
     out = pathlib.Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     flags = f"--xla_dump_to={out} --xla_dump_hlo_as_text"
