@@ -11,7 +11,9 @@ backend kind differs is a change. Pure: operates on
 :class:`hlo_lsp.model.summary.KernelSummary`; given the two modules too, the
 instruction-level changes (:func:`hlo_lsp.model.instruction_diff.diff_modules`:
 shapes, layouts, kinds, targets, backend_config fields, grouped per Python
-line, with a warning for two different programs) come with it.
+line, with a warning for two different programs) and the change in cost terms
+(:func:`hlo_lsp.model.summary.compare_costs`: estimated time, FLOPs,
+transcendentals and bytes accessed in total and per kernel group) come with it.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hlo_lsp.features.cost import format_count, format_seconds
+from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
 from hlo_lsp.model.kernels import BACKEND_KIND_LABELS
-from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelSummary
+from hlo_lsp.model.summary import (CATEGORIES, CostComparison, Kernel, KernelSummary,
+                                   compare_costs, short_op_name)
 
 
 @dataclass(slots=True)
@@ -67,6 +72,7 @@ class DumpDiff:
     fusions_changed: list[FusionChange] = field(default_factory=list)
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     instructions: ModuleDiff | None = None
+    costs: CostComparison | None = None
 
     def findings(self) -> list[str]:
         """The changes as sentences, most important first (custom-calls, then
@@ -106,6 +112,7 @@ class DumpDiff:
                                  "matched_by": c.matched_by} for c in self.fusions_changed],
             "counts": {k: {"before": b, "after": a} for k, (b, a) in self.counts.items()},
             "instructions": self.instructions.to_dict() if self.instructions else None,
+            "cost": self.costs.to_dict() if self.costs else None,
         }
 
 
@@ -118,8 +125,11 @@ def _kinds(k: Kernel) -> str:
 
 
 def compare(old: KernelSummary, new: KernelSummary, old_module: HloModule | None = None,
-            new_module: HloModule | None = None) -> DumpDiff:
-    """Differences between ``old`` and ``new`` (see module docstring)."""
+            new_module: HloModule | None = None,
+            device: Accelerator | None = None) -> DumpDiff:
+    """Differences between ``old`` and ``new`` (see module docstring); with both
+    modules, also the instruction changes and the cost changes, times estimated
+    on ``device`` (default: the CPU default)."""
     diff = DumpDiff(old, new)
     # Custom-calls by target.
     before = Counter(k.target for k in old.of("custom-call"))
@@ -172,7 +182,58 @@ def compare(old: KernelSummary, new: KernelSummary, old_module: HloModule | None
             diff.counts[f"{prefix}:{name}"] = (co[key].get(name, 0), cn[key].get(name, 0))
     if old_module is not None and new_module is not None:
         diff.instructions = diff_modules(old_module, new_module)
+        diff.costs = compare_costs(old_module, old, new_module, new,
+                                   device or ACCELERATORS[DEFAULT])
     return diff
+
+
+def _change(before: float, after: float, fmt) -> str:
+    """``10.5 GFLOP -> 13.1 GFLOP (+2.6 GFLOP, +24.8%)``."""
+    delta = after - before
+    sign = "+" if delta >= 0 else "-"
+    pct = f", {sign}{abs(delta) / before * 100:.1f}%" if before > 0 else ""
+    return f"{fmt(before)} -> {fmt(after)} ({sign}{fmt(abs(delta))}{pct})"
+
+
+def cost_lines(costs: CostComparison, max_kernels: int = 10) -> list[str]:
+    """The cost change as lines: the total estimated time (roofline on the
+    device), FLOPs, transcendentals and bytes accessed of ENTRY before and
+    after (without XLA's -1 per custom-call it cannot cost; how many there are
+    is said), then the kernel groups whose cost changed (at most
+    ``max_kernels``, largest change in time first), indented."""
+    flop = lambda n: format_count(n, "FLOP")  # noqa: E731
+    byte = lambda n: format_count(n, "B")  # noqa: E731
+    plain = lambda n: format_count(n, "").strip()  # noqa: E731
+    old, new = costs.old_total, costs.new_total
+    lines = [f"Cost (ENTRY as XLA's cost analysis counts it; time: roofline on "
+             f"{costs.device.name})",
+             f"  time             {_change(costs.old_seconds, costs.new_seconds, format_seconds)}",
+             f"  FLOPs            {_change(old.known_flops, new.known_flops, flop)}",
+             f"  transcendentals  "
+             f"{_change(old.transcendentals, new.transcendentals, plain)}",
+             f"  bytes accessed   {_change(old.known_bytes, new.known_bytes, byte)}"]
+    if old.unknown or new.unknown:
+        lines.append(f"  custom-calls XLA's cost analysis cannot cost (-1 FLOP and -1 B each "
+                     f"there, left out of these totals; the time and the kernels below use "
+                     f"the library call's estimate): {old.unknown} -> {new.unknown}")
+    if not costs.kernels:
+        lines.append("  no kernel's cost changed")
+        return lines
+    lines.append(f"  kernels whose cost changed ({len(costs.kernels)}, largest change in "
+                 f"time first):")
+    for c in costs.kernels[:max_kernels]:
+        first = (c.new or c.old)[0]
+        count = f"{len(c.old)} -> {len(c.new)}" if len(c.old) != len(c.new) else \
+            f"{len(c.new)}x"
+        what = c.key.split(" ", 1)[1]
+        lines.append(f"    {first.label} %{first.name} ({count})" +
+                     ("" if what.startswith("%") else f" {short_op_name(what)}"))
+        lines.append(f"      time {_change(c.old_seconds, c.new_seconds, format_seconds)}; "
+                     f"FLOPs {_change(c.old_cost.known_flops, c.new_cost.known_flops, flop)}; "
+                     f"bytes {_change(c.old_cost.known_bytes, c.new_cost.known_bytes, byte)}")
+    if len(costs.kernels) > max_kernels:
+        lines.append(f"    ... {len(costs.kernels) - max_kernels} more")
+    return lines
 
 
 def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") -> str:
@@ -196,6 +257,9 @@ def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") 
         lines.append(f"Instructions (matched by op_name, Python line and opcode): "
                      f"{ins.headline()}")
         lines.extend(ins.lines(max_lines=40)[len(ins.warnings) + 1:])
+        lines.append("")
+    if diff.costs is not None:
+        lines.extend(cost_lines(diff.costs))
         lines.append("")
     lines.append("Counts (before -> after)")
     width = max((len(k) for k in diff.counts), default=0)
@@ -223,11 +287,14 @@ def format_markdown(diff: DumpDiff, old_label: str = "old", new_label: str = "ne
         body = ins.lines(max_lines=40)[len(ins.warnings) + 1:]
         parts.append(f"**Instructions**: {ins.headline()}" +
                      ("\n\n```\n" + "\n".join(body) + "\n```" if body else ""))
+    if diff.costs is not None:
+        body = cost_lines(diff.costs)
+        parts.append(f"**{body[0]}**\n\n```\n" + "\n".join(body[1:]) + "\n```")
     rows = ["| | before | after |", "|---|---:|---:|"]
     rows.extend(f"| `{k}` | {b} | {a} |" for k, (b, a) in diff.counts.items())
     parts.append("\n".join(rows))
     return "\n\n".join(parts) + "\n"
 
 
-__all__ = ["DumpDiff", "FusionChange", "TargetChange", "compare", "format_markdown",
-           "format_text"]
+__all__ = ["DumpDiff", "FusionChange", "TargetChange", "compare", "cost_lines",
+           "format_markdown", "format_text"]

@@ -6,7 +6,10 @@ What changes compared with the dump:
 - ``metadata={...}`` is removed (``keep_metadata=False``) and the innermost
   Python frame it resolves to (``stack_frame_id`` through the stack-frame
   tables, or ``source_file``/``source_line``; :func:`hlo_lsp.model.frames.python_stack`)
-  is appended as a ``// file.py:LINE`` comment; the stack-frame tables are
+  is appended as a ``// file.py:LINE`` comment (with ``op_names``, then the
+  ``op_name`` without its ``jit(fn)/`` head, which tells forward and backward
+  instructions of one line apart:
+  :func:`hlo_lsp.model.summary.short_op_name`); the stack-frame tables are
   dropped.
 - ``backend_config=...`` is removed from the line and expanded below it as
   ``//`` comment lines: indented JSON and the explanations of
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, FUSION_KINDS, decode_backend_config, explain_target
 from hlo_lsp.model.frames import python_stack, short_frame
+from hlo_lsp.model.summary import short_op_name
 from hlo_lsp.model.kernels import custom_call_target, fusion_backend_kind, result_names, tuple_element
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 
@@ -49,11 +53,12 @@ class ReadableView:
 
 
 class _Out:
-    __slots__ = ("lines", "offsets")
+    __slots__ = ("lines", "offsets", "op_names")
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.offsets: list[int | None] = []
+        self.op_names = False
 
     def add(self, line: str, offset: int | None) -> None:
         for piece in line.split("\n"):
@@ -62,11 +67,12 @@ class _Out:
 
 
 def render(module: HloModule, inline_fusions: bool = False,
-           keep_metadata: bool = False) -> ReadableView:
+           keep_metadata: bool = False, op_names: bool = False) -> ReadableView:
     """Render ``module`` readably (see module docstring). Offsets in the result
     index ``module.text``. Never raises on a partial module."""
     text = module.text
     out = _Out()
+    out.op_names = op_names and not keep_metadata
     if module.name is not None:
         kw = text.rfind("HloModule", 0, module.name.start)
         kw = kw if kw >= 0 else module.name.start
@@ -178,6 +184,10 @@ def _instruction(module: HloModule, comp: Computation, ins: Instruction, indent:
     stack = python_stack(module, ins) if ins.attribute("metadata") is not None else []
     if stack:
         notes.append(short_frame(stack[0]))
+    if out.op_names:
+        op_name = ins.metadata.get("op_name")
+        if isinstance(op_name, str) and short_op_name(op_name):
+            notes.append(short_op_name(op_name))
     if notes:
         line += "  // " + " · ".join(notes)
     out.add(indent + line, ins.start)

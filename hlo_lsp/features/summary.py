@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from hlo_lsp.features.cost import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
-from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelGroup, KernelSummary
+from hlo_lsp.model.summary import (CATEGORIES, FoldedSummary, Kernel, KernelGroup,
+                                   KernelSummary, op_name_pattern, short_op_name)
 
 
 def _kernel_line(k: Kernel) -> list[str]:
@@ -49,12 +50,20 @@ _TITLES = {"fusion": "Fusions", "custom-call": "Custom-calls", "collective": "Co
            "op": "Other ops (outside fusions)"}
 
 
-def format_text(summary: KernelSummary, note: str = "") -> str:
-    """The plain-text report of ``hlo-lsp summary``: headline, ``note`` (e.g. that
-    the dump was compiled for a GPU without it, so its kernels were chosen without
-    autotuning: :meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`), then
-    one table per category (name, kind/target, label, contents, Python source,
-    control-flow context)."""
+def format_text(summary: KernelSummary, note: str = "",
+                folded: FoldedSummary | None = None) -> str:
+    """The plain-text report of ``hlo-lsp summary --all``: headline, ``note`` (e.g.
+    that the dump was compiled for a GPU without it, so its kernels were chosen
+    without autotuning: :meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`),
+    then one table per category (name, kind/target, label, contents, Python
+    source, control-flow context). With ``folded`` (of the same summary), the
+    short report of :func:`format_folded` comes first and the tables follow
+    under "All kernels", indented (they fold by indentation)."""
+    if folded is not None:
+        head = format_folded(folded, note).rstrip("\n").splitlines()[:-2]
+        full = format_text(summary).splitlines()[3:]
+        return "\n".join(head + ["", f"All kernels ({len(summary.kernels)})"] +
+                          [("  " + ln) if ln else "" for ln in full]).rstrip() + "\n"
     lines = [f"HloModule {summary.module or '?'}, ENTRY %{summary.entry or '?'}",
              summary.headline(), *([note] if note else []), ""]
     inferred = False
@@ -71,9 +80,16 @@ def format_text(summary: KernelSummary, note: str = "") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def format_markdown(summary: KernelSummary, note: str = "") -> str:
+def format_markdown(summary: KernelSummary, note: str = "",
+                    folded: FoldedSummary | None = None) -> str:
     """Markdown report (the ``hlo.showSummary`` command): headline, ``note`` (see
-    :func:`format_text`) in italics, and tables."""
+    :func:`format_text`) in italics, and one table per category under a
+    ``####`` heading (headings fold in an editor). With ``folded``, the short
+    report of :func:`format_folded_markdown` comes first."""
+    if folded is not None:
+        tables = format_markdown(summary).replace("#### ", "##### ").split("\n\n", 2)[2:]
+        return (format_folded_markdown(folded, note) + "\n" +
+                f"#### All kernels ({len(summary.kernels)})\n\n" + "".join(tables))
     parts = [f"### Kernels of `{summary.module or '?'}` (ENTRY `%{summary.entry or '?'}`)",
              f"**{summary.headline()}**", *([f"*{note}*"] if note else [])]
     headers = {"fusion": "| fusion | kind | backend | contains | source | in |",
@@ -84,7 +100,7 @@ def format_markdown(summary: KernelSummary, note: str = "") -> str:
         ks = summary.of(cat)
         if not ks:
             continue
-        rows = [f"**{_TITLES[cat]}** ({len(ks)})", "", headers[cat], "|---" * 6 + "|"]
+        rows = [f"#### {_TITLES[cat]} ({len(ks)})", "", headers[cat], "|---" * 6 + "|"]
         for k in ks:
             cells = _kernel_line(k)
             rows.append("| " + " | ".join(f"`{c}`" if i < 2 and c else c.replace("|", "\\|")
@@ -112,4 +128,137 @@ def format_top(groups: list[KernelGroup], device: Accelerator, top: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["format_markdown", "format_text", "format_top"]
+#: Rows of each table of the folded report (``--top`` changes the first).
+FOLDED_ROWS = 10
+#: Loop bodies and branches shown (slowest first), and rows of each.
+CONTROL_FLOW_GROUPS = 3
+CONTROL_FLOW_ROWS = 5
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _group_row(g: KernelGroup, scope: str | None, repeats: int = 0) -> list[str]:
+    first = g.kernels[0]
+    n = len(g.kernels)
+    count = f"{n // repeats}x{repeats}" if repeats > 1 and n % repeats == 0 else f"{n}x"
+    return [f"%{first.name}", count, format_seconds(g.seconds),
+            f"{100 * g.share:.1f}%", format_count(g.cost.known_flops, "FLOP"),
+            format_count(g.cost.known_bytes, "B"), g.bound, first.label,
+            short_op_name(op_name_pattern(first.op_name, scope), 70) or first.where]
+
+
+_GROUP_HEAD = ["kernel", "count", "time", "share", "FLOPs", "bytes", "bound", "label",
+               "op_name (or source)"]
+
+
+def _sections(folded: FoldedSummary, note: str, top: int) -> list[tuple[str, list[str]]]:
+    """(title, body lines) of the folded report; the first title is the head."""
+    summary, scope = folded.summary, folded.scope
+    t = folded.totals
+    head = [summary.headline(), *([note] if note else []),
+            f"Totals of ENTRY as XLA's cost analysis counts them: "
+            f"{format_count(t.flops, 'FLOP')}, "
+            f"{format_count(t.transcendentals, '').strip()} transcendentals, "
+            f"{format_count(t.bytes_accessed, 'B')} accessed",
+            f"Estimated time: {format_seconds(folded.seconds)} on {folded.device.name} "
+            f"(roofline sum of {len(summary.kernels)} kernels, a loop body counted once)"]
+    out = [(f"HloModule {summary.module or '?'}, ENTRY %{summary.entry or '?'}", head)]
+    rows = [["#", *_GROUP_HEAD]]
+    rows += [[str(i), *_group_row(g, scope)] for i, g in enumerate(folded.groups[:top], 1)]
+    out.append((f"Top {min(top, len(folded.groups))} of {len(folded.groups)} kernel groups "
+                f"by estimated time (same structure and op_name pattern folded)",
+                _table(rows)))
+    flow = [r for r in folded.repeats if r.kind != "scope"]
+    flow_shown = sorted(flow, key=lambda r: -r.seconds)[:CONTROL_FLOW_GROUPS]
+    for r in folded.repeats:
+        if r.kind != "scope" and r not in flow_shown:
+            continue
+        rows_shown = top
+        if r.kind == "scope":
+            title = (f"Repeated: {r.name} x{r.count}: {len(r.kernels)} kernels, "
+                     f"{100 * r.share:.1f}% of the time ({format_seconds(r.seconds)})")
+            body = [f"  {r.per_repeat} kernels per repeat in {r.regular} of {r.count}; "
+                    f"{r.identical} of {r.count} run the very same kernels; "
+                    f"its slowest kernels (count per repeat x repeats):"]
+        else:
+            trips = f"{r.trip_count} iterations, " if r.trip_count is not None else ""
+            title = (f"{r.name}: {_plural(len(r.kernels), 'kernel')}, {100 * r.share:.1f}% "
+                     f"of the time ({trips}counted once)")
+            body = []
+            rows_shown = min(top, CONTROL_FLOW_ROWS)
+        rows = [_GROUP_HEAD] + [_group_row(g, scope, r.count) for g in r.rows[:rows_shown]]
+        body += _table(rows, "    " if r.kind == "scope" else "  ")
+        if len(r.rows) > rows_shown:
+            body.append(f"    ... {len(r.rows) - rows_shown} more kernel groups")
+        out.append((title, body))
+    if len(flow) > len(flow_shown):
+        rest = [r for r in flow if r not in flow_shown]
+        out.append((f"... {len(rest)} more loop bodies and branches "
+                     f"({100 * sum(r.share for r in rest):.1f}% of the time)", []))
+    if folded.collectives:
+        rows = [["collective", "count", "sent per device", "devices", "time", "op_name"]]
+        for c in folded.collectives[:top]:
+            first = c.group.kernels[0]
+            rows.append([f"%{first.name} ({first.opcode})", f"{len(c.group.kernels)}x",
+                         "?" if c.sent is None else format_count(c.sent, "B"),
+                         "?" if c.devices is None else str(c.devices),
+                         format_seconds(c.group.seconds),
+                         short_op_name(op_name_pattern(first.op_name, scope), 70)])
+        sent = sum(c.sent or 0 for c in folded.collectives)
+        body = _table(rows)
+        if len(folded.collectives) > top:
+            body.append(f"  ... {len(folded.collectives) - top} more")
+        out.append((f"Collectives ({len(summary.of('collective'))}; "
+                    f"{format_count(sent, 'B')} sent per device)", body))
+    else:
+        out.append(("Collectives (0)", []))
+    c = summary.counts()
+    counts = []
+    for cat, key in (("fusion", "fusion_by_hlo_kind"), ("custom-call", "custom_call_by_target"),
+                     ("collective", "collective_by_opcode"), ("op", "op_by_opcode")):
+        detail = sorted(c[key].items(), key=lambda kv: -kv[1])
+        shown = ", ".join(f"{k} {n}" for k, n in detail[:8])
+        more = f", +{len(detail) - 8} more" if len(detail) > 8 else ""
+        counts.append(f"  {_TITLES[cat]}: {c[cat]}" + (f" ({shown}{more})" if shown else ""))
+    out.append(("Kernels per kind", counts))
+    return out
+
+
+def format_folded(folded: FoldedSummary, note: str = "", top: int = FOLDED_ROWS) -> str:
+    """The default report of ``hlo-lsp summary``, short for any module: head
+    (headline, ``note``, totals of ENTRY as XLA counts them and the estimated
+    time), the ``top`` slowest kernel groups with their share of the estimated
+    total, each repeated structure folded into one section (the layers of an
+    unrolled loop as ``layer_{0..47} x48``, each loop body), collectives with
+    the bytes each device sends, and counts per kind
+    (:func:`hlo_lsp.model.summary.fold_summary`). Sections are separated by a
+    blank line, their bodies indented (they fold by indentation)."""
+    lines: list[str] = []
+    for i, (title, body) in enumerate(_sections(folded, note, top)):
+        if i:
+            lines.append("")
+        lines.append(title)
+        lines.extend(body)
+    lines += ["", "The full list of kernels: hlo-lsp summary --all"]
+    return "\n".join(lines) + "\n"
+
+
+def format_folded_markdown(folded: FoldedSummary, note: str = "",
+                           top: int = FOLDED_ROWS) -> str:
+    """:func:`format_folded` as Markdown: one ``####`` heading per section (they
+    fold in an editor's Markdown view), the tables in code blocks."""
+    parts = []
+    for i, (title, body) in enumerate(_sections(folded, note, top)):
+        if i == 0:
+            parts.append(f"### {title}\n\n" + "\n\n".join(f"**{body[0]}**" if j == 0 else b
+                                                        for j, b in enumerate(body)))
+        else:
+            parts.append(f"#### {title}" + ("\n\n```\n" + "\n".join(body) + "\n```"
+                                            if body else ""))
+    return "\n\n".join(parts) + "\n"
+
+
+__all__ = ["FOLDED_ROWS", "format_folded", "format_folded_markdown", "format_markdown",
+           "format_text", "format_top"]

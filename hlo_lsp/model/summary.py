@@ -32,12 +32,15 @@ and :mod:`hlo_lsp.features.compare`.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import target_library
-from hlo_lsp.model.cost import Cost, cost_model, custom_call_estimate, kernel_precision, roofline
+from hlo_lsp.model.collectives import collective_bytes
+from hlo_lsp.model.cost import (Cost, CostModel, cost_model, custom_call_estimate, kernel_precision,
+                            roofline)
 from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
                                    fusion_backend_kind, hlo_fusion_kind)
 from hlo_lsp.model.frames import python_stack, short_frame
@@ -404,37 +407,431 @@ class KernelGroup:
                 "names": [k.name for k in self.kernels], "structure": self.key}
 
 
-def ranked_kernels(module: HloModule, summary: KernelSummary,
-                   device: Accelerator) -> list[KernelGroup]:
+def kernel_cost(module: HloModule, kernel: Kernel, device: Accelerator,
+                model: CostModel | None = None) -> tuple[Instruction, Cost, float, str] | None:
+    """What one kernel of a summary of ``module`` costs: its instruction, its
+    :class:`hlo_lsp.model.cost.Cost` (FLOPs, transcendentals, bytes accessed),
+    its roofline time on ``device`` in seconds and what bounds it ("compute",
+    "memory"; "unknown" for a custom-call nobody can cost, which counts zero).
+    A custom-call XLA cannot cost gets :func:`hlo_lsp.model.cost.custom_call_estimate`.
+    None when the kernel's instruction is not in ``module``."""
+    comp = module.by_name.get(kernel.computation)
+    ins = comp.by_name.get(kernel.name) if comp is not None else None
+    if ins is None:
+        return None
+    cost = (model or cost_model(module)).instruction(ins)
+    bound = ""
+    if cost.unknown and ins.opcode == "custom-call":
+        cost = custom_call_estimate(module, ins) or Cost()
+        bound = "" if cost.flops or cost.bytes_accessed else "unknown"
+    estimate = roofline(cost, device, kernel_precision(module, ins))
+    return ins, cost, estimate.seconds, bound or estimate.bound
+
+
+def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerator,
+                   by_op_name: bool = False) -> list[KernelGroup]:
     """The kernels of ``summary`` grouped by structure and ranked by their
     estimated time on ``device`` (roofline, :func:`hlo_lsp.model.cost.roofline`),
     slowest first. A kernel in a loop body counts once, as in XLA's cost
     analysis. Custom-calls: the estimate of
-    :func:`hlo_lsp.model.cost.custom_call_estimate`, else zero ("unknown")."""
+    :func:`hlo_lsp.model.cost.custom_call_estimate`, else zero ("unknown").
+    ``by_op_name``: kernels of one structure are one group only when their
+    ``op_name`` is the same up to the index of the repeated scope
+    (:func:`repeat_scope`: ``layer_3`` and ``layer_7`` are the same pattern),
+    so forward and backward kernels of equal shapes stay apart."""
     model = cost_model(module)
     memo: dict[str, str] = {}
     groups: dict[str, KernelGroup] = {}
+    scope = repeat_scope(summary) if by_op_name else None
     for kernel in summary.kernels:
-        comp = module.by_name.get(kernel.computation)
-        ins = comp.by_name.get(kernel.name) if comp is not None else None
-        if ins is None:
+        found = kernel_cost(module, kernel, device, model)
+        if found is None:
             continue
-        cost = model.instruction(ins)
-        bound = ""
-        if cost.unknown and ins.opcode == "custom-call":
-            cost = custom_call_estimate(module, ins) or Cost()
-            bound = "" if cost.flops or cost.bytes_accessed else "unknown"
-        estimate = roofline(cost, device, kernel_precision(module, ins))
+        ins, cost, seconds, bound = found
         key = structure_key(module, ins, memo)
+        if by_op_name:
+            key += "|" + op_name_pattern(kernel.op_name, scope)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = KernelGroup(key, [], Cost(), 0.0,
-                                              bound=bound or estimate.bound)
+            group = groups[key] = KernelGroup(key, [], Cost(), 0.0, bound=bound)
         group.kernels.append(kernel)
         group.cost = group.cost + cost
-        group.seconds += estimate.seconds
+        group.seconds += seconds
     ranked = sorted(groups.values(), key=lambda g: -g.seconds)
     total = sum(g.seconds for g in ranked)
     for g in ranked:
         g.share = g.seconds / total if total else 0.0
     return ranked
+
+
+# --------------------------------------------------------------------------
+# Repeated structure: the layers of an unrolled loop
+# --------------------------------------------------------------------------
+
+#: A name with an index in an ``op_name`` path: ``layer_12``, ``block3``,
+#: ``layers.7`` (the prefix, then the digits).
+_INDEXED = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z_]*?[_.]?)(\d+)(?![\w.])")
+
+#: Fewest distinct indices of a scope for it to be a repeated structure.
+MIN_REPEATS = 2
+
+
+def repeat_scope(summary: KernelSummary) -> str | None:
+    """The name prefix of the repeated scope of the kernels' ``op_name``s
+    (``"layer_"`` when the op_names hold ``layer_0`` ... ``layer_47``, as an
+    unrolled Python loop under ``jax.named_scope(f"layer_{i}")`` writes them):
+    the prefix with the most distinct indices, at least :data:`MIN_REPEATS`;
+    ties go to the one more kernels carry. None when no op_name has one."""
+    indices: dict[str, set[int]] = {}
+    kernels: Counter = Counter()
+    for k in summary.kernels:
+        seen = set()
+        for m in _INDEXED.finditer(k.op_name):
+            indices.setdefault(m.group(1), set()).add(int(m.group(2)))
+            seen.add(m.group(1))
+        kernels.update(seen)
+    best = max(indices, key=lambda p: (len(indices[p]), kernels[p]), default=None)
+    return best if best is not None and len(indices[best]) >= MIN_REPEATS else None
+
+
+def scope_index(op_name: str, scope: str | None) -> int | None:
+    """The index of ``scope`` in ``op_name`` (``7`` for ``layer_`` in
+    ``jit(f)/jvp(layer_7)/dot_general``), the first when several; None when
+    absent."""
+    if not scope:
+        return None
+    for m in _INDEXED.finditer(op_name):
+        if m.group(1) == scope:
+            return int(m.group(2))
+    return None
+
+
+def op_name_pattern(op_name: str, scope: str | None, index: str = "{i}") -> str:
+    """``op_name`` with the index of ``scope`` replaced by ``index``
+    (``jit(f)/transpose(jvp(layer_{i}))/dot_general``); unchanged without a scope."""
+    if not scope:
+        return op_name
+    return _INDEXED.sub(lambda m: m.group(1) + index if m.group(1) == scope else m.group(0),
+                        op_name)
+
+
+_JIT_HEAD = re.compile(r"^p?jit\([^/]*\)/")
+
+
+def short_op_name(op_name: str, limit: int = 80) -> str:
+    """``op_name`` without its ``jit(fn)/`` head (the module's name says it),
+    cut at the front to ``limit`` characters (``…`` first): what tells forward
+    (``jvp(layer_0)/dot_general``) and backward
+    (``transpose(jvp(layer_0))/dot_general``) instructions of one Python line
+    apart. "" for an op_name that is only the head."""
+    short = _JIT_HEAD.sub("", op_name, count=1)
+    if len(short) > limit:
+        short = "…" + short[-(limit - 1):]
+    return short
+
+
+def index_ranges(indices) -> str:
+    """``0..47`` for a run, ``0..3,8,10..11`` otherwise (sorted, distinct)."""
+    values = sorted(set(indices))
+    parts: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        parts.append(str(values[i]) if i == j else f"{values[i]}..{values[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+@dataclass(slots=True)
+class RepeatedGroup:
+    """Kernels that run once per repeat of a structure.
+
+    For the layers of an unrolled loop (``kind`` "scope"): ``name`` is the
+    scope with its indices (``layer_{0..47}``), ``count`` the number of
+    distinct indices, ``per_repeat`` the most common number of kernels of one
+    repeat and ``regular`` how many repeats run that many, ``identical`` how
+    many run the very same kernels (structures and op_name patterns) as the
+    most common repeat (XLA may fuse across layer boundaries, so the first
+    and last layers, or every layer, may differ in a few kernels). For a loop body or
+    a branch (``kind`` "control flow"): ``name`` its context
+    (``while %while.3 body``), ``count`` 1 (a body's kernels are listed once,
+    as XLA's cost analysis counts them; ``trip_count`` the while's
+    ``known_trip_count`` when its backend_config has one). ``kernels`` every kernel of the
+    group, ``cost`` their summed cost, ``seconds`` their roofline time on the
+    device, ``share`` of the module's (0..1), ``rows`` the group's kernels
+    folded by structure and op_name pattern, slowest first."""
+
+    kind: str
+    name: str
+    count: int
+    kernels: list[Kernel]
+    cost: Cost
+    seconds: float
+    share: float
+    rows: list[KernelGroup]
+    identical: int = 1
+    per_repeat: int = 0
+    regular: int = 1
+    trip_count: int | None = None
+
+    def to_dict(self, rows: int | None = None) -> dict:
+        """JSON-ready: kind, name, count, identical, per_repeat, regular, kernels
+        (count), seconds, share, FLOPs, transcendentals, bytes accessed and
+        the first ``rows`` rows (all when None)."""
+        return {"kind": self.kind, "name": self.name, "count": self.count,
+                "identical": self.identical, "per_repeat": self.per_repeat,
+                "regular": self.regular, "trip_count": self.trip_count,
+                "kernels": len(self.kernels), "seconds": self.seconds, "share": self.share,
+                "flops": self.cost.known_flops, "transcendentals": self.cost.transcendentals,
+                "bytes_accessed": self.cost.known_bytes,
+                "rows": [r.to_dict() for r in self.rows[:rows]]}
+
+
+@dataclass(slots=True)
+class CollectiveRow:
+    """Collectives of one structure and op_name pattern: ``group`` (their
+    kernels, cost and time), ``sent`` the bytes one device sends over all of
+    them (:func:`hlo_lsp.model.collectives.collective_bytes`; None when a size
+    or a group size is unknown), ``devices`` per group (None when unknown)."""
+
+    group: KernelGroup
+    sent: int | None
+    devices: int | None
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the group's fields, ``bytes_sent`` per device, ``devices``."""
+        return {**self.group.to_dict(), "bytes_sent": self.sent, "devices": self.devices}
+
+
+@dataclass(slots=True)
+class FoldedSummary:
+    """The summary of a module that fits a screen (:func:`fold_summary`):
+    ``totals`` the ENTRY computation's cost as XLA's cost analysis counts it
+    (:func:`hlo_lsp.model.cost.module_cost`), ``seconds`` the summed roofline
+    time of every kernel on ``device``, ``groups`` the kernels folded by
+    structure and op_name pattern, slowest first (:func:`ranked_kernels`),
+    ``repeats`` the repeated layers first, then loop bodies and branches,
+    ``collectives`` the collectives folded the same way, most bytes first."""
+
+    summary: KernelSummary
+    device: Accelerator
+    totals: Cost
+    seconds: float
+    groups: list[KernelGroup]
+    repeats: list[RepeatedGroup]
+    collectives: list[CollectiveRow]
+    scope: str | None = None
+
+    def to_dict(self, top: int | None = None) -> dict:
+        """JSON-ready: device, totals, seconds, top (the first ``top`` groups,
+        all when None), repeats, collectives."""
+        return {"device": self.device.key,
+                "totals": {"flops": self.totals.flops,
+                           "transcendentals": self.totals.transcendentals,
+                           "bytes_accessed": self.totals.bytes_accessed},
+                "seconds": self.seconds, "top": [g.to_dict() for g in self.groups[:top]],
+                "repeats": [r.to_dict(top) for r in self.repeats],
+                "collectives": [c.to_dict() for c in self.collectives]}
+
+
+def fold_summary(module: HloModule, summary: KernelSummary,
+                 device: Accelerator) -> FoldedSummary:
+    """Fold the kernels of ``summary`` (of ``module``) for a short report:
+    kernels of one structure (:func:`structure_key`) and one op_name pattern
+    are one row with a count; the layers of an unrolled loop (the indexed
+    scope of :func:`repeat_scope`, e.g. ``layer_{0..47}``) one group with its
+    count; each while body or conditional branch one group; collectives with
+    the bytes each device sends. Times are roofline seconds on ``device``."""
+    model = cost_model(module)
+    groups = ranked_kernels(module, summary, device, by_op_name=True)
+    total_seconds = sum(g.seconds for g in groups)
+    scope = repeat_scope(summary)
+    group_of = {id(k): g for g in groups for k in g.kernels}
+    repeats: list[RepeatedGroup] = []
+    if scope is not None:
+        per_index: dict[int, list[Kernel]] = {}
+        for k in summary.kernels:
+            i = scope_index(k.op_name, scope)
+            if i is not None:
+                per_index.setdefault(i, []).append(k)
+        if len(per_index) >= MIN_REPEATS:
+            repeats.append(_repeated(f"{scope}{{{index_ranges(per_index)}}}", "scope",
+                                     per_index, group_of, total_seconds))
+    bodies: dict[str, list[Kernel]] = {}
+    for k in summary.kernels:
+        if k.context:
+            bodies.setdefault(k.context[0], []).append(k)
+    for name, ks in bodies.items():
+        group = _repeated(name, "control flow", {0: ks}, group_of, total_seconds)
+        group.trip_count = _trip_count(module, name)
+        repeats.append(group)
+    collectives = []
+    for g in groups:
+        if g.kernels[0].category != "collective":
+            continue
+        sent, devices = 0, None
+        for k in g.kernels:
+            ins = module.by_name[k.computation].by_name[k.name]
+            traffic = collective_bytes(ins, module)
+            if traffic is None:
+                sent = None
+                break
+            sent += traffic.sent
+            devices = traffic.n
+        collectives.append(CollectiveRow(g, sent, devices))
+    collectives.sort(key=lambda c: -(c.sent or 0))
+    return FoldedSummary(summary, device, model.total(), total_seconds, groups, repeats,
+                         collectives, scope)
+
+
+_WHILE_CONTEXT = re.compile(r"^while %(\S+) (?:body|condition)$")
+_TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
+
+
+def _trip_count(module: HloModule, context: str) -> int | None:
+    """The ``known_trip_count`` of the while a context names (``while %w body``)."""
+    m = _WHILE_CONTEXT.match(context)
+    if m is None:
+        return None
+    for comp in module.computations:
+        ins = comp.by_name.get(m.group(1))
+        if ins is not None and ins.opcode == "while":
+            config = ins.attribute("backend_config")
+            found = _TRIP_COUNT.search(config.value) if config is not None else None
+            return int(found.group(1)) if found else None
+    return None
+
+
+def _repeated(name: str, kind: str, per_index: dict[int, list[Kernel]],
+              group_of: dict[int, KernelGroup], total_seconds: float) -> RepeatedGroup:
+    kernels = [k for ks in per_index.values() for k in ks]
+    cost, seconds = Cost(), 0.0
+    rows: dict[str, KernelGroup] = {}
+    for k in kernels:
+        g = group_of.get(id(k))
+        if g is None:
+            continue
+        n = len(g.kernels)
+        share_cost = Cost(g.cost.flops / n, g.cost.transcendentals / n,
+                          g.cost.bytes_accessed / n, 0)
+        row = rows.get(g.key)
+        if row is None:
+            row = rows[g.key] = KernelGroup(g.key, [], Cost(), 0.0, bound=g.bound)
+        row.kernels.append(k)
+        row.cost = row.cost + share_cost
+        row.seconds += g.seconds / n
+        cost = cost + share_cost
+        seconds += g.seconds / n
+    for row in rows.values():
+        row.share = row.seconds / total_seconds if total_seconds else 0.0
+    shapes = Counter(tuple(sorted(group_of[id(k)].key for k in ks if id(k) in group_of))
+                     for ks in per_index.values())
+    common, identical = shapes.most_common(1)[0]
+    per_repeat, regular = Counter(len(ks) for ks in per_index.values()).most_common(1)[0]
+    return RepeatedGroup(kind, name, len(per_index), kernels, cost, seconds,
+                         seconds / total_seconds if total_seconds else 0.0,
+                         sorted(rows.values(), key=lambda r: -r.seconds),
+                         identical=identical, per_repeat=per_repeat, regular=regular)
+
+
+# --------------------------------------------------------------------------
+# Two modules in cost terms
+# --------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class KernelCostChange:
+    """Kernels of one category and op_name pattern (the repeated scope's index
+    folded, :func:`op_name_pattern`) in two modules whose cost differs:
+    ``old``/``new`` the kernels on each side (either may be empty: appeared,
+    disappeared), their summed costs (FLOPs, transcendentals, bytes accessed)
+    and roofline ``*_seconds`` on the device."""
+
+    key: str
+    old: list[Kernel]
+    new: list[Kernel]
+    old_cost: Cost
+    new_cost: Cost
+    old_seconds: float
+    new_seconds: float
+
+    @property
+    def delta_seconds(self) -> float:
+        """Estimated time after minus before, seconds."""
+        return self.new_seconds - self.old_seconds
+
+    def to_dict(self) -> dict:
+        """JSON-ready: key, names and counts on each side, seconds, FLOPs,
+        transcendentals and bytes accessed before and after."""
+        return {"key": self.key, "old": [k.name for k in self.old],
+                "new": [k.name for k in self.new],
+                "seconds": [self.old_seconds, self.new_seconds],
+                "flops": [self.old_cost.known_flops, self.new_cost.known_flops],
+                "transcendentals": [self.old_cost.transcendentals,
+                                    self.new_cost.transcendentals],
+                "bytes_accessed": [self.old_cost.known_bytes, self.new_cost.known_bytes]}
+
+
+@dataclass(slots=True)
+class CostComparison:
+    """Two modules in cost terms (:func:`compare_costs`): ``old_total`` and
+    ``new_total`` the ENTRY computations' costs as XLA's cost analysis counts
+    them (:func:`hlo_lsp.model.cost.module_cost`), ``old_seconds`` and
+    ``new_seconds`` the summed roofline time of every kernel on ``device``,
+    ``kernels`` the kernel groups whose cost changed, largest change in time
+    first."""
+
+    device: Accelerator
+    old_total: Cost
+    new_total: Cost
+    old_seconds: float
+    new_seconds: float
+    kernels: list[KernelCostChange]
+
+    def to_dict(self) -> dict:
+        """JSON-ready: device, ``[before, after]`` pairs of seconds, flops,
+        transcendentals and bytes_accessed, and the changed kernels."""
+        return {"device": self.device.key, "seconds": [self.old_seconds, self.new_seconds],
+                "flops": [self.old_total.flops, self.new_total.flops],
+                "transcendentals": [self.old_total.transcendentals,
+                                    self.new_total.transcendentals],
+                "bytes_accessed": [self.old_total.bytes_accessed,
+                                   self.new_total.bytes_accessed],
+                "kernels": [k.to_dict() for k in self.kernels]}
+
+
+def compare_costs(old_module: HloModule, old: KernelSummary, new_module: HloModule,
+                  new: KernelSummary, device: Accelerator) -> CostComparison:
+    """What changed in cost between two modules of one program: the totals of
+    their ENTRY computations (FLOPs, transcendentals, bytes accessed, as XLA
+    counts them), the estimated time of their kernels on ``device`` (roofline,
+    seconds), and per kernel group (same category and op_name pattern, the
+    index of the repeated scope folded: :func:`repeat_scope`) the ones whose
+    cost differs, largest change in estimated time first. Kernels without an
+    op_name are matched by instruction name."""
+    scope = repeat_scope(old) or repeat_scope(new)
+    sides = []
+    for module, summary in ((old_module, old), (new_module, new)):
+        model = cost_model(module)
+        per: dict[str, tuple[list[Kernel], Cost, float]] = {}
+        for k in summary.kernels:
+            found = kernel_cost(module, k, device, model)
+            if found is None:
+                continue
+            key = f"{k.category} " + (op_name_pattern(k.op_name, scope) if k.op_name
+                                      else f"%{k.name}")
+            ks, cost, seconds = per.get(key, ([], Cost(), 0.0))
+            ks.append(k)
+            per[key] = (ks, cost + found[1], seconds + found[2])
+        sides.append((model.total(), sum(v[2] for v in per.values()), per))
+    (old_total, old_seconds, a), (new_total, new_seconds, b) = sides
+    changes = []
+    for key in list(a) + [k for k in b if k not in a]:
+        ko, co, so = a.get(key, ([], Cost(), 0.0))
+        kn, cn, sn = b.get(key, ([], Cost(), 0.0))
+        if (co.known_flops, co.transcendentals, co.known_bytes) != \
+                (cn.known_flops, cn.transcendentals, cn.known_bytes):
+            changes.append(KernelCostChange(key, ko, kn, co, cn, so, sn))
+    changes.sort(key=lambda c: -abs(c.delta_seconds))
+    return CostComparison(device, old_total, new_total, old_seconds, new_seconds, changes)

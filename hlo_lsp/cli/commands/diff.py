@@ -4,7 +4,9 @@ that appeared or disappeared, fusions that appeared, disappeared or changed kind
 counts per category, and the instructions added, removed or changed (shape,
 layout, kind, target, backend_config) per Python line
 (:mod:`hlo_lsp.model.instruction_diff`), with a warning when the two modules
-are not of the same program. Exit status 0 either way (1 is not "different")."""
+are not of the same program, and the change in cost terms: estimated time,
+FLOPs, transcendentals and bytes accessed in total and per changed kernel
+(:func:`hlo_lsp.model.summary.compare_costs`). Exit status 0 either way (1 is not "different")."""
 
 from __future__ import annotations
 
@@ -16,12 +18,13 @@ import sys
 def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.loading import load
     from hlo_lsp.features.compare import compare, format_text
+    from hlo_lsp.features.cost import device_for
     from hlo_lsp.model.summary import kernel_summary
 
     old = load(args.old, args.module)
     new = load(args.new, args.module)
     diff = compare(kernel_summary(old.module), kernel_summary(new.module),
-                   old.module, new.module)
+                   old.module, new.module, device_for(new.path, args.device))
     if args.json:
         data = diff.to_dict()
         data["old"]["path"] = old.path
@@ -42,5 +45,8 @@ def add_subcommand(subparsers) -> None:
     p.add_argument("old", help="the old HLO file or dump directory")
     p.add_argument("new", help="the new HLO file or dump directory")
     p.add_argument("--module", metavar="NAME", help="the module (several in a file)")
+    p.add_argument("--device", metavar="KEY",
+                   help="accelerator of the time estimates (see hlo-lsp summary --device); "
+                        "default: from the new dump's file name")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=_run)

@@ -1,5 +1,8 @@
-"""``hlo-lsp show FILE [--module NAME] [--inline-fusions] [--keep-metadata]``:
-print the readable view of a module (:mod:`hlo_lsp.features.readable`)."""
+"""``hlo-lsp show FILE [--module NAME] [--inline-fusions] [--keep-metadata] [--no-op-names]``:
+print the readable view of a module (:mod:`hlo_lsp.features.readable`), each
+instruction's ``// file.py:LINE`` followed by its short ``op_name`` (forward
+``jvp(...)`` and backward ``transpose(jvp(...))`` told apart) unless
+``--no-op-names``."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ def _run(args: argparse.Namespace) -> int:
 
     loaded = load(args.file, args.module)
     view = render(loaded.module, inline_fusions=args.inline_fusions,
-                  keep_metadata=args.keep_metadata)
+                  keep_metadata=args.keep_metadata, op_names=not args.no_op_names)
     sys.stdout.write(view.text)
     return 0
 
@@ -32,4 +35,6 @@ def add_subcommand(subparsers) -> None:
                    help="print each fused computation indented under its fusion")
     p.add_argument("--keep-metadata", action="store_true",
                    help="keep metadata={...} and the stack-frame tables")
+    p.add_argument("--no-op-names", action="store_true",
+                   help="leave out the short op_name after each instruction's source line")
     p.set_defaults(run=_run)

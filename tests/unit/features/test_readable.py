@@ -137,10 +137,10 @@ def test_keep_metadata_keeps_attributes_and_tables():
 
 def test_cli_show(capsys):
     assert main(["show", str(FP8_DUMP)]) == 0
-    assert capsys.readouterr().out == render(parse(read(FP8_DUMP))).text
+    assert capsys.readouterr().out == render(parse(read(FP8_DUMP)), op_names=True).text
     assert main(["show", str(CPU_DUMP), "--module", "jit_train_step", "--inline-fusions"]) == 0
     out = capsys.readouterr().out
-    assert out == render(parse(read(TRAIN_AFTER)), inline_fusions=True).text
+    assert out == render(parse(read(TRAIN_AFTER)), inline_fusions=True, op_names=True).text
     assert main(["show", str(CPU_DUMP)]) == 2
     err = capsys.readouterr().err
     assert "several modules, choose one with --module: jit__threefry_seed, jit_stage, " \

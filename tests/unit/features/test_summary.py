@@ -124,7 +124,7 @@ def test_fusions_match_by_op_name_when_renamed_and_report_kind_changes():
 
 
 def test_cli_summary_and_diff(capsys):
-    assert main(["summary", str(FP8_REGRESSION)]) == 0
+    assert main(["summary", str(FP8_REGRESSION), "--all"]) == 0
     out = capsys.readouterr().out
     assert out == format_text(_summary(FP8_REGRESSION))
     assert "  %gemm_fusion_dot.19.0  kCustom __triton_gemm*  Triton GEMM fusion  dot" in out

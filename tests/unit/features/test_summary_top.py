@@ -40,7 +40,7 @@ def test_kernels_of_one_structure_are_folded_and_ranked_by_time():
 
 
 def test_summary_top_and_json_totals(capsys):
-    assert main(["summary", str(CONV_DUMP), "--top", "1"]) == 0
+    assert main(["summary", str(CONV_DUMP), "--all", "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert "Top 1 of 2 kernel structures by estimated time on H100 SXM" in out
     assert "%cudnn-conv-bias-activation.3" in out.split("Top 1")[1]
