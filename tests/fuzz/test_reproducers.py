@@ -1,0 +1,142 @@
+"""The reproducers of issue 12's robustness findings, through the real server
+over stdio (pytest-lsp, VS Code's capabilities): tuples nested 400 to 10,000
+deep, a lone surrogate in a metadata path, XLA's parser aborting, the outline's
+nesting, the readable view of a file without a module, semantic tokens on lines
+ending at a lone CR."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.fuzz.harness import Lines, off_document
+from tests.helpers import position_of
+
+SERVER = [sys.executable, "-m", "hlo_lsp"]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        initialization_options={"xlaDiagnostics": False, "workspace": {"index": False}}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def xla_client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        initialization_options={"xlaDiagnostics": True, "workspace": {"index": False}}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _doc(uri: str) -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri=uri)
+
+
+def _open(client: LanguageClient, uri: str, text: str, version: int = 1) -> None:
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="hlo", version=version, text=text)))
+
+
+async def _diagnostics(client: LanguageClient, uri: str, predicate, tries: int = 20):
+    """The document's diagnostics once ``predicate`` holds (or the last ones)."""
+    for _ in range(tries):
+        diags = client.diagnostics.get(uri)
+        if diags is not None and predicate(diags):
+            return diags
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return client.diagnostics.get(uri)
+
+
+# ------------------------------------------------------------ deep tuples ---
+def _deep(depth: int, filler: int = 0) -> str:
+    """A module whose ENTRY takes, returns and copies a tuple nested ``depth``
+    levels deep, after a computation of ``filler`` instructions (over 16 KB the
+    server parses by computation and moves unchanged ones after an edit)."""
+    shape = "(" * depth + "f32[]" + ")" * depth
+    body = "".join(f"  %a.{i} = f32[] add(f32[] %p0, f32[] %p0)\n" for i in range(filler))
+    return ("HloModule deep\n\n"
+            f"%filler (p0: f32[]) -> f32[] {{\n  %p0 = f32[] parameter(0)\n{body}"
+            "  ROOT %r = f32[] add(f32[] %p0, f32[] %p0)\n}\n\n"
+            f"ENTRY %main (p: {shape}) -> {shape} {{\n"
+            f"  %p = {shape} parameter(0)\n"
+            f"  ROOT %t = {shape} copy({shape} %p)\n}}\n")
+
+
+@pytest.mark.parametrize("depth", [400, 1200, 10000])
+async def test_deep_tuples_are_answered(client: LanguageClient, tmp_path, depth):
+    text = _deep(depth)
+    uri = (tmp_path / "deep.hlo").as_uri()
+    _open(client, uri, text)
+    lines = Lines(text)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        _doc(uri), position_of(text, "%t =", 1)))
+    assert hover is not None and f"tuple nested {depth} levels deep" in hover.contents.value
+    shape_hover = await client.text_document_hover_async(types.HoverParams(
+        _doc(uri), position_of(text, "((", 0, text.index("%t ="))))
+    assert shape_hover is not None and "up to 100 levels" in shape_hover.contents.value
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        _doc(uri), types.Range(start=types.Position(line=0, character=0),
+                               end=lines.position(len(text)))))
+    assert off_document(hints, lines, uri, types.TEXT_DOCUMENT_INLAY_HINT) == []
+    tokens = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(_doc(uri)))
+    assert tokens.data and off_document(tokens, lines, uri,
+                                        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL) == []
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(_doc(uri)))
+    names = [c.name for c in symbols[0].children]
+    assert names == ["filler", "main"], names
+    diags = await _diagnostics(client, uri, lambda d: True)
+    deep = [d for d in diags if "levels deep" in d.message]
+    assert len(deep) == 5 and all(d.severity == types.DiagnosticSeverity.Warning for d in deep)
+    assert f"nested {depth} levels deep" in deep[0].message
+
+
+def _edit_before_main(client: LanguageClient, uri: str, text: str) -> str:
+    """Type a space into the filler computation; the ENTRY after it moves."""
+    at = position_of(text, "%a.0 =")
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        [types.TextDocumentContentChangePartial(
+            range=types.Range(start=at, end=at), text=" ")]))
+    off = text.index("%a.0 =")
+    return text[:off] + " " + text[off:]
+
+
+@pytest.mark.parametrize("depth", [
+    400,
+    # model/hlo.py's Computation.shift/shifted recurse once per tuple level
+    # (_shift_shape, the nested shape()): past ~1,000 levels the moved
+    # computation's analysis fails with RecursionError. Not this branch's file;
+    # the change is in the report of issue 12.
+    pytest.param(1200, marks=pytest.mark.xfail(strict=True, reason="hlo.py shift recursion")),
+    pytest.param(10000, marks=pytest.mark.xfail(strict=True, reason="hlo.py shift recursion")),
+])
+async def test_an_edit_before_a_deep_tuple_keeps_the_outline(client: LanguageClient, tmp_path,
+                                                              depth):
+    text = _deep(depth, filler=400)
+    assert len(text) > 16_384
+    uri = (tmp_path / "deep.hlo").as_uri()
+    _open(client, uri, text)
+    await _diagnostics(client, uri, lambda d: True)
+    text = _edit_before_main(client, uri, text)
+    # the outline answers from the analysis of the edited text
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(_doc(uri)))
+    diags = client.diagnostics.get(uri, [])
+    assert not [d.message for d in diags if "internal error" in d.message]
+    assert symbols and [c.name for c in symbols[0].children] == ["filler", "main"]
+    hover = await client.text_document_hover_async(types.HoverParams(
+        _doc(uri), position_of(text, "%t =", 1)))
+    assert hover is not None and "levels deep" in hover.contents.value
+
+
