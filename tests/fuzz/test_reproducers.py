@@ -6,6 +6,7 @@ ending at a lone CR."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -138,5 +139,26 @@ async def test_an_edit_before_a_deep_tuple_keeps_the_outline(client: LanguageCli
     hover = await client.text_document_hover_async(types.HoverParams(
         _doc(uri), position_of(text, "%t =", 1)))
     assert hover is not None and "levels deep" in hover.contents.value
+
+
+# ---------------------------------------------------------- document links ---
+async def test_a_lone_surrogate_in_source_file_drops_only_that_link(client: LanguageClient,
+                                                                    tmp_path):
+    good = tmp_path / "ok.py"
+    good.write_text("x = 1\n" * 5)
+    bad = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"\x80x.py"))  # "\udc80x.py"
+    with open(os.fsencode(bad), "w") as f:
+        f.write("y = 2\n")
+    assert "\udc80" in bad and os.path.isfile(bad)
+    text = ("HloModule m\n\nENTRY %main () -> f32[] {\n"
+            f'  %a = f32[] constant(1), metadata={{op_name="a" source_file="{bad}" '
+            "source_line=1}\n"
+            f'  ROOT %b = f32[] negate(f32[] %a), metadata={{op_name="b" source_file="{good}" '
+            "source_line=3}\n}\n")
+    uri = (tmp_path / "m.hlo").as_uri()
+    _open(client, uri, text)
+    links = await client.text_document_document_link_async(
+        types.DocumentLinkParams(_doc(uri)))
+    assert [link.target for link in links] == [f"{good.as_uri()}#L3"]
 
 
