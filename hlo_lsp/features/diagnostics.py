@@ -7,7 +7,7 @@ from hlo_lsp.model.check import check
 from hlo_lsp.model.hlo import HloModule, Problem, Severity, ShapeToken
 from hlo_lsp.model.shapes import MAX_TUPLE_DEPTH, tuple_depth
 from hlo_lsp.syntax.lines import LineIndex
-from hlo_lsp.syntax.xla import XlaVerdict
+from hlo_lsp.syntax.xla import CRASHED, XlaVerdict
 
 MAX_PROBLEMS = 500
 
@@ -55,7 +55,8 @@ def deep_tuples(module: HloModule, max_depth: int = MAX_TUPLE_DEPTH) -> list[Pro
 
 
 def xla_problem(verdict: XlaVerdict, lines: LineIndex) -> Problem:
-    """XLA's error as a Problem on the token at XLA's 1-based line:column."""
+    """XLA's error as a Problem on the token at XLA's 1-based line:column (the
+    first token of the text when XLA did not say where: a crash)."""
     line = min(max(verdict.line - 1, 0), lines.line_count - 1)
     text = lines.line_text(line)
     col = min(max(verdict.column - 1, 0), len(text))
@@ -64,12 +65,15 @@ def xla_problem(verdict: XlaVerdict, lines: LineIndex) -> Problem:
         end += 1
     start = lines.starts[line] + col
     return Problem(start, lines.starts[line] + max(end, col + 1),
-                   f"XLA: {verdict.message}", Severity.ERROR, "xla")
+                   verdict.message if verdict.crashed else f"XLA: {verdict.message}",
+                   Severity.ERROR, "xla")
 
 
 def merge_xla(problems: list[Problem], xla: list[Problem], lines: LineIndex) -> list[Problem]:
-    """``problems`` plus XLA's, except where we already report an error on that line."""
+    """``problems`` plus XLA's, except where we already report an error on that
+    line; that XLA's parser crashed is always said."""
     if not xla:
         return problems
     ours = {lines.line_of(p.start) for p in problems if p.severity == Severity.ERROR}
-    return problems + [p for p in xla if lines.line_of(p.start) not in ours]
+    return problems + [p for p in xla if lines.line_of(p.start) not in ours
+                       or p.message.startswith(CRASHED)]

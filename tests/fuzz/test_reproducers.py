@@ -14,6 +14,9 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from hlo_lsp.features.diagnostics import diagnostics
+from hlo_lsp.syntax.parser import parse
+from hlo_lsp.syntax.xla import CRASHED, verdict_from_crash
 from tests.fuzz.harness import Lines, off_document
 from tests.helpers import position_of
 
@@ -160,5 +163,41 @@ async def test_a_lone_surrogate_in_source_file_drops_only_that_link(client: Lang
     links = await client.text_document_document_link_async(
         types.DocumentLinkParams(_doc(uri)))
     assert [link.target for link in links] == [f"{good.as_uri()}#L3"]
+
+
+# ------------------------------------------------------------ XLA crashes ---
+ABORTS = ("HloModule m\n\nENTRY %main () -> f32[] {\n"
+          "  ROOT %p = f32[] parameter(2147483648)\n}\n")
+
+
+def test_a_crash_verdict_quotes_xla_check_message():
+    log = ("F1123 08:28:02.321920     307 hlo_computation.cc:188] Check failed: "
+           "param_no >= 0 && param_no < parameter_count \n"
+           "ERROR: invalid parameter number. Expected [0, 1), got 2147483648\n"
+           "*** Check failure stack trace: ***\n"
+           "    @     0x7f0b36420634  absl::log_internal::LogMessage::SendToLog()\n")
+    v = verdict_from_crash(-6, log)
+    assert v.crashed and not v.ok and (v.line, v.column) == (0, 0)
+    assert v.message == (f"{CRASHED} (SIGABRT): Check failed: param_no >= 0 && param_no < "
+                         "parameter_count; ERROR: invalid parameter number. Expected [0, 1), "
+                         "got 2147483648")
+    where = verdict_from_crash(-11, "was parsing 7:3: error: boom\n")
+    assert where.message == f"{CRASHED} (SIGSEGV)" and (where.line, where.column) == (7, 3)
+
+
+async def test_xla_parser_abort_is_a_diagnostic_beside_ours(xla_client: LanguageClient,
+                                                            tmp_path):
+    pytest.importorskip("jaxlib")
+    client = xla_client
+    uri = (tmp_path / "abort.hlo").as_uri()
+    _open(client, uri, ABORTS)
+    diags = await _diagnostics(client, uri, lambda d: any(x.source == "xla" for x in d), 40)
+    crash = [d for d in diags if d.source == "xla"]
+    assert len(crash) == 1, diags
+    assert crash[0].message.startswith(f"{CRASHED} (SIGABRT)")
+    assert "invalid parameter number" in crash[0].message
+    assert crash[0].range.start == types.Position(line=0, character=0)
+    ours = sorted(p.message for p in diagnostics(parse(ABORTS)))
+    assert sorted(d.message for d in diags if d.source != "xla") == ours
 
 
