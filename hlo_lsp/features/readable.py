@@ -89,6 +89,8 @@ def render(module: HloModule, inline_fusions: bool = False,
     while out.lines and out.lines[-1] == "":
         out.lines.pop()
         out.offsets.pop()
+    if not out.lines:  # nothing to show: one empty line, as "".split("\n")
+        return ReadableView("", [None])
     return ReadableView("\n".join(out.lines) + "\n", out.offsets + [None])
 
 

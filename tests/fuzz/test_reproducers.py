@@ -18,7 +18,7 @@ from hlo_lsp.features.diagnostics import diagnostics
 from hlo_lsp.syntax.parser import parse
 from hlo_lsp.syntax.xla import CRASHED, verdict_from_crash
 from tests.fuzz.harness import Lines, off_document
-from tests.helpers import CORPUS, EXAMPLES, position_of
+from tests.helpers import CORPUS, EXAMPLES, TRAIN_AFTER, position_of, read
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 
@@ -255,5 +255,25 @@ async def test_every_outline_child_lies_within_its_parent(client: LanguageClient
                                     selection_range=everything, children=symbols)
         bad += _outside(root)
     assert bad == []
+
+
+# ----------------------------------------------------------- readable view ---
+@pytest.mark.parametrize("text", ["", "// only a comment\n", "\n\n\n", "# hash\r\n"])
+async def test_readable_view_line_map_of_a_file_without_module(client: LanguageClient,
+                                                               tmp_path, text):
+    uri = (tmp_path / "empty.hlo").as_uri()
+    _open(client, uri, text)
+    view = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        "hlo.readableView", [uri]))
+    assert len(view["text"].split("\n")) == len(view["lineMap"]) == len(view["sourceLines"])
+
+
+async def test_readable_view_line_map_of_a_dump(client: LanguageClient):
+    uri = TRAIN_AFTER.as_uri()
+    _open(client, uri, read(TRAIN_AFTER))
+    view = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        "hlo.readableView", [uri]))
+    assert len(view["text"].split("\n")) == len(view["lineMap"]) == len(view["sourceLines"])
+    assert view["lineMap"][0] == 0
 
 
