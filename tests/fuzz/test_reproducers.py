@@ -277,3 +277,27 @@ async def test_readable_view_line_map_of_a_dump(client: LanguageClient):
     assert view["lineMap"][0] == 0
 
 
+# --------------------------------------------------------- semantic tokens ---
+@pytest.mark.parametrize("ending", ["\r", "\r\n"])
+async def test_semantic_tokens_split_at_every_line_ending(client: LanguageClient, tmp_path,
+                                                          ending):
+    """A backend_config spanning lines that end at a lone CR: one token per line,
+    each inside its line (the tokens split only at LF before)."""
+    base = ("HloModule m\n\n%fused (p: f32[8]) -> f32[8] {\n"
+            "  ROOT %p = f32[8] parameter(0)\n}\n\n"
+            "ENTRY %main (a: f32[8]) -> f32[8] {\n  %a = f32[8] parameter(0)\n"
+            "  ROOT %fusion = f32[8] fusion(f32[8] %a), kind=kCustom, calls=%fused,\n"
+            "    backend_config={\n    \"fusion_backend_config\":{\n"
+            "      \"block_level_fusion_config\":{\n        \"num_stages\":\"1\"}}}\n}\n")
+    text = base.replace("\n", ending)
+    uris = {}
+    for name, t in (("lf", base), ("other", text)):
+        uris[name] = (tmp_path / f"{name}.hlo").as_uri()
+        _open(client, uris[name], t)
+    lf = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(_doc(uris["lf"])))
+    other = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(_doc(uris["other"])))
+    assert off_document(other, Lines(text), uris["other"],
+                        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL) == []
+    assert other.data == lf.data
