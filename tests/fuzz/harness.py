@@ -672,7 +672,10 @@ class Fuzzer:
             self.report.seconds = time.monotonic() - t0
             await server.stop()
             await fresh.stop()
-        await self.write_reproducers()
+        try:
+            await self.write_reproducers()
+        except Exception as exc:  # noqa: BLE001 - the counts are reported anyway
+            self.report.written.append(f"(writing the reproducers failed: {exc!r})")
         return self.report
 
     async def _restart_if_dead(self, server: Server, doc: int, source: str, text: str,
@@ -832,8 +835,8 @@ class Fuzzer:
                 if request and request[0] != "batch":
                     text = await self._minimize(scratch, f.kind, text, request, deadline)
                 base = self.out / f"fuzz-{self.seed}-{n}"
-                base.with_suffix(".hlo").write_text(text, encoding="utf-8",
-                                                    errors="surrogateescape")
+                # lone surrogates as the three bytes UTF-8 would give them
+                base.with_suffix(".hlo").write_bytes(text.encode("utf-8", "surrogatepass"))
                 base.with_suffix(".json").write_text(json.dumps({
                     "kind": f.kind, "detail": f.detail[:5000], "seed": f.seed,
                     "document": f.document, "source": f.source,
