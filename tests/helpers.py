@@ -17,6 +17,19 @@ FP8_REGRESSION = GPU / "jit_matmul_fn_with_scale.fp8_gemm_fusion.gpu_after_optim
 FP8_FUSED = GPU / "jit_matmul_fn_with_scale.fp8_cublaslt_fused.gpu_after_optimizations.txt"
 TRAIN_AFTER = CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt"
 TRAIN_BEFORE = CPU_DUMP / "module_0028.jit_train_step.before_optimizations.txt"
+SHARDED_DUMP = EXAMPLES / "sharded" / "dump"
+#: 8 virtual CPU devices: all-reduce, all-gather, reduce-scatter, all-to-all,
+#: collective-permute with explicit replica groups (examples/sharded/).
+COLLECTIVES_STEP = SHARDED_DUMP / "module_0008.jit_collectives_step.cpu_after_optimizations.txt"
+#: all-reduce with mesh[...] replica groups: with device_ids (contracting over
+#: "model"), without (over "data").
+MESH_MATMUL_MODEL = SHARDED_DUMP / "module_0020.jit_sharded_matmul.cpu_after_optimizations.txt"
+MESH_MATMUL_DATA = SHARDED_DUMP / "module_0026.jit_sharded_matmul.cpu_after_optimizations.txt"
+#: COLLECTIVES_STEP with its explicit groups rewritten in XLA's iota form (JAX
+#: 0.10.2 on the CPU writes none): see tests/data/README.md.
+COLLECTIVES_STEP_IOTA = ROOT / "tests" / "data" / "collectives_step.iota.cpu_after_optimizations.txt"
+SPMD_MESH8_GPU = (GPU / "deviceless" / "spmd_mesh8" /
+                  "module_0001.jit_sharded_matmul.sm_9.0a_gpu_after_optimizations.txt")
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 

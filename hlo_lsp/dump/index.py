@@ -295,7 +295,7 @@ _HEADER = re.compile(r"^HloModule\s+%?([A-Za-z0-9_][\w.\-]*)")  # the grammar's 
 _COMP_HEAD = re.compile(r"^(ENTRY\s+)?(%?[A-Za-z_][\w.\-]*)\s*[(\s{]")
 _INSTR = re.compile(r"^\s+(?:ROOT\s+)?(%?[A-Za-z_][\w.\-]*)\s*=(?:\s|$)")
 _FUSION_CALL = re.compile(r"\sfusion\(")
-_CUSTOM_CALL = re.compile(r"\scustom-call\(")
+_CUSTOM_CALL = re.compile(r"\scustom-call[ \t]*\(")  # XLA allows blanks before "("
 _KIND = re.compile(r"\bkind=(k[A-Za-z]+)")
 _BACKEND_KIND = re.compile(r'"(?:fusion_backend_config|fusion_config)"\s*:\s*\{[^{}]*?'
                            r'"kind"\s*:\s*"([^"]+)"')

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import hashlib
 import json
 import os
 import pathlib
@@ -37,6 +38,7 @@ import re
 import shlex
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 from collections import Counter
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from hlo_lsp.dump.targets import RUNNER
+from hlo_lsp.model.collectives import replica_and_partition_count
 from hlo_lsp.model.frames import python_stack
 
 RECIPE_FILE = "hlo-lsp-recipe.json"
@@ -59,6 +62,12 @@ RECORDED_PREFIX = "JAX_"
 #: read by the host platform; used on other platforms' runs harmlessly).
 HOST_DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
 PROBE_TIMEOUT_S = 120.0
+#: The largest recipe file read (bytes); ``hlo-lsp dump`` writes well under 4 KiB.
+MAX_RECIPE_BYTES = 1 << 20
+#: The deepest nesting of arrays and objects read in a recipe (``hlo-lsp dump``
+#: writes 2 levels).
+MAX_JSON_DEPTH = 32
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _PLATFORM_LABEL = {"cuda": "GPU", "rocm": "GPU", "cpu": "CPU", "tpu": "TPU"}
 
@@ -112,8 +121,11 @@ class Recipe:
 
     @classmethod
     def from_json(cls, data: object, origin: str = "recipe") -> "Recipe":
-        """Decode :meth:`to_json` output. Raises RecipeError when required fields
-        (``command``: non-empty list of strings, ``cwd``: string) are missing."""
+        """Decode :meth:`to_json` output. Raises RecipeError when a field has the
+        wrong type: ``command`` (non-empty list of strings), ``cwd`` (non-empty
+        string), ``env`` (object of strings named like environment variables),
+        ``platform`` (one of :data:`PLATFORMS`), the optional strings; or when a
+        string that becomes part of a command line holds a NUL character."""
         if not isinstance(data, dict):
             raise RecipeError("the recipe is not a JSON object")
         command = data.get("command")
@@ -124,28 +136,31 @@ class Recipe:
         if not isinstance(cwd, str) or not cwd:
             raise RecipeError("the recipe has no 'cwd'")
         env = data.get("env") or {}
-        if not isinstance(env, dict):
-            raise RecipeError("the recipe's 'env' is not an object")
+        if not isinstance(env, dict) or not all(
+                isinstance(v, str) and _ENV_NAME.match(k) for k, v in env.items()):
+            raise RecipeError("the recipe's 'env' is not an object of strings named like "
+                              "environment variables")
         platform = data.get("platform") or "cpu"
-        if platform not in PLATFORMS:
+        if not isinstance(platform, str) or platform not in PLATFORMS:
             raise RecipeError(f"the recipe's platform {platform!r} is not one of "
                               f"{', '.join(PLATFORMS)}")
+        for name in ("jax_version", "jaxlib_version", "python", "created", "host", "target"):
+            if data.get(name) is not None and not isinstance(data[name], str):
+                raise RecipeError(f"the recipe's {name!r} is not a string")
+        if any("\0" in a for a in (*command, cwd, *env.values(), data.get("python") or "",
+                                    data.get("target") or "")):
+            raise RecipeError("the recipe holds a NUL character")
 
         def opt(name: str) -> str | None:
-            v = data.get(name)
-            return v if isinstance(v, str) else None
+            return data.get(name) or None
 
-        return cls(list(command), cwd, {str(k): str(v) for k, v in env.items()}, platform,
+        return cls(list(command), cwd, dict(env), platform,
                    opt("jax_version"), opt("jaxlib_version"), opt("python"),
                    opt("created") or "", opt("host") or "", origin, target=opt("target"))
 
     def display_command(self) -> str:
         """The command as a shell would print it."""
         return shlex.join(self.command)
-
-    def made_here(self) -> bool:
-        """True when the recipe records this machine's host name."""
-        return bool(self.host) and self.host == socket.gethostname()
 
 
 # ------------------------------------------------------------------ files ---
@@ -157,22 +172,90 @@ def recipe_path(dump_dir: str | os.PathLike) -> pathlib.Path:
 
 def load_recipe(dump_dir: str | os.PathLike) -> Recipe | None:
     """The recipe stored in ``dump_dir``, or None when there is none.
-    Raises RecipeError when the file exists but cannot be used."""
+
+    The file is untrusted input (anyone who ships a dump directory writes it):
+    it is read only when it is a regular file (a FIFO, a device or a symlink to
+    one is refused without being read) of at most :data:`MAX_RECIPE_BYTES`,
+    UTF-8, JSON nested at most :data:`MAX_JSON_DEPTH` deep, with the field types
+    of :meth:`Recipe.from_json`. A relative ``cwd`` or ``python`` is relative to
+    ``dump_dir`` (never to the server's working directory); the result's are
+    absolute. Raises RecipeError (``str()``: one sentence naming the file) for
+    every file that exists but cannot be used, never another exception.
+    Synchronous and blocking (it reads the disk): call it off the event loop."""
     path = recipe_path(dump_dir)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_untrusted(path, MAX_RECIPE_BYTES)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise RecipeError(f"cannot read {path}: {exc.strerror}") from None
+        raise RecipeError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except RecipeError as exc:
+        raise RecipeError(f"{path} {exc}") from None
+    if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise RecipeError(f"{path} is nested more than {MAX_JSON_DEPTH} levels deep")
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise RecipeError(f"{path} is not valid JSON: {exc}") from None
     try:
-        return Recipe.from_json(data)
+        recipe = Recipe.from_json(data)
     except RecipeError as exc:
         raise RecipeError(f"{path}: {exc}") from None
+    base = os.path.abspath(dump_dir)
+    recipe.cwd = os.path.normpath(os.path.join(base, recipe.cwd))
+    if recipe.python:
+        recipe.python = os.path.normpath(os.path.join(base, recipe.python))
+    return recipe
+
+
+def _read_untrusted(path: pathlib.Path, limit: int) -> str:
+    """The UTF-8 text of the regular file ``path``, at most ``limit`` bytes.
+    Raises FileNotFoundError when it does not exist, OSError when it cannot be
+    read, RecipeError (a sentence to follow the path) when it is not a regular
+    file, is larger than ``limit`` or is not UTF-8. Never blocks on a FIFO:
+    it is stat()ed first and opened with O_NONBLOCK, and the open file is
+    checked again (it may have been replaced in between)."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise RecipeError("is not a regular file")
+    if info.st_size > limit:
+        raise RecipeError(f"is larger than {limit // 1024} KiB")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RecipeError("is not a regular file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise RecipeError(f"is larger than {limit // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecipeError(f"is not UTF-8 text (byte {exc.start})") from None
+
+
+#: A JSON string (an unterminated one runs to the end) or a bracket. Possessive
+#: quantifiers: no backtracking, each character is looked at once.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[\[\]{}]', re.S)
+
+
+def json_depth(text: str, limit: int | None = None) -> int:
+    """How deeply the JSON ``text`` nests arrays and objects (0 for a scalar;
+    brackets inside strings do not count); it stops at the first level deeper
+    than ``limit`` and returns ``limit + 1``. Linear in ``len(text)``, no
+    recursion: checked before :func:`json.loads`, whose recursion a deep
+    document exhausts."""
+    depth = deepest = 0
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if limit is not None and deepest > limit:
+                break
+        elif token in "]}":
+            depth -= 1
+    return deepest
 
 
 def save_recipe(recipe: Recipe, dump_dir: str | os.PathLike) -> pathlib.Path:
@@ -192,6 +275,19 @@ def now_iso() -> str:
 
 # ------------------------------------------------------------------ flags ---
 
+def strip_dump_flags(xla_flags: str | None) -> str:
+    """``xla_flags`` without ``--xla_dump_to`` and ``--xla_dump_hlo_as_text`` (the
+    flags hlo-lsp sets itself); other flags keep their order and spelling
+    (quoted values stay quoted)."""
+    try:
+        tokens = shlex.split(xla_flags or "", posix=False)
+    except ValueError:  # unbalanced quote: fall back to whitespace
+        tokens = (xla_flags or "").split()
+    return " ".join(t for t in tokens
+                    if not re.match(r"^--xla_dump_to(=|$)", t)
+                    and not re.match(r"^--xla_dump_hlo_as_text(=|$)", t))
+
+
 def set_dump_flags(xla_flags: str | None, dump_dir: str) -> str:
     """``xla_flags`` (the user's ``XLA_FLAGS``) with any ``--xla_dump_to`` replaced
     by ``--xla_dump_to=dump_dir`` and ``--xla_dump_hlo_as_text`` ensured.
@@ -199,15 +295,10 @@ def set_dump_flags(xla_flags: str | None, dump_dir: str) -> str:
     Other flags keep their order and spelling (quoted values stay quoted). A path
     with spaces is double-quoted, which XLA's flag parser accepts.
     """
-    try:
-        tokens = shlex.split(xla_flags or "", posix=False)
-    except ValueError:  # unbalanced quote: fall back to whitespace
-        tokens = (xla_flags or "").split()
-    kept = [t for t in tokens
-            if not re.match(r"^--xla_dump_to(=|$)", t)
-            and not re.match(r"^--xla_dump_hlo_as_text(=|$)", t)]
+    kept = strip_dump_flags(xla_flags)
     where = f'"{dump_dir}"' if re.search(r"\s", dump_dir) else dump_dir
-    return " ".join(kept + [f"--xla_dump_to={where}", "--xla_dump_hlo_as_text"])
+    return " ".join(([kept] if kept else []) + [f"--xla_dump_to={where}",
+                                                "--xla_dump_hlo_as_text"])
 
 
 # -------------------------------------------------------------- platforms ---
@@ -316,34 +407,124 @@ def _interpreter_index(argv: Sequence[str]) -> int:
     return i
 
 
+def find_program(name: str, cwd: str, path_var: str | None) -> str | None:
+    """The absolute path of the executable file the OS runs for ``name`` when
+    started in the directory ``cwd`` with ``PATH=path_var`` (``os.defpath`` when
+    None), None when there is none. As ``execvp`` after ``chdir(cwd)``: a name
+    with a ``/`` is relative to ``cwd``; a bare name is looked for in each PATH
+    entry in order, and a relative entry (``.``, an empty entry) is relative to
+    ``cwd``, not to the server's working directory."""
+    if os.sep in name:
+        candidates = [os.path.join(cwd, name)]
+    else:
+        entries = (path_var if path_var is not None else os.defpath).split(os.pathsep)
+        candidates = [os.path.join(cwd, entry or ".", name) for entry in entries]
+    for candidate in candidates:
+        candidate = os.path.normpath(candidate)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def python_interpreter(command: Sequence[str], cwd: str,
                        env: Mapping[str, str] | None = None) -> str | None:
     """The absolute path of the Python interpreter ``command`` starts with
     (``python3 train.py``, ``/venv/bin/python -m pkg``, ``env A=1 python x.py``),
-    or None when it does not start with one or it cannot be found on PATH."""
+    or None when it does not start with one or it cannot be found
+    (:func:`find_program` with ``env``'s PATH, default this process's)."""
     args = list(command)[_interpreter_index(command):]
     if not args or not _PYTHON.match(os.path.basename(args[0])):
         return None
-    exe = args[0]
-    if os.sep in exe:
-        path = exe if os.path.isabs(exe) else os.path.join(cwd, exe)
-        return os.path.normpath(path) if os.access(path, os.X_OK) else None
-    path_var = (env or os.environ).get("PATH", os.defpath)
-    return shutil.which(exe, path=path_var)
+    return find_program(args[0], cwd, (env if env is not None else os.environ).get("PATH"))
 
 
-def resolved_command(recipe: Recipe) -> list[str]:
-    """``recipe.command`` with a bare interpreter name (``python``, ``python3``,
-    also after ``env A=1``) replaced by the recorded ``recipe.python`` when that
-    file is executable: the program runs with the interpreter it ran with when
-    the dump was made, whatever PATH the language server was started with."""
+def resolved_command(recipe: Recipe, env: Mapping[str, str] | None = None) -> list[str]:
+    """The argv that runs for ``recipe`` in ``recipe.cwd`` with the environment
+    ``env`` (default: this process's): ``recipe.command`` with
+
+    - a bare interpreter name (``python``, ``python3``, also after ``env A=1``)
+      replaced by the recorded ``recipe.python`` when that is an executable file
+      (relative to ``recipe.cwd``): the program runs with the interpreter it ran
+      with when the dump was made, whatever PATH the server was started with;
+    - the program (``argv[0]``, and the command after ``env NAME=value...``) as
+      the absolute path :func:`find_program` finds, so that what is shown is the
+      file that runs (left as written when none is found: starting it fails).
+    """
     argv = list(recipe.command)
-    if not recipe.python or not os.access(recipe.python, os.X_OK):
-        return argv
+    path_var = (env if env is not None else os.environ).get("PATH")
     i = _interpreter_index(argv)
-    if i < len(argv) and os.sep not in argv[i] and _PYTHON.match(argv[i]):
-        argv[i] = recipe.python
+    if recipe.python and i < len(argv) and os.sep not in argv[i] and _PYTHON.match(argv[i]):
+        python = os.path.normpath(os.path.join(recipe.cwd, recipe.python))
+        if os.path.isfile(python) and os.access(python, os.X_OK):
+            argv[i] = python
+    for k in {0, i}:
+        if k < len(argv) and not (k > 0 and argv[k].startswith("-")):
+            argv[k] = find_program(argv[k], recipe.cwd, path_var) or argv[k]
     return argv
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Exactly what a recompile of a recipe runs (:func:`plan_run`): what the user
+    confirms, and what :func:`hlo_lsp.dump.recompile.recompile` then runs.
+
+    ``argv``: the command line as executed (:func:`resolved_command`); ``cwd``:
+    the absolute working directory; ``interpreter``: the Python interpreter it
+    starts (absolute), None when it does not start one; ``env``: the values the
+    recorded variables (``XLA_FLAGS`` without the dump flags, ``CUDA_VISIBLE_DEVICES``,
+    ``JAX_*`` but ``JAX_PLATFORMS``) have in the program's environment, sorted;
+    ``env_changes``: those that differ from the server's environment. hlo-lsp
+    also sets ``JAX_PLATFORMS`` and the dump flags of ``XLA_FLAGS`` (the run's
+    platform and its new dump directory), which are not part of the plan.
+    """
+
+    argv: tuple[str, ...]
+    cwd: str
+    interpreter: str | None
+    env: tuple[tuple[str, str], ...] = ()
+    env_changes: tuple[tuple[str, str], ...] = ()
+
+    def display_command(self) -> str:
+        """The command line as a POSIX shell would read it (:func:`shlex.join`)."""
+        return shlex.join(self.argv)
+
+    def display_env(self) -> str:
+        """The environment changes as ``NAME=value`` words (values shell-quoted),
+        or "none"."""
+        return " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env_changes) or "none"
+
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of the canonical JSON of ``argv``, ``cwd``,
+        ``interpreter`` and ``env``: equal plans run the same program, in the
+        same place, with the same interpreter and recorded variables."""
+        canonical = json.dumps({"argv": list(self.argv), "cwd": self.cwd,
+                                "interpreter": self.interpreter, "env": dict(self.env)},
+                               sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def plan_run(recipe: Recipe, base_env: Mapping[str, str] | None = None) -> RunPlan:
+    """What running ``recipe`` with the server's environment ``base_env``
+    (default: this process's) executes: see :class:`RunPlan`. Looks at the disk
+    (which files are executable). Raises RecipeError when ``recipe.cwd`` is not
+    absolute (:func:`load_recipe` resolves a relative one against the dump
+    directory; nothing is resolved against the server's working directory)."""
+    if not os.path.isabs(recipe.cwd):
+        raise RecipeError(f"the working directory {recipe.cwd!r} is not an absolute path")
+    env = dict(os.environ if base_env is None else base_env)
+    run_env = program_env(env, recipe, "", "cpu")
+    argv = resolved_command(recipe, run_env)
+
+    def recorded(values: Mapping[str, str]) -> dict[str, str]:
+        out = {k: v for k, v in recorded_env(values).items() if k != "JAX_PLATFORMS"}
+        flags = strip_dump_flags(out.pop("XLA_FLAGS", ""))
+        return {**out, "XLA_FLAGS": flags} if flags else out
+
+    effective, before = recorded(run_env), recorded(env)
+    return RunPlan(tuple(argv), os.path.normpath(recipe.cwd),
+                   python_interpreter(argv, recipe.cwd, run_env),
+                   tuple(sorted(effective.items())),
+                   tuple(sorted((k, v) for k, v in effective.items() if before.get(k) != v)))
 
 
 def deviceless_command(argv: Sequence[str], target_config: str, target_name: str,
@@ -416,14 +597,13 @@ def device_count(module) -> tuple[int, str]:
     """How many devices the HloModule ``module`` was compiled for, from its header
     (``replica_count=R``, ``num_partitions=P``, printed by
     xla/hlo/ir/hlo_module.cc when not 1): ``(R * P, "replica_count=R,
-    num_partitions=P")``; ``(1, "")`` when the header names neither."""
-    values = {"replica_count": 1, "num_partitions": 1}
-    said = []
-    for attr in getattr(module, "header_attributes", ()):
-        if attr.name in values and attr.value.strip().isdigit():
-            values[attr.name] = max(1, int(attr.value))
-            said.append(f"{attr.name}={values[attr.name]}")
-    return values["replica_count"] * values["num_partitions"], ", ".join(said)
+    num_partitions=P")``; ``(1, "")`` when the header names neither. The numbers:
+    :func:`hlo_lsp.model.collectives.replica_and_partition_count`."""
+    replicas, partitions = replica_and_partition_count(module)
+    said = [f"{name}={value}" for name, value in (("replica_count", replicas),
+                                                  ("num_partitions", partitions))
+            if module.header_attribute(name) is not None]
+    return replicas * partitions, ", ".join(said)
 
 
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,

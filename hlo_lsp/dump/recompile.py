@@ -14,8 +14,10 @@ different number of helper modules first), so a file is mapped to its
 counterpart by module name, occurrence of that name (in number order), stage
 and platform, never by number.
 
-A bare ``python`` at the start of the command is replaced by the interpreter
-the recipe recorded (:func:`hlo_lsp.dump.recipe.resolved_command`). Nothing here
+What runs is a :class:`~hlo_lsp.dump.recipe.RunPlan`: the command with a bare
+``python`` replaced by the interpreter the recipe recorded and the program as an
+absolute path (:func:`hlo_lsp.dump.recipe.resolved_command`); the server has the
+user confirm it first (:mod:`hlo_lsp.dump.trust`). Nothing here
 imports pygls: the server (:mod:`hlo_lsp.lsp.handlers.recompile`) and
 the CLI (:mod:`hlo_lsp.cli.commands.dump`) drive it.
 """
@@ -39,7 +41,8 @@ from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpN
                                 module_label, parse_dump_name)
 from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
 from hlo_lsp.model.summary import KernelSummary, kernel_summary
-from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, deviceless_command, now_iso, parse_probe_output, platform_label, probe_env, program_env, python_interpreter, recorded_env, resolved_command, save_recipe
+from hlo_lsp.dump import trust
+from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, RunPlan, deviceless_command, now_iso, parse_probe_output, plan_run, platform_label, probe_env, program_env, python_interpreter, recorded_env, save_recipe
 from hlo_lsp.dump.targets import Target, read_deviceless
 
 TERMINATE_GRACE_S = 3.0
@@ -518,7 +521,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                     open_files: Iterable[str] = (), on_output: OutputCallback | None = None,
                     cancel: asyncio.Event | None = None, timeout: float | None = None,
                     base_env: Mapping[str, str] | None = None, save: bool = True,
-                    probe: bool = True, target: Target | None = None) -> RecompileResult:
+                    probe: bool = True, target: Target | None = None,
+                    plan: RunPlan | None = None) -> RecompileResult:
     """Run ``recipe`` on ``platform`` so that XLA dumps into a new temporary
     directory next to ``dump_dir``, then swap the new dump in (:func:`swap_dump`).
 
@@ -536,6 +540,13 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     (:func:`hlo_lsp.dump.recipe.deviceless_command`), which compiles every
     function it jits for the target into the dump, without autotuning; the
     result's ``deviceless`` says so and the saved recipe records the target.
+
+    ``plan`` is what runs (argv and working directory), as the user confirmed it;
+    default :func:`hlo_lsp.dump.recipe.plan_run` of ``recipe`` and ``base_env``.
+    A recipe of origin "cli" (the command line the user gave ``hlo-lsp dump``)
+    is remembered as confirmed when it is saved (:func:`hlo_lsp.dump.trust.remember`),
+    so that the editor does not ask about the user's own command; a failure to
+    remember it is said in the summary.
     """
     dump_path = pathlib.Path(dump_dir).resolve()
     dump_path.mkdir(parents=True, exist_ok=True)
@@ -544,7 +555,14 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     env = dict(base_env if base_env is not None else os.environ)
     work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
     run_env = program_env(env, recipe, str(work), platform)
-    argv = resolved_command(recipe)
+    try:
+        plan = plan if plan is not None else plan_run(recipe, env)
+    except RecipeError as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        result.error = str(exc)
+        return _done(result, time.monotonic())
+    argv, cwd = list(plan.argv), plan.cwd
+    result.command = plan.display_command()
     if target is not None:
         try:
             argv = deviceless_command(argv, target.path, target.name, str(work))
@@ -552,15 +570,15 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
             shutil.rmtree(work, ignore_errors=True)
             result.error = str(exc)
             return _done(result, time.monotonic())
-    python = python_interpreter(argv, recipe.cwd, run_env) if probe else None
-    versions = (asyncio.ensure_future(probe_versions_async(python, recipe.cwd, run_env))
-                if python and os.path.isdir(recipe.cwd) else None)
+    python = python_interpreter(argv, cwd, run_env) if probe else None
+    versions = (asyncio.ensure_future(probe_versions_async(python, cwd, run_env))
+                if python and os.path.isdir(cwd) else None)
     t0 = time.monotonic()
     try:
-        if not os.path.isdir(recipe.cwd):
-            result.error = f"the working directory {recipe.cwd} does not exist"
+        if not os.path.isdir(cwd):
+            result.error = f"the working directory {cwd} does not exist"
             return _done(result, t0)
-        run = await run_program(argv, recipe.cwd, run_env, on_output=on_output,
+        run = await run_program(argv, cwd, run_env, on_output=on_output,
                                 cancel=cancel, timeout=timeout)
         result.returncode, result.cancelled, result.timed_out = (
             run.returncode, run.cancelled, run.timed_out)
@@ -614,7 +632,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
             if versions is not None:
                 jax_v, jaxlib_v = await versions
             final_env = program_env(env, recipe, str(dump_path), platform)
-            saved = Recipe(list(recipe.command), recipe.cwd, recorded_env(final_env),
+            saved = Recipe(list(recipe.command), cwd, recorded_env(final_env),
                            platform, jax_v or recipe.jax_version,
                            jaxlib_v or recipe.jaxlib_version, python or recipe.python,
                            now_iso(), socket.gethostname(),
@@ -624,6 +642,14 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                 result.recipe_file = str(save_recipe(saved, dump_path))
             except OSError as exc:
                 result.summary = f"(could not write the recipe: {exc.strerror})"
+            else:
+                if recipe.origin == "cli":
+                    try:
+                        trust.remember(plan_run(saved, env))
+                    except (OSError, RecipeError) as exc:
+                        result.summary = (f"(could not remember the command as yours in "
+                                          f"{trust.state_dir()}: {exc}; the editor will "
+                                          "ask before running it)")
         return _done(result, t0)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -45,7 +45,7 @@ def definition(module: HloModule, offset: int,
             and occ.instruction.parameter_number is not None):
         comp = occ.computation
         n = occ.index if occ.kind != Kind.INSTRUCTION_DEF else occ.instruction.parameter_number
-        sites = call_sites(module, comp.name.name, n)
+        sites = call_sites(module, comp, n)
         if sites:
             return [Span(r.start, r.end) for r in sites]
         if occ.kind == Kind.SIGNATURE_PARAM and isinstance(occ.target, Instruction):

@@ -7,7 +7,9 @@ prints a bare name), users, metadata and the Python source, custom-call target
 and ``backend_config`` explained, fusion kind and the called computation's
 signature; and, when XLA wrote a buffer assignment beside the dump
 (:func:`hlo_lsp.dump.reports.load_buffer_assignment_for`), where its buffers
-live (xla/service/buffer_assignment.cc). For a computation: signature,
+live (xla/service/buffer_assignment.cc); for a collective, its replica groups,
+group mode and bytes per device, and the ``-start``/``-done`` pairing
+(:mod:`hlo_lsp.features.collectives`). For a computation: signature,
 instruction count, callers.
 """
 
@@ -19,6 +21,7 @@ from typing import Sequence
 
 from hlo_lsp.dump.reports import Allocation, BufferAssignment, BufferValue
 from hlo_lsp.dump.sources import resolve_source_path, unresolved_hint
+from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, decode_backend_config, explain_target
 from hlo_lsp.model.frames import format_frame, python_stack
 from hlo_lsp.model.index import Kind, Occurrence, find_at
@@ -27,6 +30,8 @@ from hlo_lsp.model.kernels import (KernelExplanation, custom_call_target, explai
                                    result_names, tuple_element)
 from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
+from hlo_lsp.features.collectives import collective_parts
+from hlo_lsp.features.cost import cost_section
 from hlo_lsp.features.references import users
 
 MAX_LISTED = 12
@@ -46,7 +51,8 @@ class HoverResult:
 def hover(module: HloModule, offset: int,
           assignment: BufferAssignment | None = None, *,
           deviceless: str | None = None,
-          source_dirs: Sequence[str] | None = None) -> HoverResult | None:
+          source_dirs: Sequence[str] | None = None,
+          device: Accelerator | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
@@ -58,7 +64,9 @@ def hover(module: HloModule, offset: int,
     the instruction's innermost Python file is found in none of them, the hover
     says which path was looked for and how to set the source root
     (:func:`hlo_lsp.dump.sources.unresolved_hint`; a few ``stat`` calls). Without
-    it, pure: never reads the disk."""
+    it, pure: never reads the disk. ``device``: the accelerator of the roofline
+    estimate in the Cost section of a kernel (:func:`hlo_lsp.features.cost.cost_section`,
+    :func:`hlo_lsp.features.cost.device_for`; default the CPU default)."""
     occ = find_at(module, offset)
     if occ is None:
         return None
@@ -73,6 +81,9 @@ def hover(module: HloModule, offset: int,
         ins = occ.target
     else:
         return result
+    costs = cost_section(module, ins, device)
+    if costs:
+        result = HoverResult(f"{result.markdown}\n\n{costs}", result.start, result.end)
     if deviceless and ins.opcode in ("fusion", "custom-call"):
         result = HoverResult(f"{result.markdown}\n\n*{deviceless}*", result.start,
                              result.end)
@@ -193,7 +204,7 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
             out.append("**Results**: " + ", ".join(
                 f"{{{i}}} {n}" for i, n in enumerate(names)))
     for cref in ins.called:
-        callee = module.by_name.get(cref.ref.name)
+        callee = module.resolve(cref.ref.name, cref.ref.start)
         if callee is not None:
             out.append(f"`{cref.attr}` → `{callee.name.name}`, "
                        f"{len(callee.instructions)} instructions\n\n" +
@@ -214,6 +225,7 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
         out.append(block)
         if kernel is not None:
             out.append(kernel_markdown(kernel))
+    out.extend(collective_parts(module, ins))
     element = tuple_element(ins)
     if element is not None:
         out.append(f"element {{{element.index}}} of `%{element.producer.name.name}`: "
@@ -275,7 +287,7 @@ def computation_markdown(module: HloModule, comp: Computation) -> str:
     parts.append(f"{len(comp.instructions)} instructions" +
                  (f", ROOT `%{comp.root.name.name}` = `{comp.root.opcode}`"
                   if comp.root is not None else ""))
-    callers = module.callers.get(comp.name.name, [])
+    callers = module.callers_of(comp.name.name, comp.start)
     if callers:
         listed = ", ".join(f"`%{ins.name.name}` ({ins.opcode}, `{c.attr}`)"
                            for ins, c in callers[:MAX_LISTED])

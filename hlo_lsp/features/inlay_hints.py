@@ -15,6 +15,11 @@ Three categories of hints, each a pure function of the model:
   ``get-tuple-element`` whose operand is a cuBLAS / cuBLASLt custom-call, what
   that element is (``output``, ``d_amax ...``, ``workspace ...``;
   :func:`hlo_lsp.model.kernels.tuple_element`).
+- ``collective`` (no LSP kind): after the ``replica_groups`` (or
+  ``source_target_pairs``) of a collective, devices, groups and the bytes each
+  device sends under the ring lower bound, e.g. ``8 devices · 2 groups of 4 ·
+  6.0 KiB/dev``; the tooltip has the whole explanation
+  (:func:`hlo_lsp.features.collectives.collective_hint`).
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from hlo_lsp.features.collectives import collective_hint
 from hlo_lsp.model.frames import format_frame, python_stack, short_frame
 from hlo_lsp.model.kernels import short_shape, tuple_element
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.syntax.lines import LineIndex
 
-CATEGORIES = ("operandShape", "source", "tupleElement")
+CATEGORIES = ("operandShape", "source", "tupleElement", "collective")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +110,11 @@ def _instruction_hints(module: HloModule, comp: Computation, ins: Instruction,
                 f"element {{{element.index}}} of %{producer.name.name} "
                 f"({producer.opcode} {producer.attribute('custom_call_target').value}): "
                 f"{element.meaning}", "tupleElement", padding_left=True))
+    if "collective" in wanted:
+        hint = collective_hint(module, ins)
+        if hint is not None:
+            out.append(InlayHint(hint[0], hint[1], None, hint[2], "collective",
+                                 padding_left=True))
     if "source" in wanted and ins.attribute("metadata") is not None:
         stack = python_stack(module, ins)
         if stack:

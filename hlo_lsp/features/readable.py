@@ -103,7 +103,7 @@ def _inlined_computations(module: HloModule) -> set[str]:
     for comp in module.computations:
         if comp.is_entry or comp is entry:
             continue
-        callers = module.callers.get(comp.name.name, [])
+        callers = module.callers_of(comp.name.name, comp.start)
         if callers and all(ins.opcode == "fusion" and cref.attr == "calls"
                            for ins, cref in callers):
             hidden.add(comp.name.name)
@@ -120,7 +120,7 @@ def _computation(module: HloModule, comp: Computation, indent: str, out: _Out,
         _instruction(module, comp, ins, indent + INDENT, out, keep_metadata)
         if inline_fusions and ins.opcode == "fusion":
             for cref in ins.called:
-                callee = module.by_name.get(cref.ref.name)
+                callee = module.resolve(cref.ref.name, cref.ref.start)
                 if cref.attr == "calls" and callee is not None and \
                         callee.name.name not in active:
                     _computation(module, callee, indent + INDENT + FUSION_INDENT, out,

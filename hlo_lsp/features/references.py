@@ -1,8 +1,11 @@
 """textDocument/references: the uses of an instruction, the call sites of a
-computation (with the definition itself when the client asks for it)."""
+computation (with the definition itself when the client asks for it). The
+references of an asynchronous ``X-start`` also hold the name of its ``X-done``
+(:func:`hlo_lsp.model.collectives.async_partner`), which completes it."""
 
 from __future__ import annotations
 
+from hlo_lsp.model.collectives import async_partner
 from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.spans import Span
@@ -18,10 +21,14 @@ def references(module: HloModule, offset: int, include_declaration: bool = True)
         return []
     if isinstance(target, Instruction) and occ.kind in (
             Kind.INSTRUCTION_DEF, Kind.INSTRUCTION_USE, Kind.PARAMETER_OPCODE):
-        return instruction_references(target, include_declaration)
+        out = instruction_references(target, include_declaration)
+        if target.opcode.endswith("-start"):
+            out += [Span(d.name.start, d.name.end) for d in async_partner(target)]
+        return out
     if isinstance(target, Computation) and occ.kind in (Kind.COMPUTATION_DEF,
                                                          Kind.COMPUTATION_USE):
-        out = [Span(c.ref.start, c.ref.end) for _, c in module.callers.get(target.name.name, [])]
+        out = [Span(c.ref.start, c.ref.end)
+               for _, c in module.callers_of(target.name.name, target.start)]
         if include_declaration:
             out.insert(0, Span(target.name.start, target.name.end))
         return out

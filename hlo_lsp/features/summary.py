@@ -7,7 +7,9 @@ Python source) is :func:`hlo_lsp.model.summary.kernel_summary`.
 
 from __future__ import annotations
 
-from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelSummary
+from hlo_lsp.features.cost import format_count, format_seconds
+from hlo_lsp.model.accelerators import Accelerator
+from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelGroup, KernelSummary
 
 
 def _kernel_line(k: Kernel) -> list[str]:
@@ -91,4 +93,23 @@ def format_markdown(summary: KernelSummary, note: str = "") -> str:
     return "\n\n".join(parts) + "\n"
 
 
-__all__ = ["format_markdown", "format_text"]
+def format_top(groups: list[KernelGroup], device: Accelerator, top: int) -> str:
+    """The ``--top N`` table of ``hlo-lsp summary``: the ``top`` slowest kernels
+    (kernels of one structure folded into one row, ``Nx``) by roofline time
+    on ``device``, with their share of the estimated total, FLOPs, bytes
+    accessed and what bounds them (:func:`hlo_lsp.model.summary.ranked_kernels`)."""
+    total = sum(g.seconds for g in groups)
+    lines = [f"Top {min(top, len(groups))} of {len(groups)} kernel structures by estimated "
+             f"time on {device.name} (roofline; total {format_seconds(total)}; a kernel "
+             "in a loop counted once)"]
+    rows = [["#", "kernel", "count", "time", "share", "FLOPs", "bytes", "bound", "label"]]
+    for i, g in enumerate(groups[:top], 1):
+        first = g.kernels[0]
+        rows.append([str(i), f"%{first.name}", f"{len(g.kernels)}x", format_seconds(g.seconds),
+                     f"{100 * g.share:.1f}%", format_count(g.cost.known_flops, ""),
+                     format_count(g.cost.known_bytes, "B"), g.bound, first.label])
+    lines.extend(_table(rows))
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["format_markdown", "format_text", "format_top"]

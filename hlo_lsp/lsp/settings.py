@@ -27,6 +27,7 @@ import cattrs
 
 from hlo_lsp.dump.index import DEFAULT_MAX_FILES, DEFAULT_MAX_SCANNED, DEFAULT_SIZE_LIMIT
 from hlo_lsp.features.inlay_hints import CATEGORIES
+from hlo_lsp.model.accelerators import ACCELERATORS
 
 log = logging.getLogger("hlo_lsp")
 
@@ -68,11 +69,13 @@ class InlayHintSettings:
         "at the end of an instruction, the innermost Python frame of its metadata"))
     tuple_elements: bool = attrs.field(default=True, metadata=_doc(
         "after `index=N` of a `get-tuple-element` of a cuBLAS call, what element N is"))
+    collectives: bool = attrs.field(default=True, metadata=_doc(
+        "after the replica groups of a collective, devices, groups and bytes per device"))
 
     def categories(self) -> tuple[str, ...]:
         """The categories of :func:`hlo_lsp.features.inlay_hints.inlay_hints` that are on."""
         on = {"operandShape": self.operand_shapes, "source": self.python_source,
-              "tupleElement": self.tuple_elements}
+              "tupleElement": self.tuple_elements, "collective": self.collectives}
         return tuple(c for c in CATEGORIES if on.get(c, True))
 
 
@@ -142,6 +145,11 @@ class Settings:
         "are relative to, tried first; then the recipe's directories, the dump "
         "directory and its parents, each workspace folder and its parents, the "
         "server's working directory", "none"))
+    device: str | None = attrs.field(default=None, validator=_one_of(*ACCELERATORS),
+                                     metadata=_doc(
+        "accelerator of the roofline estimate in a kernel's hover: "
+        f"{', '.join(f'`{k}`' for k in ACCELERATORS)}; by default the one the dump's "
+        "file name implies (`sm_9.0` -> `h100-sxm`), else `cpu`", "from the file name"))
     inlay_hints: InlayHintSettings = attrs.field(factory=InlayHintSettings)
     recompile: RecompileSettings = attrs.field(factory=RecompileSettings)
     workspace: WorkspaceSettings = attrs.field(factory=WorkspaceSettings)

@@ -11,6 +11,12 @@ Standard library only; nothing here parses text or touches the disk.
   the meaning of a cuBLAS call's tuple results).
 - :mod:`.summary`: what a module runs (``kernel_summary``: fusions, custom-calls,
   collectives, from ENTRY through control flow).
+- :mod:`.collectives`: what a collective does (replica groups in every written
+  form, group mode, bytes per device, ``-start``/``-done`` pairs).
+- :mod:`.cost`: FLOPs, transcendentals and bytes accessed per instruction and
+  per fusion as XLA's HloCostAnalysis counts them; the roofline estimate.
+- :mod:`.accelerators`: peak FLOP/s and memory bandwidth of common devices,
+  each number with its datasheet.
 - :mod:`.frames`: the Python call stack of an instruction (``python_stack``).
 - :mod:`.index`: ``find_at(module, offset)``, the one "what is here" query.
 - :mod:`.callsites`: which operand feeds a called computation's parameter.

@@ -10,7 +10,7 @@ that are not operands: they bind to the caller itself.
 
 from __future__ import annotations
 
-from hlo_lsp.model.hlo import ComputationRef, HloModule, Instruction, Ref
+from hlo_lsp.model.hlo import Computation, ComputationRef, HloModule, Instruction, Ref
 
 _PASS_THROUGH = {"calls", "called_computations"}
 
@@ -37,11 +37,11 @@ def operand_for_parameter(caller: Instruction, cref: ComputationRef, n: int) -> 
     return None
 
 
-def call_sites(module: HloModule, computation: str, n: int) -> list[Ref]:
+def call_sites(module: HloModule, computation: Computation, n: int) -> list[Ref]:
     """For parameter ``n`` of ``computation``: the bound operand at every call site,
     or the caller's name where the parameter is not an operand."""
     out: list[Ref] = []
-    for caller, cref in module.callers.get(computation, []):
+    for caller, cref in module.callers_of(computation.name.name, computation.start):
         ref = operand_for_parameter(caller, cref, n)
         out.append(ref if ref is not None else caller.name)
     return out

@@ -202,6 +202,11 @@ class Parameter:
     shape: ShapeToken
 
 
+#: Instructions on either side of a binary-search hit that
+#: :meth:`Computation.instruction_at` also looks at (nested operands of one user).
+_NEST_WINDOW = 8
+
+
 @dataclass(eq=False)
 class Computation:
     """A computation: ``[ENTRY] name (params) -> shape { instructions }``.
@@ -209,6 +214,13 @@ class Computation:
     ``start`` is the start of the header, ``body_start`` the offset of ``{`` and
     ``end`` the offset just past ``}`` (or of the last parsed instruction when the
     closing brace is missing).
+
+    An inline computation, written in an attribute in place of a computation's
+    name (``to_apply={ a = f32[] parameter(0) ... }``, hlo_parser.cc
+    ParseHloComputation), has ``inline`` set, the name ``_`` that XLA gives it
+    (its range is the ``{``), no signature, and ``start == body_start``. The
+    computation whose instructions hold it lists it in ``nested``; the module
+    lists both, in text order of their starts.
     """
 
     name: Ref
@@ -221,6 +233,8 @@ class Computation:
     instructions: list[Instruction] = field(default_factory=list)
     execution_thread: str | None = None
     closed: bool = True
+    inline: bool = False
+    nested: list["Computation"] = field(default_factory=list)
 
     @cached_property
     def by_name(self) -> dict[str, Instruction]:
@@ -248,6 +262,28 @@ class Computation:
                 return ins
         return self.instructions[-1] if self.instructions else None
 
+    def instruction_at(self, offset: int) -> Instruction | None:
+        """The innermost instruction of this computation whose text contains
+        ``offset`` (end inclusive): a nested operand instruction (``.anon``)
+        rather than the instruction holding it."""
+        ins = self.instructions
+        lo, hi = 0, len(ins)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ins[mid].start <= offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        # Nested instructions come before their user (XLA's order) but start
+        # inside it, so starts are sorted except within such a group: look at
+        # the neighbours too and take the innermost holding ``offset``.
+        best = None
+        for j in range(max(lo - _NEST_WINDOW, 0), min(lo + _NEST_WINDOW, len(ins))):
+            cand = ins[j]
+            if cand.start <= offset <= cand.end and (best is None or cand.start > best.start):
+                best = cand
+        return best
+
     def parameters(self) -> dict[int, Instruction]:
         """``parameter(N)`` instructions by N."""
         return {i.parameter_number: i for i in self.instructions
@@ -267,6 +303,8 @@ class Computation:
         self.start += delta
         self.body_start += delta
         self.end += delta
+        for comp in self.nested:
+            comp.shift(delta)
         for ins in self.instructions:
             _shift_ref(ins.name, delta)
             ins.opcode_start += delta
@@ -304,7 +342,8 @@ class Computation:
         comp = Computation(ref(self.name), self.is_entry,
                            [Parameter(ref(p.ref), shape(p.shape)) for p in self.params],
                            shape(self.result), self.start + delta, self.body_start + delta,
-                           self.end + delta, [], self.execution_thread, self.closed)
+                           self.end + delta, [], self.execution_thread, self.closed,
+                           self.inline, [c.shifted(delta) for c in self.nested])
         for ins in self.instructions:
             copy = Instruction(
                 ref(ins.name), ins.opcode, ins.opcode_start + delta, shape(ins.shape),
@@ -417,12 +456,30 @@ class StackFrameTables:
         return out
 
 
+@dataclass(slots=True)
+class ModulePart:
+    """One module of a split file: XLA's tests and many bug reports hold several
+    modules in one file, separated by lines ``// -----`` (xla/tools/hlo_opt and
+    run_hlo_module ``--split_input_file``), and XLA's tools parse each part
+    alone. ``start``/``end`` are the part's offsets (the separator line belongs
+    to neither); ``name`` and ``header_attributes`` are its ``HloModule`` header's."""
+
+    start: int
+    end: int
+    name: Ref | None
+    header_attributes: list[Attribute]
+
+
 @dataclass(eq=False)
 class HloModule:
     """A parsed HLO text document.
 
     ``computations`` are in text order; ``problems`` holds syntax errors and
     semantic findings. A document without ``HloModule`` header has ``name`` None.
+
+    A split file (``// -----`` lines) has one :class:`ModulePart` per module in
+    ``parts`` (empty otherwise): names resolve within their part
+    (:meth:`resolve`, :meth:`callers_of`), and ``name`` is the first part's.
     """
 
     text: str
@@ -432,6 +489,38 @@ class HloModule:
     computations: list[Computation] = field(default_factory=list)
     frames: StackFrameTables = field(default_factory=StackFrameTables)
     problems: list[Problem] = field(default_factory=list)
+    parts: list[ModulePart] = field(default_factory=list)
+
+    def part_index(self, offset: int) -> int:
+        """The index of the part of a split file holding ``offset`` (0 when the
+        file is not split)."""
+        parts = self.parts
+        if not parts:
+            return 0
+        return max(bisect.bisect_right([p.start for p in parts], offset) - 1, 0)
+
+    def resolve(self, name: str, at: int) -> Computation | None:
+        """The computation called ``name`` as seen from offset ``at``: in a split
+        file, the one of the same part; else :attr:`by_name`'s."""
+        if not self.parts:
+            return self.by_name.get(name)
+        return self._by_part_and_name.get((self.part_index(at), name))
+
+    @cached_property
+    def _by_part_and_name(self) -> dict[tuple[int, str], Computation]:
+        out: dict[tuple[int, str], Computation] = {}
+        for c in self.computations:
+            out.setdefault((self.part_index(c.start), c.name.name), c)
+        return out
+
+    def callers_of(self, name: str, at: int) -> list[tuple[Instruction, ComputationRef]]:
+        """The instructions (with the reference) calling computation ``name``, in
+        the part of a split file that holds offset ``at``."""
+        found = self.callers.get(name, [])
+        if not self.parts or not found:
+            return found
+        part = self.part_index(at)
+        return [(ins, c) for ins, c in found if self.part_index(c.ref.start) == part]
 
     @cached_property
     def by_name(self) -> dict[str, Computation]:
@@ -443,11 +532,14 @@ class HloModule:
 
     @property
     def entry(self) -> Computation | None:
-        """The ENTRY computation, else the last one (XLA's rule)."""
+        """The ENTRY computation, else the last one that is not inline (XLA's rule)."""
         for c in self.computations:
             if c.is_entry:
                 return c
-        return self.computations[-1] if self.computations else None
+        for c in reversed(self.computations):
+            if not c.inline:
+                return c
+        return None
 
     @cached_property
     def _starts(self) -> list[int]:
@@ -455,28 +547,23 @@ class HloModule:
 
     def computation_at(self, offset: int) -> Computation | None:
         """The computation whose text contains ``offset``."""
+        comps = self.computations
         i = bisect.bisect_right(self._starts, offset) - 1
-        if i >= 0 and offset <= self.computations[i].end:
-            return self.computations[i]
+        # An inline computation lies inside the one holding it: past its end,
+        # the offset may still be in an enclosing computation listed before it.
+        while i >= 0:
+            comp = comps[i]
+            if offset <= comp.end:
+                return comp
+            if not comp.inline:
+                return None
+            i -= 1
         return None
 
     def instruction_at(self, offset: int) -> Instruction | None:
-        """The instruction whose text contains ``offset`` (end inclusive)."""
+        """The innermost instruction whose text contains ``offset`` (end inclusive)."""
         comp = self.computation_at(offset)
-        if comp is None:
-            return None
-        ins = comp.instructions
-        lo, hi = 0, len(ins)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if ins[mid].start <= offset:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = lo - 1
-        if i >= 0 and offset <= ins[i].end:
-            return ins[i]
-        return None
+        return None if comp is None else comp.instruction_at(offset)
 
     def instruction_count(self) -> int:
         return sum(len(c.instructions) for c in self.computations)
@@ -515,7 +602,7 @@ class HloModule:
 
 __all__ = [
     "ArrayShape", "Attribute", "Computation", "ComputationRef", "FileLocation",
-    "HloModule", "Instruction", "Operand", "Parameter", "Problem", "Ref", "Severity",
+    "HloModule", "Instruction", "ModulePart", "Operand", "Parameter", "Problem", "Ref", "Severity",
     "ShapeToken", "SourceFrame", "StackFrameTables", "TupleShape", "decode_metadata",
     "unescape", "unquote",
 ]

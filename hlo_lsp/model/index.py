@@ -100,7 +100,7 @@ def _in_instruction(module: HloModule, comp: Computation, ins: Instruction,
     for cref in ins.called:
         if _hit(cref.ref, offset):
             return Occurrence(Kind.COMPUTATION_USE, cref.ref.start, cref.ref.end,
-                              cref.ref.name, comp, ins, module.by_name.get(cref.ref.name),
+                              cref.ref.name, comp, ins, module.resolve(cref.ref.name, cref.ref.start),
                               attr=cref.attr)
     if ins.shape is not None and ins.shape.start <= offset <= ins.shape.end:
         return Occurrence(Kind.SHAPE, ins.shape.start, ins.shape.end, ins.shape.text,

@@ -31,10 +31,13 @@ and :mod:`hlo_lsp.features.compare`.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import target_library
+from hlo_lsp.model.cost import Cost, cost_model, custom_call_estimate, kernel_precision, roofline
 from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
                                    fusion_backend_kind, hlo_fusion_kind)
 from hlo_lsp.model.frames import python_stack, short_frame
@@ -235,7 +238,7 @@ def _walk(module: HloModule, comp: Computation, context: list[str], out: list[Ke
             attr = cref.attr
             if attr in _CONTROL_FLOW_ATTRS or (ins.opcode == "call") or \
                     (ins.opcode == "async-start" and attr == "calls"):
-                callee = module.by_name.get(cref.ref.name)
+                callee = module.resolve(cref.ref.name, cref.ref.start)
                 if callee is None or callee.name.name in active:
                     continue
                 active.add(callee.name.name)
@@ -308,3 +311,130 @@ def _compute_ops(module: HloModule, name: str, depth: int = 0) -> list[str]:
                 for op in _compute_ops(module, c.ref.name, depth + 1):
                     seen.setdefault(op)
     return list(seen)
+
+
+#: Attributes that do not change what a kernel computes (names, source,
+#: scheduling and placement hints); a kernel's structure ignores them.
+_NOT_STRUCTURE = frozenset({"metadata", "control-predecessors", "backend_config", "sharding",
+                            "frontend_attributes", "statistics", "origin"})
+
+
+def structure_key(module: HloModule, ins: Instruction,
+                  memo: dict[str, str] | None = None) -> str:
+    """A digest of what ``ins`` computes, equal for two kernels that differ
+    only in names, metadata or placement: opcode, result and operand shapes,
+    attributes (backend_config, sharding, metadata left out), and for each
+    computation it calls (a fused computation, a reducer) the same digest of
+    every instruction in it, operands as positions. ``memo`` keeps the digests
+    of computations already seen (one per module walk)."""
+    memo = {} if memo is None else memo
+    comp = ins.computation
+    scope = comp.by_name if comp is not None else {}
+    operands = []
+    for op in ins.operands:
+        defined = scope.get(op.ref.name)
+        shape = defined.shape if defined is not None else op.shape
+        operands.append(shape.text if shape is not None else "?")
+    return _digest(_instruction_text(module, ins, operands, memo))
+
+
+def _instruction_text(module: HloModule, ins: Instruction, operands: list[str],
+                      memo: dict[str, str]) -> str:
+    calling = {c.attr for c in ins.called}
+    attrs = []
+    for a in ins.attributes:
+        if a.name in _NOT_STRUCTURE:
+            continue
+        if a.name in calling:
+            value = ",".join(_computation_key(module, c.ref.name, memo)
+                             for c in ins.called if c.attr == a.name)
+        else:
+            value = a.value
+        attrs.append(f"{a.name}={value}")
+    shape = ins.shape.text if ins.shape is not None else "?"
+    return f"{shape} {ins.opcode}({', '.join(operands)}) {ins.literal or ''} {' '.join(attrs)}"
+
+
+def _computation_key(module: HloModule, name: str, memo: dict[str, str]) -> str:
+    known = memo.get(name)
+    if known is not None:
+        return known
+    memo[name] = "cycle"
+    comp = module.by_name.get(name)
+    if comp is None:
+        return "?"
+    position = {ins.name.name: i for i, ins in enumerate(comp.instructions)}
+    lines = []
+    for ins in comp.instructions:
+        operands = [f"#{position.get(op.ref.name, '?')}" for op in ins.operands]
+        lines.append(_instruction_text(module, ins, operands, memo))
+    memo[name] = _digest("\n".join(lines))
+    return memo[name]
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@dataclass(slots=True)
+class KernelGroup:
+    """Kernels of one structure (:func:`structure_key`): ``kernels`` in walk
+    order (the first one stands for the group), their summed ``cost``
+    (:class:`hlo_lsp.model.cost.Cost`: FLOPs, transcendentals, bytes) and
+    roofline ``seconds`` on the device, the ``share`` of the estimated time of
+    every kernel of the module (0..1), and the first kernel's ``bound``
+    ("compute", "memory"; "unknown" for a custom-call nobody can cost)."""
+
+    key: str
+    kernels: list[Kernel]
+    cost: Cost
+    seconds: float
+    share: float = 0.0
+    bound: str = ""
+
+    def to_dict(self) -> dict:
+        """JSON-ready: name and label of the first kernel, count, seconds,
+        share, bound, FLOPs, transcendentals, bytes accessed, the names."""
+        first = self.kernels[0]
+        return {"name": first.name, "label": first.label, "category": first.category,
+                "count": len(self.kernels), "seconds": self.seconds, "share": self.share,
+                "bound": self.bound, "flops": self.cost.known_flops,
+                "transcendentals": self.cost.transcendentals,
+                "bytes_accessed": self.cost.known_bytes,
+                "names": [k.name for k in self.kernels], "structure": self.key}
+
+
+def ranked_kernels(module: HloModule, summary: KernelSummary,
+                   device: Accelerator) -> list[KernelGroup]:
+    """The kernels of ``summary`` grouped by structure and ranked by their
+    estimated time on ``device`` (roofline, :func:`hlo_lsp.model.cost.roofline`),
+    slowest first. A kernel in a loop body counts once, as in XLA's cost
+    analysis. Custom-calls: the estimate of
+    :func:`hlo_lsp.model.cost.custom_call_estimate`, else zero ("unknown")."""
+    model = cost_model(module)
+    memo: dict[str, str] = {}
+    groups: dict[str, KernelGroup] = {}
+    for kernel in summary.kernels:
+        comp = module.by_name.get(kernel.computation)
+        ins = comp.by_name.get(kernel.name) if comp is not None else None
+        if ins is None:
+            continue
+        cost = model.instruction(ins)
+        bound = ""
+        if cost.unknown and ins.opcode == "custom-call":
+            cost = custom_call_estimate(module, ins) or Cost()
+            bound = "" if cost.flops or cost.bytes_accessed else "unknown"
+        estimate = roofline(cost, device, kernel_precision(module, ins))
+        key = structure_key(module, ins, memo)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = KernelGroup(key, [], Cost(), 0.0,
+                                              bound=bound or estimate.bound)
+        group.kernels.append(kernel)
+        group.cost = group.cost + cost
+        group.seconds += estimate.seconds
+    ranked = sorted(groups.values(), key=lambda g: -g.seconds)
+    total = sum(g.seconds for g in ranked)
+    for g in ranked:
+        g.share = g.seconds / total if total else 0.0
+    return ranked

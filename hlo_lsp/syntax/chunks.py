@@ -130,6 +130,8 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
     comparing their text. The result carries ``chunks`` and ``prefix`` (the
     parsed module header and stack-frame tables) for the next edit.
     """
+    if text.startswith("// -----") or "\n// -----" in text:
+        return None  # a split file: parsed part by part, as a whole
     skeleton = skeleton or Skeleton(text)
     reuse = _reuser(text, previous, window, keep_previous)
     module = HloModule(text)

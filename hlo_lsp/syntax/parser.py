@@ -26,8 +26,9 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
                              UnexpectedToken)
 
-from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, Operand, Parameter, Problem, Ref, ShapeToken, unescape
+from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, ModulePart, Operand, Parameter, Problem, Ref, ShapeToken, unescape
 from hlo_lsp.syntax.lark_compat import CYTHON_PLUGINS, build_scanners, streamline, token_types
+from hlo_lsp.syntax.split import blank_outside, split_parts
 from hlo_lsp.syntax.lines import LineIndex
 
 #: Token classes the builder may receive (lark's, and lark-cython's).
@@ -62,6 +63,19 @@ class _Builder(Transformer):
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
         self.base = 0
+        #: Nested operand instructions not yet placed in a computation (they go
+        #: just before their user, by ``instructions``); a stack of the lists
+        #: set aside while an inline computation's body is read.
+        self.anonymous: list[Instruction] = []
+        self._set_aside: list[tuple[list[Instruction], list[Computation]]] = []
+        #: Inline computations not yet given to the computation holding them.
+        self.inline: list[Computation] = []
+
+    def reset(self) -> None:
+        """Forget what an earlier (failed) parse left pending."""
+        self.anonymous = []
+        self._set_aside = []
+        self.inline = []
 
     # -- helpers ---------------------------------------------------------
     def _ref(self, tok: Token) -> Ref:
@@ -135,8 +149,8 @@ class _Builder(Transformer):
         return ("signature", params, result)
 
     def parameters(self, items):
-        """``(parameters COMMA)? PARAM_NAME shape``: the parameters so far, with
-        this one appended."""
+        """``(parameters COMMA)? (PARAM_NAME | NAME) shape``: the parameters so
+        far, with this one appended."""
         if len(items) == 4:
             params, _, tok, shape = items
         else:
@@ -144,7 +158,9 @@ class _Builder(Transformer):
             tok, shape = items
         if shape.__class__ is not ShapeToken:
             shape = self._shape(shape)
-        name = tok.value.rstrip()[:-1].rstrip()  # `name: `
+        name = tok.value.rstrip()
+        if name[-1] == ":":  # `name: `; XLA also takes the name without it
+            name = name[:-1].rstrip()
         start = tok.start_pos + self.base
         params.append(Parameter(Ref(name[1:] if name[0] == "%" else name, start,
                                     start + len(name)), shape))
@@ -166,6 +182,9 @@ class _Builder(Transformer):
         holder = weakref.ref(comp)  # Instruction.computation, shared by all of them
         for ins in instructions:
             ins._computation = holder
+        if self.inline:
+            comp.nested = self.inline
+            self.inline = []
         return comp
 
     def execution_thread(self, items):
@@ -173,9 +192,16 @@ class _Builder(Transformer):
         return ("thread", unescape(tok.value[1:-1]), tok.end_pos + self.base)
 
     def instructions(self, items):
+        anonymous = self.anonymous
         if len(items) == 1:
+            if anonymous:  # nested operands come before their user (XLA's order)
+                self.anonymous = []
+                return anonymous + items
             return items  # a new list holding the first instruction
         instructions, instruction = items
+        if anonymous:
+            instructions.extend(anonymous)
+            self.anonymous = []
         instructions.append(instruction)
         return instructions
 
@@ -222,9 +248,12 @@ class _Builder(Transformer):
         operands: list[Operand] = []
         parameter_number = literal = None
         if kind == "OPCODE":
-            opcode = text[:-1]
-            if opcode[-1] <= " ":
-                opcode = opcode.rstrip()
+            if text[-1] == "(":
+                opcode = text[:-1]
+                if opcode[-1] <= " ":
+                    opcode = opcode.rstrip()
+            else:  # `opcode(,` with empty operand slots
+                opcode = text[:text.index("(")].rstrip()
             tok = items[i]
             i += 1
             if tok.__class__ is list:
@@ -270,6 +299,31 @@ class _Builder(Transformer):
         else:
             operands.append(Operand(ref, first if first.__class__ is ShapeToken
                                     else self._shape(first)))
+        return operands
+
+    def nested(self, items):
+        """``shape (OPCODE operands? RPAR | PARAMETER | CONSTANT LITERAL)
+        attributes?`` in place of an operand: an instruction named
+        ``<opcode>.anon`` (hlo_parser.cc), its name range the opcode's."""
+        first = items[0]
+        shape_start = first.start if first.__class__ is ShapeToken else first.start_pos + self.base
+        opcode_tok = items[1]
+        # The instruction callback reads a definition token first: give it one
+        # that defines no name, and name the instruction after its opcode.
+        fake = Token("DEFINITION", "_=", start_pos=opcode_tok.start_pos)
+        ins = self.instruction([fake] + items)
+        name = ins.opcode + ".anon"
+        ins.name = Ref(name, ins.opcode_start, ins.opcode_start + len(ins.opcode))
+        ins.start = shape_start
+        return ins
+
+    def nested_operand(self, items):
+        """``(operands OPERAND_COMMA)? nested``: the nested instruction waits in
+        ``anonymous`` for its computation; its user's operand names it."""
+        ins = items[-1]
+        operands = items[0] if items[0].__class__ is list else []
+        self.anonymous.append(ins)
+        operands.append(Operand(Ref(ins.name.name, ins.name.start, ins.name.end), ins.shape))
         return operands
 
     # -- shapes ------------------------------------------------------------
@@ -354,6 +408,37 @@ class _Builder(Transformer):
         acc[2].extend(refs)
         return acc
 
+    def inline_open(self, items):
+        """``, to_apply={``: the nested operands of the instruction holding the
+        inline computation are set aside until its ``}``."""
+        self._set_aside.append((self.anonymous, self.inline))
+        self.anonymous = []
+        self.inline = []
+        return items
+
+    def inline_computation(self, items):
+        """``inline_open instructions RBRACE``: a computation named ``_`` (as XLA
+        names it) whose range is from ``{`` to ``}``, kept in ``inline`` for the
+        computation holding it; the attribute's value is the body's text."""
+        acc = items[0] if items[0].__class__ is tuple else None
+        head = items[-3]  # [COMPUTATION_ATTR, LBRACE]
+        instructions, rbrace = items[-2], items[-1]
+        base = self.base
+        lbrace = head[1].end_pos - 1 + base
+        end = rbrace.end_pos + base
+        comp = Computation(Ref("_", lbrace, lbrace + 1), False, [], None, lbrace, lbrace,
+                           end, instructions, inline=True)
+        holder = weakref.ref(comp)
+        for ins in instructions:
+            ins._computation = holder
+        if self.inline:  # computations inline in this one's instructions
+            comp.nested = self.inline
+        self.anonymous, self.inline = self._set_aside.pop() if self._set_aside else ([], [])
+        self.inline.append(comp)
+        name_items = [acc, head[0]] if acc is not None else [head[0]]
+        acc, _ = self._add(name_items, lbrace, end, "{...}")
+        return acc
+
     def literal_attribute(self, items):
         shape, value = items[-2], items[-1]
         return self._add(items, shape.start_pos + self.base, value.end_pos + self.base,
@@ -393,6 +478,8 @@ def _run_fast(text: str, start: str = "start", base: int = 0):
         return _run(text, start, base)
     lark, builder = _parser(True)
     builder.base = base
+    if builder.anonymous or builder.inline or builder._set_aside:
+        builder.reset()
     try:
         return lark.parse(text, start=start)
     except Exception as exc:  # lark-cython errors are not well-formed: redo slowly
@@ -404,6 +491,8 @@ def _run_fast(text: str, start: str = "start", base: int = 0):
 def _run(text: str, start: str, base: int = 0):
     lark, builder = _parser()
     builder.base = base
+    if builder.anonymous or builder.inline or builder._set_aside:
+        builder.reset()
     try:
         return lark.parse(text, start=start)
     finally:
@@ -448,6 +537,7 @@ _TERMINAL_WORDS = {
     "ATTRIBUTE": "', attribute='", "ATTR_NAME": "', attribute='",
     "COMPUTATION_ATTR": "', attribute='", "CONTROL_PREDECESSORS": "', attribute='",
     "LITERAL_ATTR": "', attribute='", "EXECUTION_THREAD": "', execution_thread='",
+    "OPERAND_COMMA": "','", "OPERANDS_END": "')'",
 }
 
 
@@ -533,10 +623,32 @@ def parse(text: str) -> HloModule:
 
     Syntax errors become ``module.problems`` (the first one where lark found it,
     then one per unparsable instruction or header); semantic checks are in
-    :func:`hlo_lsp.model.check.check`.
+    :func:`hlo_lsp.model.check.check`. A split file (:func:`split_parts`) is
+    parsed part by part, each as XLA's tools read it, into one model whose
+    ``parts`` say which computation belongs to which module.
     """
     with paused_gc():
-        return _parse(text)
+        parts = split_parts(text)
+        if not parts:
+            return _parse(text)
+        return _parse_split(text, parts)
+
+
+def _parse_split(text: str, parts: list[tuple[int, int]]) -> HloModule:
+    """Each part parsed alone, at its own offsets (the rest of the text blanked,
+    line breaks kept), and the results put together in text order."""
+    module = HloModule(text)
+    for start, end in parts:
+        part = _parse(blank_outside(text, start, end))
+        module.parts.append(ModulePart(start, end, part.name, part.header_attributes))
+        module.computations.extend(part.computations)
+        module.problems.extend(part.problems)
+        if module.name is None:
+            module.name, module.header_attributes = part.name, part.header_attributes
+            module.header_end = part.header_end
+        if not module.frames.sections and part.frames.sections:
+            module.frames = part.frames
+    return module
 
 
 def _parse(text: str) -> HloModule:
@@ -566,11 +678,25 @@ def _parse(text: str) -> HloModule:
     return module
 
 
+def _inline_computations(comp: Computation) -> list[Computation]:
+    """The inline computations inside ``comp``, at any depth, by start offset."""
+    out: list[Computation] = []
+    stack = list(comp.nested)
+    while stack:
+        inner = stack.pop()
+        out.append(inner)
+        stack.extend(inner.nested)
+    out.sort(key=lambda c: c.start)
+    return out
+
+
 def _assemble(module: HloModule, items) -> None:
     tables = module.frames
     for it in items:
         if isinstance(it, Computation):
             module.computations.append(it)
+            if it.nested:
+                module.computations.extend(_inline_computations(it))
         elif isinstance(it, tuple) and it[0] == "header":
             if module.name is None:
                 _, module.name, module.header_attributes, _, module.header_end = it
@@ -649,10 +775,19 @@ def _incomplete(exc: UnexpectedInput, text: str, base: int, end: int) -> bool:
         return True
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
-        return tok.type == "$END" or (
-            tok.type == "COMMA" and not text[base + tok.end_pos:end].strip())
+        if tok.type == "$END":
+            return True
+        rest = text[base + tok.end_pos:end]
+        if tok.type in ("COMMA", "OPERAND_COMMA"):
+            return not rest.strip()
+        opened = str(tok.value).strip()
+        closer = {"{": "}", "(": ")", "[": "]"}.get(opened)
+        # `backend_config={` at a line's end: the value goes on until its bracket closes.
+        return closer is not None and rest.count(closer) <= rest.count(opened)
     if isinstance(exc, UnexpectedCharacters):
-        return text[base + exc.pos_in_stream:base + exc.pos_in_stream + 1] in "{[(\"'"
+        at = base + exc.pos_in_stream
+        return text[at:at + 1] in "{[(\"'" or (
+            text[at:at + 1] == "," and not text[at + 1:end].strip())
     return False
 
 
@@ -685,6 +820,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             break
         parsed = None
         first_exc = None
+        last_end = le
         j = i
         while j < stop and j < i + _MAX_JOIN:
             try:
@@ -694,16 +830,25 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
                 if first_exc is None:
                     first_exc = exc
                 if not _incomplete(exc, text, ls, lines[j][1]):
+                    if j > i and stripped[-1] in ",({[":
+                        # The first line says it goes on: the error is further down.
+                        first_exc, last_end = exc, lines[j][1]
                     break
             j += 1
         if parsed is not None:
+            builder = _parser()[1]
+            for ins in builder.anonymous:  # nested operands, before their user
+                ins.computation = comp
+                comp.instructions.append(ins)
+            comp.nested.extend(builder.inline)
+            builder.reset()
             parsed.computation = comp
             comp.instructions.append(parsed)
             comp.end = parsed.end
             i = j + 1
         else:
             # Report the first line's own error: for an incomplete line, at its end.
-            problems.append(_problem_from(first_exc, text[ls:le], ls))
+            problems.append(_problem_from(first_exc, text[ls:last_end], ls))
             i += 1
     for k in range(i + 1, stop):
         ls, le = lines[k]
@@ -711,12 +856,16 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
         if rest and not rest.startswith("//") and closed:
             message = (f"unexpected text after the end of computation {name.name}"
                        if not rest.startswith("HloModule") else
-                       "a second HloModule: XLA reads one module per file "
-                       "(split `// -----` sections into files of their own)")
+                       "a second HloModule: XLA reads one module per file; "
+                       "separate modules with a `// -----` line (a split file)")
             problems.append(Problem(ls + text[ls:le].index(rest[0]), le, message))
             break
     if not closed:
-        problems.append(Problem(comp.start, comp.body_start + 1,
-                                f"computation {name.name} is not closed with '}}'"))
+        # XLA reads on into the next computation and fails at its header: the
+        # error goes there (or to the end of the text), where XLA puts it.
+        at = lines[stop][0] if stop < len(lines) else len(text)
+        at_end = lines[stop][1] if stop < len(lines) else len(text)
+        problems.append(Problem(at, max(at_end, at), f"computation {name.name} is not "
+                                "closed with '}' before this line"))
         comp.closed = False
     return comp

@@ -12,7 +12,14 @@ message from the worker's stderr, and the place when XLA printed one). A hung
 parse is killed after a timeout. Without jaxlib the oracle is unavailable
 and nothing is reported.
 
-``jax._src`` is JAX's private API: it is touched here only (:func:`load_parser`),
+The same worker answers XLA's cost analysis of a module (:meth:`XlaOracle.cost`,
+:func:`load_cost_analysis`): ``HloCostAnalysis`` as jaxlib's CPU client
+configures it (xla/service/hlo_cost_analysis.cc with
+``cpu::CpuExecutable::ShapeSizeBytes``), the reference that
+:mod:`hlo_lsp.model.cost` is checked against.
+
+``jax._src`` is JAX's private API: it is touched here only (:func:`load_parser`,
+:func:`load_cost_analysis`),
 for the jaxlib versions of :data:`JAXLIB_VERSIONS` (checked on 0.10.2) and when
 ``xla_client.hlo.hlo_module_from_text`` exists. Any other jaxlib makes the
 oracle unavailable (logged once), never a crash or a false diagnostic.
@@ -34,6 +41,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
+from hlo_lsp.syntax.split import blank_outside, split_parts
 from hlo_lsp.syntax.versions import in_range
 
 log = logging.getLogger("hlo_lsp.xla")
@@ -118,6 +126,42 @@ def load_parser() -> tuple[Callable | None, str]:
     return parse, ""
 
 
+@dataclass(frozen=True, slots=True)
+class XlaCost:
+    """XLA's ``HloCostAnalysis`` totals of a module's ENTRY computation (FLOPs,
+    transcendental operations, bytes accessed), or ``ok`` False and XLA's
+    ``message`` when it rejected the text. Each custom-call counts -1 FLOPs and
+    -1 bytes (XLA's "unknown")."""
+
+    ok: bool
+    flops: float = 0.0
+    transcendentals: float = 0.0
+    bytes_accessed: float = 0.0
+    message: str = ""
+
+
+def load_cost_analysis() -> tuple[Callable[[str], dict[str, float]] | None, str]:
+    """``(analyse, "")``: ``analyse(text)`` parses HLO text with XLA's parser and
+    returns the module properties of XLA's ``HloCostAnalysis`` over the ENTRY
+    computation as jaxlib computes them (``xla_client._xla.hlo_module_cost_analysis``
+    with a CPU client: keys ``flops``, ``transcendentals``, ``bytes accessed``,
+    absent when zero; raises XLA's error for text it rejects); or ``(None, why)``
+    as :func:`load_parser`. Imports jax: call it in the worker process or a test."""
+    parse, missing = load_parser()
+    if parse is None:
+        return None, missing
+    try:
+        from jax._src.lib import xla_client as xc
+        analysis = xc._xla.hlo_module_cost_analysis
+        client = xc.make_cpu_client()
+    except Exception as exc:  # noqa: BLE001 - any failure: no cost oracle
+        return None, f"no CPU client or hlo_module_cost_analysis in jaxlib: {exc!r}"
+
+    def analyse(text: str) -> dict[str, float]:
+        return {str(k): float(v) for k, v in analysis(client, parse(text)).items()}
+    return analyse, ""
+
+
 def verdict_from_error(error: str) -> XlaVerdict:
     """Turn XLA's error text into a verdict at the innermost ``was parsing L:C``."""
     found = _WAS_PARSING.findall(error)
@@ -196,7 +240,56 @@ class XlaOracle:
         a worker started for this text dies parsing it, the verdict says XLA's
         parser crashed (:func:`verdict_from_crash`); a worker that had parsed
         other texts before is given one more try in a fresh process first.
-        Blocking: run it in a thread."""
+        Blocking: run it in a thread.
+
+        A split file (``// -----`` lines, :func:`hlo_lsp.syntax.split.split_parts`)
+        is judged part by part, as XLA's tools read it: the first part XLA
+        rejects gives the verdict, its line counted in the whole file (each
+        part is sent with the rest of the text blanked, line breaks kept)."""
+        parts = split_parts(text)
+        if not parts:
+            return self._check_one(text)
+        total = XlaVerdict(True, computations=0, instructions=0)
+        for start, end in parts:
+            verdict = self._check_one(blank_outside(text, start, end))
+            if verdict is None or not verdict.ok:
+                return verdict
+            total = XlaVerdict(True, computations=total.computations + verdict.computations,
+                               instructions=total.instructions + verdict.instructions)
+        return total
+
+    def _check_one(self, text: str) -> XlaVerdict | None:
+        reply = self._ask("", text)
+        if reply is None:
+            return None
+        if "crashed" in reply:
+            return verdict_from_crash(reply["crashed"], reply["log"])
+        if reply.get("ok"):
+            return XlaVerdict(True, computations=reply["computations"],
+                              instructions=reply["instructions"])
+        return verdict_from_error(reply["error"])
+
+    def cost(self, text: str) -> XlaCost | None:
+        """XLA's cost analysis of the module ``text`` (:func:`load_cost_analysis`):
+        FLOPs, transcendentals and bytes accessed of its ENTRY computation; None
+        when the worker could not answer (as :meth:`check`). Blocking."""
+        reply = self._ask("cost ", text)
+        if reply is None:
+            return None
+        if "crashed" in reply:
+            return XlaCost(False, message=verdict_from_crash(reply["crashed"],
+                                                             reply["log"]).message)
+        if not reply.get("ok"):
+            return XlaCost(False, message=str(reply.get("error", "")))
+        props = reply["cost"]
+        return XlaCost(True, props.get("flops", 0.0), props.get("transcendentals", 0.0),
+                       props.get("bytes accessed", 0.0))
+
+    def _ask(self, kind: str, text: str) -> dict | None:
+        """Send one request (``kind`` "" to parse, "cost " for the cost analysis)
+        and return the worker's reply with ``ok`` or ``error``, or
+        ``{"crashed": returncode, "log": its stderr}`` when a worker started for
+        this text died on it; None when it could not answer."""
         data = text.encode("utf-8", "surrogatepass")
         with self._lock:
             for _attempt in range(2):
@@ -213,7 +306,7 @@ class XlaOracle:
                 timer = threading.Timer(self.timeout, kill)
                 timer.start()
                 try:
-                    proc.stdin.write(f"{len(data)}\n".encode() + data)
+                    proc.stdin.write(f"{kind}{len(data)}\n".encode() + data)
                     proc.stdin.flush()
                     line = proc.stdout.readline()
                 except OSError:
@@ -222,11 +315,8 @@ class XlaOracle:
                     timer.cancel()
                 if line:
                     reply = json.loads(line)
-                    if reply.get("ok"):
-                        return XlaVerdict(True, computations=reply["computations"],
-                                          instructions=reply["instructions"])
-                    if "error" in reply:
-                        return verdict_from_error(reply["error"])
+                    if "ok" in reply or "error" in reply:
+                        return reply
                     _unavailable(str(reply.get("unavailable", "no answer")))
                     return None  # no usable jaxlib in the worker
                 returncode = proc.wait()
@@ -235,7 +325,7 @@ class XlaOracle:
                     log.warning("XLA's parser gave no answer within %s s; killed", self.timeout)
                     return None
                 if fresh:
-                    return verdict_from_crash(returncode, self._crash_log())
+                    return {"crashed": returncode, "log": self._crash_log()}
                 log.warning("XLA parser worker died (exit %s); restarting", returncode)
             return None
 
@@ -252,16 +342,26 @@ class XlaOracle:
 
 
 def _worker() -> int:
-    """Worker loop: read ``<n bytes>\\n<text>`` requests, answer one JSON line each."""
+    """Worker loop: read ``[cost ]<n bytes>\\n<text>`` requests, answer one JSON
+    line each (the parser's verdict, or with ``cost`` XLA's cost analysis)."""
     parse, missing = load_parser()
+    analyse = None
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         header = stdin.readline()
         if not header:
             return 0
-        text = stdin.read(int(header)).decode("utf-8", "replace")
-        if parse is None:
+        kind, _, size = header.decode().strip().rpartition(" ")
+        text = stdin.read(int(size)).decode("utf-8", "replace")
+        if kind == "cost" and parse is not None and analyse is None:
+            analyse, missing = load_cost_analysis()
+        if parse is None or (kind == "cost" and analyse is None):
             reply = {"unavailable": missing}
+        elif kind == "cost":
+            try:
+                reply = {"ok": True, "cost": analyse(text)}
+            except Exception as exc:  # noqa: BLE001 - XLA raises XlaRuntimeError
+                reply = {"ok": False, "error": str(exc)}
         else:
             try:
                 module = parse(text)

@@ -142,6 +142,15 @@ def test_summary_says_without_autotuning(fp8_dumps):
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient):
+    # The recipe is rewritten below, so the server asks before running it:
+    # answer "Run", as the user would, and keep the question.
+    lsp_client.message_requests = []
+
+    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def answer(params: types.ShowMessageRequestParams):
+        lsp_client.message_requests.append(params)
+        return types.MessageActionItem(title="Run")
+
     yield
     if lsp_client.capabilities is not None:
         await lsp_client.shutdown_session()
@@ -189,6 +198,9 @@ async def test_code_action_recompiles_for_h100_after_an_edit(client, fp8_dumps, 
     result = await asyncio.wait_for(client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="hlo.recompile", arguments=[uri])), TIMEOUT_S)
     assert result["ok"], result
+    # The edited recipe was confirmed first, the question naming its program.
+    [question] = client.message_requests
+    assert str(project / "fp8_matmul.py") in question.message
     assert result["target"] == "h100" and result["platform"] == "cpu"
     assert NO_AUTOTUNING in result["summary"] and "H100 without a GPU" in result["summary"]
     # The report names the changed shapes (the instruction-level comparison).

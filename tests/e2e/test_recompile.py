@@ -25,8 +25,9 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.dump import recipe as recipe_mod
+from hlo_lsp.dump import trust
 from hlo_lsp.dump.names import parse_dump_name
-from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe
+from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe, plan_run
 from hlo_lsp.dump.recompile import hlo_files
 
 from tests.helpers import alive, position_of as _pos, snapshot
@@ -130,13 +131,15 @@ def made(tmp_path_factory) -> tuple[pathlib.Path, subprocess.CompletedProcess]:
 @pytest.fixture
 def project(made, tmp_path) -> pathlib.Path:
     """A private copy of the session's project, its recipe and stack-frame paths
-    pointing at the copy."""
+    pointing at the copy; its command is confirmed, as `hlo-lsp dump` run there
+    would have recorded it (tests/e2e/conftest.py: the session's state directory)."""
     base, _ = made
     copy = tmp_path / "proj"
     shutil.copytree(base, copy)
     for p in (copy / "dump").iterdir():
         if p.is_file() and p.suffix in (".txt", ".json"):
             p.write_text(p.read_text().replace(str(base), str(copy)))
+    trust.remember(plan_run(recipe_mod.load_recipe(copy / "dump")))
     return copy
 
 
@@ -161,6 +164,8 @@ def test_dump_cli_writes_dump_and_recipe(made):
     assert data["python"] == os.path.realpath(sys.executable) or data["python"] == \
         sys.executable
     assert data["created"].endswith("Z") and data["host"]
+    # The user's own command line: the editor will not ask about it.
+    assert trust.is_confirmed(plan_run(recipe_mod.load_recipe(dump)))
     assert "recipe:" in done.stderr and "jit_step" in done.stderr
     assert not _leftovers(project)
 

@@ -127,7 +127,8 @@ def test_check_on_the_bundled_dumps(installed):
     broken = installed.work / "broken.txt"
     broken.write_text("HloModule m\n\nENTRY e {\n  ROOT x = f32[] add(\n}\n", encoding="utf-8")
     proc = installed.run("check", broken.name)
-    assert proc.returncode == 1 and proc.stdout.startswith("broken.txt:4:"), proc.stdout
+    # `add(` goes on to the next line, where the `}` is the mistake (XLA: line 5 too).
+    assert proc.returncode == 1 and proc.stdout.startswith("broken.txt:5:"), proc.stdout
 
 
 @pytest.mark.slow

@@ -224,14 +224,8 @@ def _outside(parent: types.DocumentSymbol, path: str = "") -> list[str]:
     return bad
 
 
-# The module symbol ends at its last computation or its header
-# (features/symbols.py: ``end = max([module.header_end] + [c.end for c in
-# module.computations])``), not at the stack-frame tables, one of its children:
-# a dump that ends after its tables (cut short, or still being written) has a
-# module symbol that ends before its "stack frames" child. Not this branch's
-# file: the change is in the report of issue 12.
-@pytest.mark.xfail(strict=True, reason="features/symbols.py: module range ends before its "
-                   "stack frames child")
+# A dump that ends after its stack-frame tables (cut short, or still being
+# written) once had a module symbol that ended before its "stack frames" child.
 async def test_every_outline_child_lies_within_its_parent(client: LanguageClient, tmp_path):
     texts = []
     for path in _real_dumps():

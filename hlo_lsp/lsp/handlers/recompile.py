@@ -12,14 +12,24 @@
   {"platform": "cpu"}]`` ("Run on the CPU and refresh").
 - ``workspace/executeCommand`` ``hlo.recompile``: resolve the recipe (the
   ``hlo-lsp-recipe.json`` of the dump directory; else the setting
-  ``hlo.recompile.command``; else one inferred from the stack frames, run only
-  after the user answered "Run" to ``window/showMessageRequest``), run it in a
+  ``hlo.recompile.command``; else one inferred from the stack frames). What a
+  recipe or an inference would run (:class:`hlo_lsp.dump.recipe.RunPlan`: the
+  command line, working directory, interpreter and environment changes) runs
+  only when the user confirmed that exact plan: answered "Run" to the
+  ``window/showMessageRequest`` that shows it, now or before (remembered in the
+  user's state directory, :mod:`hlo_lsp.dump.trust`); the setting's command
+  runs without asking. Then it runs in a
   subprocess with ``window/workDoneProgress`` (cancellable: the progress cancel
   notification and ``$/cancelRequest`` both kill the process tree), stream its
   output as ``window/logMessage``, then refresh: ``window/showDocument`` for
   each open file whose module was renumbered, fresh diagnostics for every open
   file, and a ``window/showMessage`` saying what changed. Returns
   :meth:`hlo_lsp.dump.recompile.RecompileResult.to_json` (plus ``shownDocuments``).
+- A recipe that cannot be used (not a regular file, too large, not UTF-8 or
+  JSON, too deep, wrong field types) is said once per file version in a
+  ``window/showMessage`` warning (when links or code actions are asked for a
+  file of its dump); links, definitions, hover and the code action work without
+  it, and ``hlo.recompile`` answers with the reason.
 - ``textDocument/documentLink``: every ``stack_frame_id=N`` and
   ``source_file=".." source_line=N`` links to ``file:///...py#L<line>`` with the
   call stack as tooltip; relative paths are resolved in
@@ -43,9 +53,10 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp.dump.names import parse_dump_name
-from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, choose_platform,
+from hlo_lsp.dump import trust
+from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, RunPlan, choose_platform,
                                  configured_recipe, default_platform, infer_recipe,
-                                 load_recipe, platform_label)
+                                 load_recipe, plan_run, platform_label, recipe_path)
 from hlo_lsp.dump.recompile import recompile
 from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
@@ -68,6 +79,8 @@ PROGRESS_EVERY_S = 0.25
 CONFIG_TIMEOUT_S = 5.0
 
 _running: set[str] = set()
+#: Unusable recipe files already reported: (path, device, inode, mtime, size).
+_reported: set[tuple] = set()
 
 
 # ---------------------------------------------------------------- helpers ---
@@ -138,13 +151,11 @@ def _action_title(platform: str | None, target: str | None) -> str:
     return f"Recompile with JAX on {platform_label(platform or 'cpu')} and refresh"
 
 
-def _planned_actions(settings: RecompileSettings, dump_dir: str) -> list[tuple[str, list]]:
+def _planned_actions(settings: RecompileSettings,
+                     recipe: Recipe | None) -> list[tuple[str, list]]:
     """(title, extra command arguments) of the recompile actions, the plain
-    recompile first (see the module docstring)."""
-    try:
-        recipe = load_recipe(dump_dir)
-    except RecipeError:
-        recipe = None
+    recompile first (see the module docstring). May start ``nvidia-smi`` once
+    (:func:`hlo_lsp.dump.recipe.default_platform`): call it off the event loop."""
     target = _target_spec({}, settings, recipe)
     if target:
         first = _action_title(None, target)
@@ -168,6 +179,38 @@ def _planned_actions(settings: RecompileSettings, dump_dir: str) -> list[tuple[s
     return out
 
 
+def _read_recipe(dump_dir: str) -> tuple[Recipe | None, str, tuple]:
+    """The recipe of ``dump_dir`` (None without one), why it cannot be used (""
+    when it can) and the identity of the unusable file. Blocking."""
+    try:
+        return load_recipe(dump_dir), "", ()
+    except RecipeError as exc:
+        path = str(recipe_path(dump_dir))
+        try:
+            st = os.stat(path)
+            return None, str(exc), (path, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            return None, str(exc), (path,)
+
+
+async def dump_recipe(ls: HloLanguageServer, dump_dir: str,
+                      report: bool = True) -> tuple[Recipe | None, str]:
+    """The recipe of ``dump_dir`` read off the event loop
+    (:func:`hlo_lsp.dump.recipe.load_recipe`: a FIFO, a device or a huge file
+    never blocks the server) and why it cannot be used ("" when it can, or when
+    there is none). With ``report``, an unusable recipe is said once per file
+    version in a ``window/showMessage`` warning; the features that do not need
+    it keep working."""
+    recipe, problem, key = await asyncio.to_thread(_read_recipe, dump_dir)
+    if problem and report and key not in _reported:
+        _reported.add(key)
+        _say(ls, types.MessageType.Warning,
+             f"hlo-lsp does not use this dump's recipe: {problem}. Links, definitions "
+             "and hover work without it; to recompile, fix or remove the file (or set "
+             "hlo.recompile.command).")
+    return recipe, problem
+
+
 def _say(ls, kind: types.MessageType, message: str) -> None:
     ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
@@ -180,42 +223,78 @@ def _fail(ls, message: str, **extra) -> dict:
 # ------------------------------------------------------------- the command ---
 
 async def _resolve_recipe(ls: HloLanguageServer, uri: str, path: str,
-                          settings: RecompileSettings) -> tuple[Recipe | None, str]:
-    """The recipe to run and "" — or None and why not (already told the user)."""
+                          settings: RecompileSettings) -> tuple[Recipe | None, str, str]:
+    """The recipe to run, why not ("" when there is one) and, for a command the
+    user did not give (a recipe file, an inferred command), the sentence that
+    opens the confirmation ("" for the setting's command)."""
     dump_dir = os.path.dirname(path)
     workspace = next(iter(ls.workspace_folders()), None)
-    try:
-        recipe = load_recipe(dump_dir)
-    except RecipeError as exc:
-        return None, f"Cannot recompile: {exc}"
-    confirm = ""
-    if recipe is not None and not recipe.made_here():
-        confirm = (f"The recipe in {dump_dir} was written on another machine "
-                   f"({recipe.host or 'unknown host'}).")
-    if recipe is None and settings.command:
+    recipe, problem = await dump_recipe(ls, dump_dir, report=False)
+    if problem:
+        return None, f"Cannot recompile: {problem}", ""
+    if recipe is not None:
+        return recipe, "", (f"The recipe {recipe_path(dump_dir)} asks to run a command "
+                            "you have not confirmed.")
+    if settings.command:
         try:
             recipe = configured_recipe(settings.command, settings.cwd, workspace or dump_dir)
         except (RecipeError, ValueError) as exc:
-            return None, f"Cannot recompile: hlo.recompile.command: {exc}"
+            return None, f"Cannot recompile: hlo.recompile.command: {exc}", ""
+        return recipe, "", ""
+    analysis = await ls.analysis(uri)
+    dirs = await ls.source_dirs(uri)
+    recipe = await asyncio.to_thread(infer_recipe, dump_dir,
+                                     analysis.module if analysis else None, workspace,
+                                     dirs=dirs)
     if recipe is None:
-        analysis = await ls.analysis(uri)
-        recipe = infer_recipe(dump_dir, analysis.module if analysis else None, workspace,
-                              dirs=await ls.source_dirs(uri))
-        if recipe is None:
-            return None, ("Cannot recompile: this dump names no Python file and has no "
-                          "recipe. Make it with `hlo-lsp dump -- python your_program.py`, "
-                          "or set hlo.recompile.command.")
-        confirm = f"No recipe for this dump; {recipe.note}."
-    if confirm:
-        answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
-            type=types.MessageType.Warning,
-            message=(f"{confirm} Run `{recipe.display_command()}` in {recipe.cwd} to "
-                     "recompile it? (Set hlo.recompile.command to choose the command.)"),
-            actions=[types.MessageActionItem(title=RUN),
-                     types.MessageActionItem(title=CANCEL)]))
-        if answer is None or answer.title != RUN:
-            return None, ""
-    return recipe, ""
+        return None, ("Cannot recompile: this dump names no Python file and has no "
+                      "recipe. Make it with `hlo-lsp dump -- python your_program.py`, "
+                      "or set hlo.recompile.command."), ""
+    return recipe, "", (f"No recipe for this dump; {recipe.note}. (Set "
+                        "hlo.recompile.command to choose the command.)")
+
+
+def confirmation_message(reason: str, plan: RunPlan, platform: str,
+                         target: Target | None, state: str) -> str:
+    """The text of the confirmation: ``reason``, then exactly what runs (the
+    command line as :func:`shlex.join` writes it, the working directory, the
+    interpreter, the environment changes, the variables hlo-lsp sets, the
+    deviceless runner when compiling for ``target``) and where a Run is
+    remembered (``state``, the state directory)."""
+    lines = [reason,
+             f"Command: `{plan.display_command()}`",
+             f"Directory: {plan.cwd}",
+             f"Interpreter: {plan.interpreter or 'none (the command does not start Python)'}",
+             f"Environment changes: {plan.display_env()} (and hlo-lsp's "
+             f"JAX_PLATFORMS={platform} and XLA dump flags)"]
+    if target is not None:
+        lines.append(f"Runner: hlo-lsp's deviceless runner, compiling what it jits for "
+                     f"{target.label}")
+    lines.append(f"Run is remembered for exactly this command, directory, interpreter and "
+                 f"environment (in {state}); a changed recipe asks again.")
+    return "\n".join(lines)
+
+
+async def _confirmed(ls: HloLanguageServer, reason: str, plan: RunPlan, platform: str,
+                     target: Target | None) -> bool:
+    """Whether ``plan`` may run: confirmed before, or the user answers Run now
+    (then remembered). Any other answer, or none, is a no."""
+    if await asyncio.to_thread(trust.is_confirmed, plan):
+        return True
+    answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+        type=types.MessageType.Warning,
+        message=confirmation_message(reason, plan, platform, target, str(trust.state_dir())),
+        actions=[types.MessageActionItem(title=RUN),
+                 types.MessageActionItem(title=CANCEL)]))
+    if answer is None or answer.title != RUN:
+        return False
+    try:
+        await asyncio.to_thread(trust.remember, plan)
+    except OSError as exc:
+        _say(ls, types.MessageType.Warning,
+             f"Could not remember the confirmation in {trust.state_dir()}: "
+             f"{exc.strerror or exc}; the next recompile will ask again.")
+    return True
 
 
 def _watch_request_cancel(ls, cancel: asyncio.Event) -> None:
@@ -303,30 +382,36 @@ async def run_recompile(ls, uri: str, options: dict | None = None) -> dict:
 
 async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> dict:
     settings = await recompile_settings(ls, uri)
-    recipe, why = await _resolve_recipe(ls, uri, path, settings)
+    recipe, why, reason = await _resolve_recipe(ls, uri, path, settings)
     if recipe is None:
-        if why:
-            return _fail(ls, why)
-        _say(ls, types.MessageType.Info, "Recompile cancelled; nothing was run.")
-        return recompile_reply(cancelled=True, error="not confirmed",
-                               summary="Recompile cancelled; nothing was run.")
+        return _fail(ls, why)
     target: Target | None = None
     spec = _target_spec(options, settings, recipe)
     if spec:
         try:
-            target = resolve_target(spec, recipe.cwd)
+            target = await asyncio.to_thread(resolve_target, spec, recipe.cwd)
         except TargetError as exc:
             return _fail(ls, f"Cannot recompile: {exc}")
         platform, note = "cpu", ""
     else:
         try:
-            platform, note = choose_platform(
-                options.get("platform") or settings.platform,
+            # May start nvidia-smi once: off the event loop.
+            platform, note = await asyncio.to_thread(
+                choose_platform, options.get("platform") or settings.platform,
                 recipe.platform if recipe.origin == "recipe" and not recipe.target else None,
                 hint="Set hlo.recompile.platform to cpu (or auto) to compile on the CPU.")
         except PlatformError as exc:
             return _fail(ls, f"Cannot recompile: {exc}")
     timeout = settings.timeout
+    try:
+        plan = await asyncio.to_thread(plan_run, recipe)
+    except RecipeError as exc:
+        return _fail(ls, f"Cannot recompile: {exc}")
+    if reason and not await _confirmed(ls, reason, plan, platform, target):
+        _say(ls, types.MessageType.Info, "Recompile cancelled; nothing was run.")
+        return recompile_reply(cancelled=True, error="not confirmed",
+                               summary="Recompile cancelled; nothing was run.",
+                               command=plan.display_command())
 
     cancel = asyncio.Event()
     _watch_request_cancel(ls, cancel)
@@ -334,7 +419,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
     where = (f"for {target.name.upper()} (no GPU needed)" if target is not None
              else f"on {platform_label(platform)}")
     title = f"Recompiling {name.module_name if name else 'dump'} {where}"
-    token = await _start_progress(ls, title, recipe.display_command(), cancel)
+    token = await _start_progress(ls, title, plan.display_command(), cancel)
     log_lines = 0
     last_report = 0.0
 
@@ -356,7 +441,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
 
     if note:
         log_message(f"[hlo.recompile] {note}", types.MessageType.Info)
-    log_message(f"[hlo.recompile] running `{recipe.display_command()}` in {recipe.cwd} "
+    log_message(f"[hlo.recompile] running `{plan.display_command()}` in {plan.cwd} "
                 f"(JAX_PLATFORMS={platform})"
                 + (f", compiling what it jits for {target.label}" if target else ""),
                 types.MessageType.Info)
@@ -367,7 +452,8 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
     try:
         result = await recompile(recipe, dump_dir, platform=platform, open_files=open_files,
                                  on_output=on_output, cancel=cancel, timeout=timeout,
-                                 save=recipe.origin != "setting", target=target)
+                                 save=recipe.origin != "setting", target=target,
+                                 plan=plan)
     finally:
         if token is not None:
             ls.end_progress(token, "done")
@@ -419,7 +505,8 @@ def register(server: HloLanguageServer) -> None:
             on_header = a.module.name is not None and offset <= a.module.header_end
             if not on_header and a.module.instruction_at(offset) is None:
                 return None
-        planned = _planned_actions(ls.settings.recompile, os.path.dirname(path))
+        recipe, _ = await dump_recipe(ls, os.path.dirname(path))
+        planned = await asyncio.to_thread(_planned_actions, ls.settings.recompile, recipe)
         return [types.CodeAction(title=title, kind=ACTION_KIND, is_preferred=not extra or None,
                                  command=types.Command(title=title, command=COMMAND,
                                                        arguments=[uri, *extra]))
@@ -449,6 +536,9 @@ def register(server: HloLanguageServer) -> None:
         uri = params.text_document.uri
         if reports.is_report_uri(uri):
             return await reports.report_document_links(ls, uri)
+        path = _dump_file(uri)
+        if path is not None:
+            await dump_recipe(ls, os.path.dirname(path))  # says once if it is unusable
         async with ls.lease(uri) as a:
             if a is None:
                 return []

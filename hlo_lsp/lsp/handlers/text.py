@@ -22,6 +22,7 @@ from pygls.uris import to_fs_path
 
 from hlo_lsp.dump.reports import cached_buffer_assignment_for, load_buffer_assignment_for
 from hlo_lsp.dump.targets import deviceless_statement
+from hlo_lsp.features.cost import device_for
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover
@@ -102,13 +103,14 @@ def register(server: HloLanguageServer) -> None:
             deviceless = _DEVICELESS[dump_dir] = \
                 await asyncio.to_thread(deviceless_statement, path) if path else None
         dirs = await ls.source_dirs(uri)
+        device = device_for(path, ls.settings.device)
 
         def answer(view: View | None):
             offset = _offset_in(view, pos)
             if offset is None:
                 return _UNKNOWN
             result = hover(view.analysis.module, offset, assignment,
-                           deviceless=deviceless, source_dirs=dirs)
+                           deviceless=deviceless, source_dirs=dirs, device=device)
             if result is None:
                 return None
             span = view.span(result.start, result.end)
@@ -129,7 +131,7 @@ def register(server: HloLanguageServer) -> None:
                 if occ is None or occ.kind not in _LOCAL_KINDS:
                     return lines, None
                 return lines, hover(module, offset, assignment, deviceless=deviceless,
-                                    source_dirs=dirs)
+                                    source_dirs=dirs, device=device)
             if len(snap.text) <= QUICK_INLINE_CHARS:
                 # One computation of a small file: a few ms with this thread's
                 # parser (built at initialize); a pool thread would first build

@@ -172,3 +172,52 @@ async def test_program_that_dumps_nothing_leaves_old_dump(tmp_path):
     assert seen == [("stdout", "hello")]
     assert snapshot(dump) == before and sorted(os.listdir(tmp_path)) == ["dump"]
     assert "unchanged" in result.summary
+
+
+# Not JAX: writes one dump file where XLA_FLAGS says, as XLA would, and
+# appends a line to the file `ran` in its working directory.
+WRITES_A_DUMP = (
+    "import os, re\n"
+    "where = re.search(r'--xla_dump_to=(\\S+)', os.environ['XLA_FLAGS']).group(1)\n"
+    "open(os.path.join(where, 'module_0001.jit_f.before_optimizations.txt'), 'w')"
+    ".write('HloModule jit_f\\n')\n"
+    "open('ran', 'a').write('x\\n')\n")
+
+
+async def test_recompile_runs_the_plan_it_is_given(tmp_path, monkeypatch):
+    """What runs is the confirmed plan (argv and directory), not a second
+    reading of the recipe; the plan's command line is the result's."""
+    from hlo_lsp.dump.recipe import RunPlan
+    from hlo_lsp.dump.recompile import recompile
+
+    monkeypatch.setenv("HLO_LSP_STATE_DIR", str(tmp_path / "state"))
+    dump, there = tmp_path / "dump", tmp_path / "there"
+    dump.mkdir()
+    there.mkdir()
+    recipe = Recipe([sys.executable, "-c", "raise SystemExit(3)"], str(tmp_path))
+    plan = RunPlan((sys.executable, "-c", WRITES_A_DUMP), str(there), sys.executable)
+    result = await recompile(recipe, dump, platform="cpu", probe=False, plan=plan)
+    assert result.ok, result.error
+    assert (there / "ran").read_text() == "x\n" and not (tmp_path / "ran").exists()
+    assert result.command == plan.display_command()
+    # Only the user's own command line (hlo-lsp dump) is remembered as confirmed.
+    assert not (tmp_path / "state").exists()
+
+
+async def test_the_command_line_of_hlo_lsp_dump_is_remembered_as_confirmed(tmp_path,
+                                                                            monkeypatch):
+    from hlo_lsp.dump import trust
+    from hlo_lsp.dump.recipe import load_recipe, new_recipe, plan_run
+    from hlo_lsp.dump.recompile import recompile
+
+    monkeypatch.setenv("HLO_LSP_STATE_DIR", str(tmp_path / "state"))
+    dump = tmp_path / "dump"
+    recipe = new_recipe([sys.executable, "-c", WRITES_A_DUMP], str(tmp_path), str(dump),
+                        "cpu", origin="cli")
+    result = await recompile(recipe, dump, platform="cpu", probe=False)
+    assert result.ok, result.error
+    saved = load_recipe(dump)
+    assert trust.is_confirmed(plan_run(saved))
+    # The same recipe edited by someone else is not.
+    saved.command[-1] += "\nopen('other', 'w')"
+    assert not trust.is_confirmed(plan_run(saved))

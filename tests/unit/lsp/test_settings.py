@@ -14,12 +14,14 @@ from tests.helpers import ROOT
 def test_defaults_without_options():
     assert parse_settings(None) == Settings()
     assert parse_settings({}).inlay_hints.categories() == ("operandShape", "source",
-                                                           "tupleElement")
+                                                           "tupleElement", "collective")
 
 
 def test_inlay_hint_categories_turn_off():
     s = parse_settings({"inlayHints": {"pythonSource": False}})
-    assert s.inlay_hints.categories() == ("operandShape", "tupleElement")
+    assert s.inlay_hints.categories() == ("operandShape", "tupleElement", "collective")
+    s = parse_settings({"inlayHints": {"collectives": False}})
+    assert s.inlay_hints.categories() == ("operandShape", "source", "tupleElement")
 
 
 def test_every_spelling_of_a_section_is_read_and_flat_keys_win():

@@ -58,8 +58,17 @@ def test_corpus_agrees_with_xla(corpus_dir, oracle, capsys):
             merged = merge_xla(problems, [xla_problem(verdict, lines)], lines)
             if not any(p.severity == Severity.ERROR for p in merged):
                 failures.append(f"{path.name}: XLA rejects ({verdict.message}), no error")
+            if not errors:
+                # Only an attribute newer than jaxlib's XLA may be the difference:
+                # then our own warning is on XLA's line.
+                warned = [p for p in problems if p.severity == Severity.WARNING
+                          and lines.line_of(p.start) == verdict.line - 1]
+                if "unexpected attribute" not in verdict.message or not warned:
+                    failures.append(f"{path.name}: XLA rejects ({verdict.message}), "
+                                    "our own checks find nothing")
     with capsys.disabled():
         print(f"\ncorpus: XLA accepts {accepted} files (all agree: counts and no errors); "
               f"rejects {rejected}, of which our parser alone flags {ours_caught}")
-    assert accepted > 300 and rejected > 20
+    # Split files (`// -----`) are judged part by part, as XLA's tools read them.
+    assert accepted > 300 and rejected >= 10
     assert not failures, "\n".join(failures)

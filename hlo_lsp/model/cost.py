@@ -1,0 +1,976 @@
+"""What an instruction costs: FLOPs, transcendental operations and bytes
+accessed, counted the way XLA's ``HloCostAnalysis`` counts them.
+
+The rules mirror xla/service/hlo_cost_analysis.cc (openxla/xla, 2025) with the
+shape size function jaxlib's CPU client gives it
+(``cpu::CpuExecutable::ShapeSizeBytes``, xla/service/cpu/cpu_executable.cc),
+so the module totals can be checked against ``hlo_module_cost_analysis``
+(:func:`hlo_lsp.syntax.xla.load_cost_analysis`). In short:
+
+- elementwise operations: one FLOP per output element; ``exponential``, ``log``,
+  ``logistic``, ``power``, ``sqrt``, ``cbrt``, ``rsqrt``, ``tanh``, ``sine``,
+  ``cosine``, ``tan``, ``exponential-minus-one``, ``log-plus-one``, ``atan2``,
+  ``erf`` and the inverse and hyperbolic functions count as transcendentals
+  instead (:data:`TRANSCENDENTAL`);
+- ``dot``: 2 FLOPs (one fused multiply-add) per output element per element of
+  the contracted dimensions; ``convolution``: 2 FLOPs per multiply-add over
+  the window positions that land inside the (dilated, padded) input;
+- ``reduce``, ``reduce-window``, ``select-and-scatter``, ``map``, ``scatter``:
+  the FLOPs of the applied computation times the number of applications;
+  ``sort``: ``n * ceil(log2 n)``; ``rng``: one transcendental per element;
+- bytes accessed: the size of each operand's top-level buffer and of every
+  array of the result (the result's arrays, not its tuple table, as jaxlib
+  0.10.2's XLA counts them: checked with its oracle), except where XLA knows
+  better: nothing for ``parameter``, ``constant``,
+  ``get-tuple-element``, ``bitcast`` (and a ``transpose`` that is one),
+  ``after-all``, ``add-dependency``, ``domain``; only the index table for a
+  ``tuple``; the slice for ``slice``, ``dynamic-slice``, ``gather``; the update
+  for ``dynamic-update-slice`` and ``scatter``;
+- a ``fusion``: the FLOPs of its fused computation; its bytes are counted at
+  the fusion's boundary: each output once (only the update of a root
+  ``dynamic-update-slice``), each parameter as its users read it (a slice
+  reads the slice, a broadcast or reshape reads the whole parameter each time,
+  other users share one read), plus the constants of more than one element;
+- ``while``: one iteration of the body plus the condition; ``conditional``:
+  the most expensive branch, per quantity; ``call``, ``async-start``: the
+  called computation;
+- ``custom-call``: unknown to XLA, which counts -1 FLOPs and -1 bytes for each
+  (mirrored here, so the totals equal XLA's).
+
+Shape sizes (:func:`shape_size`): an array's bytes (sub-byte types packed only
+with an ``E(n)`` layout), plus 4 bytes per dimension for a dynamic shape; a tuple
+is its table of 8-byte pointers, not its elements.
+
+Quantities are floats as in XLA (``HloCostAnalysis::Properties`` holds floats):
+FLOPs and transcendentals are operation counts, bytes are bytes. Everything is
+computed lazily: :func:`cost_model` keeps one :class:`CostModel` per module,
+which remembers each instruction and each called computation it has costed.
+Never raises on a malformed module: what cannot be decoded counts zero.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import weakref
+from dataclasses import dataclass
+
+from hlo_lsp.model.accelerators import Accelerator
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.model.kernels import custom_call_target
+from hlo_lsp.model.opcodes import ELEMENTWISE
+from hlo_lsp.model.shapes import ArrayShape, Shape, TupleShape
+
+#: Bytes of a pointer on the 64-bit hosts XLA's CPU backend runs on: the size
+#: of a tuple's index table entry and of an opaque value
+#: (``ShapeUtil::ByteSizeOf(shape, sizeof(void*))``, xla/shape_util.cc).
+POINTER_BYTES = 8
+
+#: FLOPs of one fused multiply-add (``HloCostAnalysis::kFmaFlops``).
+FMA_FLOPS = 2
+
+#: Elementwise opcodes XLA counts as transcendental operations, not FLOPs
+#: (``HloCostAnalysis::HandleElementwiseOp``; the inverse and hyperbolic
+#: functions as jaxlib 0.10.2's XLA counts them, checked with its oracle).
+TRANSCENDENTAL = frozenset("""
+erf exponential log logistic power sqrt cbrt rsqrt tanh sine cosine exponential-minus-one
+log-plus-one atan2 tan acos acosh asin asinh atanh cosh sinh
+""".split())
+
+#: Instructions XLA counts as touching no memory and doing no work.
+_FREE = frozenset("""
+parameter constant get-tuple-element bitcast after-all add-dependency domain
+""".split())
+
+#: A fused constant of at most this many elements is an immediate in the code
+#: and costs no memory access (``immediate_constant_max_elements``, 1 in
+#: xla/service/hlo_cost_analysis.h).
+IMMEDIATE_CONSTANT_MAX_ELEMENTS = 1
+
+#: Nesting of called computations followed at most (deeper counts zero).
+MAX_DEPTH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """FLOPs, transcendental operations (counts) and bytes accessed (bytes) of
+    an instruction or a computation, as ``HloCostAnalysis`` counts them.
+    ``unknown`` is the number of custom-calls inside, each of which XLA counts
+    as -1 FLOPs and -1 bytes (included in the two numbers, as in XLA)."""
+
+    flops: float = 0.0
+    transcendentals: float = 0.0
+    bytes_accessed: float = 0.0
+    unknown: int = 0
+
+    def __add__(self, other: "Cost") -> "Cost":
+        return Cost(self.flops + other.flops, self.transcendentals + other.transcendentals,
+                    self.bytes_accessed + other.bytes_accessed, self.unknown + other.unknown)
+
+    def scaled(self, count: float) -> "Cost":
+        """The FLOPs and transcendentals of ``count`` applications, no bytes
+        (``KeyToCopyFromSubcomputation``: bytes are the caller's own)."""
+        return Cost(self.flops * count, self.transcendentals * count, 0.0, self.unknown)
+
+    def maximum(self, other: "Cost") -> "Cost":
+        """Each quantity's maximum (``HandleConditional``)."""
+        return Cost(max(self.flops, other.flops),
+                    max(self.transcendentals, other.transcendentals),
+                    max(self.bytes_accessed, other.bytes_accessed),
+                    max(self.unknown, other.unknown))
+
+    @property
+    def known_flops(self) -> float:
+        """FLOPs without XLA's -1 per custom-call."""
+        return self.flops + self.unknown
+
+    @property
+    def known_bytes(self) -> float:
+        """Bytes accessed without XLA's -1 per custom-call."""
+        return self.bytes_accessed + self.unknown
+
+
+ZERO = Cost()
+
+
+def shape_size(shape: Shape | None) -> int:
+    """Bytes of the top-level buffer of ``shape`` as XLA's CPU backend counts
+    them (``CpuExecutable::ShapeSizeBytes``): an array's elements (sub-byte
+    types one byte each unless an ``E(n)`` layout packs them), plus 4 bytes per
+    dimension when a dimension is dynamic; a tuple's table of 8-byte pointers;
+    8 for an opaque value, 0 for a token. 0 when the shape is unknown."""
+    if shape is None:
+        return 0
+    if isinstance(shape, TupleShape):
+        return POINTER_BYTES * len(shape.elements)
+    if shape.element_type == "opaque":
+        return POINTER_BYTES
+    size = shape.byte_size or 0
+    if any(shape.dynamic):
+        size += 4 * shape.rank
+    return size
+
+
+def elements(shape: Shape | None) -> int:
+    """Elements of an array shape (``ShapeUtil::ElementsIn``); of a tuple, its
+    first element's (XLA's cost rules use the first result of variadic ops)."""
+    if isinstance(shape, TupleShape):
+        return elements(shape.elements[0]) if shape.elements else 0
+    if shape is None:
+        return 0
+    return shape.num_elements or 0
+
+
+def leaf_elements(shape: Shape | None) -> int:
+    """Elements of every array in ``shape`` (``ShapeUtil::ElementsInRecursive``)."""
+    if isinstance(shape, TupleShape):
+        return sum(leaf_elements(e) for e in shape.elements)
+    return elements(shape)
+
+
+def leaf_bytes(shape: Shape | None) -> int:
+    """:func:`shape_size` summed over the arrays of ``shape``."""
+    if isinstance(shape, TupleShape):
+        return sum(leaf_bytes(e) for e in shape.elements)
+    return shape_size(shape)
+
+
+def decode(ins: Instruction | None) -> Shape | None:
+    """The decoded result shape of ``ins``; None when absent or malformed."""
+    if ins is None or ins.shape is None:
+        return None
+    try:
+        return ins.shape.decode()
+    except (ValueError, TypeError):
+        return None
+
+
+def int_list(value: str | None) -> list[int]:
+    """``{1,0}`` or ``1x2`` -> ``[1, 0]`` / ``[1, 2]``; [] when absent."""
+    if not value:
+        return []
+    return [int(x) for x in re.findall(r"-?\d+", value)]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDim:
+    """One dimension of a ``window={...}`` attribute (xla/xla_data.proto Window)."""
+
+    size: int = 1
+    stride: int = 1
+    pad_low: int = 0
+    pad_high: int = 0
+    base_dilation: int = 1
+    window_dilation: int = 1
+
+
+def parse_window(value: str | None) -> list[WindowDim]:
+    """The dimensions of ``window={size=3x3 stride=2x2 pad=0_1x0_1 lhs_dilate=..
+    rhs_dilate=..}`` (printed by xla/window_util.cc ``ToString``); [] without one."""
+    if not value:
+        return []
+    fields = dict(re.findall(r"(\w+)=([-\d_x]+)", value))
+    sizes = int_list(fields.get("size", "").replace("x", ","))
+    n = len(sizes)
+
+    def per_dim(key: str, default: int) -> list[int]:
+        vals = [int(v) for v in fields[key].split("x")] if key in fields else []
+        return vals if len(vals) == n else [default] * n
+
+    pads = fields.get("pad", "").split("x") if "pad" in fields else []
+    lows, highs = [0] * n, [0] * n
+    if len(pads) == n:
+        for i, p in enumerate(pads):
+            m = re.fullmatch(r"(-?\d+)_(-?\d+)", p)
+            if m:
+                lows[i], highs[i] = int(m.group(1)), int(m.group(2))
+    stride, lhs, rhs = per_dim("stride", 1), per_dim("lhs_dilate", 1), per_dim("rhs_dilate", 1)
+    return [WindowDim(sizes[i], stride[i], lows[i], highs[i], lhs[i], rhs[i]) for i in range(n)]
+
+
+def dot_flops(lhs: Shape | None, result: Shape | None, lhs_contracting: list[int]) -> int:
+    """FLOPs of a dot: 2 per output element per contracted element
+    (``HloCostAnalysis::GetDotFlops``)."""
+    if not isinstance(lhs, ArrayShape):
+        return 0
+    width = 1
+    for d in lhs_contracting:
+        if 0 <= d < lhs.rank:
+            width *= max(lhs.dims[d], 0)
+    return FMA_FLOPS * elements(result) * width
+
+
+def _labels(part: str) -> tuple[dict[str, int], list[int]]:
+    """Positions of the letters and of the spatial digits of one ``dim_labels`` part."""
+    letters = {c: i for i, c in enumerate(part) if c.isalpha()}
+    digits = sorted((int(c), i) for i, c in enumerate(part) if c.isdigit())
+    return letters, [i for _, i in digits]
+
+
+def convolution_flops(lhs: Shape | None, rhs: Shape | None, result: Shape | None,
+                      dim_labels: str, window: list[WindowDim], feature_groups: int = 1,
+                      batch_groups: int = 1) -> int:
+    """FLOPs of a convolution: 2 per multiply-add, one multiply-add per input
+    feature (of its group), output feature, batch element (of its group) and
+    pair of kernel and output positions that reads an input element rather
+    than padding or a dilation hole (``HloCostAnalysis::GetConvolutionFlops``).
+    ``dim_labels`` as printed (``b01f_01io->b01f``); 0 when it does not decode."""
+    if not all(isinstance(s, ArrayShape) for s in (lhs, rhs, result)):
+        return 0
+    m = re.fullmatch(r"([a-z0-9]+)_([a-z0-9]+)->([a-z0-9]+)", dim_labels.strip())
+    if not m:
+        return 0
+    (in_l, in_sp), (k_l, k_sp), (out_l, out_sp) = (_labels(p) for p in m.groups())
+    try:
+        input_feature = lhs.dims[in_l["f"]]
+        batch = lhs.dims[in_l["b"]]
+        output_feature = result.dims[out_l["f"]]
+    except (KeyError, IndexError):
+        return 0
+    if not window:
+        window, kernel, output, inputs = [WindowDim()], [1], [1], [1]
+    else:
+        if not len(window) == len(in_sp) == len(k_sp) == len(out_sp):
+            return 0
+        kernel = [rhs.dims[i] for i in k_sp]
+        output = [result.dims[i] for i in out_sp]
+        inputs = [lhs.dims[i] for i in in_sp]
+    positions = 1
+    for w, k, o, n in zip(window, kernel, output, inputs):
+        positions *= _valid_positions(w, k, o, n)
+    fma = (input_feature // max(feature_groups, 1)) * output_feature * \
+        (batch // max(batch_groups, 1)) * positions
+    return fma * FMA_FLOPS
+
+
+def _valid_positions(w: WindowDim, kernel: int, output: int, inputs: int) -> int:
+    """Pairs (kernel position, output position) of one spatial dimension whose
+    input index is a real element (the loop of ``GetConvolutionFlops``, with
+    its two shortcuts)."""
+    if (inputs == output and kernel == output and inputs == w.base_dilation
+            and w.window_dilation == 1 and max(1, inputs - 1) == w.stride
+            and w.pad_low == 0 and w.pad_high == 0):
+        return inputs
+    if (inputs == 1 and kernel == output and w.window_dilation == 1 and w.base_dilation == 1
+            and w.stride == 1 and w.pad_high == output - 1 and w.pad_low == output - 1):
+        return output
+    count = 0
+    for k in range(kernel):
+        if w.stride == 1 and w.base_dilation == 1:
+            base = w.pad_low - k * w.window_dilation
+            count += max(min(inputs + base, output) - max(base, 0), 0)
+            continue
+        for o in range(output):
+            undilated = o * w.stride - w.pad_low + k * w.window_dilation
+            if w.base_dilation > 1:
+                if undilated % w.base_dilation:
+                    continue
+                index = undilated // w.base_dilation
+            else:
+                index = undilated
+            if 0 <= index < inputs:
+                count += 1
+    return count
+
+
+def _log2_ceiling(n: int) -> int:
+    return (n - 1).bit_length() if n > 0 else 0
+
+
+def _transpose_is_bitcast(operand: Shape | None, result: Shape | None,
+                          dimensions: list[int]) -> bool:
+    """``ShapeUtil::TransposeIsBitcast``: the transpose only renames
+    dimensions, given the layouts (xla/shape_util.cc)."""
+    if not (isinstance(operand, ArrayShape) and isinstance(result, ArrayShape)):
+        return False
+    if operand.element_type != result.element_type:
+        return False
+    if operand.layout is None or result.layout is None:
+        # The parser gives a shape without layout the default (major-to-minor) one.
+        in_m2m = operand.layout.minor_to_major if operand.layout else \
+            tuple(range(operand.rank - 1, -1, -1))
+        out_m2m = result.layout.minor_to_major if result.layout else \
+            tuple(range(result.rank - 1, -1, -1))
+    else:
+        in_m2m, out_m2m = operand.layout.minor_to_major, result.layout.minor_to_major
+    if len(out_m2m) != len(dimensions) or len(in_m2m) != len(dimensions):
+        return False
+    try:
+        return all(dimensions[out_m2m[i]] == in_m2m[i] for i in range(len(dimensions)))
+    except IndexError:
+        return False
+
+
+class CostModel:
+    """The costs of one module's instructions and computations, computed on
+    first request and remembered (per instruction, per called computation).
+    Get it with :func:`cost_model`; thread-safe enough for concurrent readers
+    (two threads may compute the same value; both get equal results)."""
+
+    def __init__(self, module: HloModule) -> None:
+        self.module = module
+        self._instructions: dict[int, Cost] = {}
+        self._computations: dict[str, Cost] = {}
+        self._user_maps: dict[str, dict[str, list[Instruction]]] = {}
+        self._busy: set[str] = set()
+        self._fusions: dict[str, Instruction] | None = None
+
+    # -- public queries ------------------------------------------------------
+
+    def instruction(self, ins: Instruction, depth: int = 0) -> Cost:
+        """The cost of ``ins`` alone: for a fusion, call, while, conditional,
+        reduce... including the computations it applies, as XLA counts it."""
+        known = self._instructions.get(id(ins))
+        if known is not None:
+            return known
+        comp = ins.computation
+        try:
+            cost = self._instruction(ins, comp, depth)
+        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError,
+                RecursionError):
+            cost = ZERO
+        self._instructions[id(ins)] = cost
+        return cost
+
+    def computation(self, name: str, depth: int = 0) -> Cost:
+        """The sum over every instruction of computation ``name`` (XLA's
+        ``ProcessSubcomputation``); zero for an unknown name or a cycle."""
+        known = self._computations.get(name)
+        if known is not None:
+            return known
+        comp = self.module.by_name.get(name)
+        if comp is None or depth > MAX_DEPTH or name in self._busy:
+            return ZERO
+        self._busy.add(name)
+        try:
+            total = ZERO
+            for ins in comp.instructions:
+                total = total + self.instruction(ins, depth + 1)
+        finally:
+            self._busy.discard(name)
+        self._computations[name] = total
+        return total
+
+    def fusion_of(self, computation: str) -> Instruction | None:
+        """The first fusion whose fused computation is ``computation`` (None
+        when no fusion calls it): one scan of the module's fusions, kept."""
+        index = self._fusions
+        if index is None:
+            index = {}
+            for comp in self.module.computations:
+                for ins in comp.instructions:
+                    if ins.opcode == "fusion":
+                        for cref in ins.called:
+                            index.setdefault(cref.ref.name, ins)
+            self._fusions = index
+        return index.get(computation)
+
+    def total(self) -> Cost:
+        """The module's cost: its ENTRY computation (what
+        ``hlo_module_cost_analysis`` reports)."""
+        entry = self.module.entry
+        return ZERO if entry is None else self.computation(entry.name.name)
+
+    # -- rules ---------------------------------------------------------------
+
+    def _operand(self, ins: Instruction, comp: Computation | None, i: int) -> Instruction | None:
+        if comp is None or i >= len(ins.operands):
+            return None
+        return comp.by_name.get(ins.operands[i].ref.name)
+
+    def _operand_shape(self, ins: Instruction, comp: Computation | None, i: int) -> Shape | None:
+        defined = self._operand(ins, comp, i)
+        if defined is not None:
+            return decode(defined)
+        if i < len(ins.operands) and ins.operands[i].shape is not None:
+            try:
+                return ins.operands[i].shape.decode()
+            except ValueError:
+                return None
+        return None
+
+    def _called(self, ins: Instruction, attr: str) -> list[str]:
+        return [c.ref.name for c in ins.called if c.attr == attr]
+
+    def _instruction(self, ins: Instruction, comp: Computation | None, depth: int) -> Cost:
+        op = ins.opcode
+        out = decode(ins)
+        n_ops = len(ins.operands)
+        operands = [self._operand_shape(ins, comp, i) for i in range(n_ops)]
+        # XLA's default (``Preprocess``): every array of the result, and each
+        # operand's top-level buffer (a tuple operand: its pointer table).
+        default_bytes = leaf_bytes(out) + sum(shape_size(s) for s in operands)
+        if op in _FREE:
+            return ZERO
+        if op == "transpose":
+            if _transpose_is_bitcast(operands[0] if operands else None, out,
+                                     int_list(_attr(ins, "dimensions"))):
+                return ZERO
+            return Cost(bytes_accessed=default_bytes)
+        if op in ELEMENTWISE and op != "map":
+            count = elements(out)
+            if op in TRANSCENDENTAL:
+                return Cost(0.0, count, default_bytes)
+            return Cost(count, 0.0, default_bytes)
+        if op == "tuple":
+            # Its table of pointers (also when the text leaves the shape out).
+            return Cost(bytes_accessed=shape_size(out) if out is not None
+                        else POINTER_BYTES * n_ops)
+        if op in ("slice", "dynamic-slice", "gather"):
+            # The slice is read and written; dynamic-slice and gather also read
+            # their (first) index operand.
+            extra = shape_size(operands[1]) if op != "slice" and n_ops > 1 else 0
+            return Cost(bytes_accessed=2 * shape_size(out) + extra)
+        if op == "dynamic-update-slice":
+            update = shape_size(operands[1]) if n_ops > 1 else 0
+            index = shape_size(operands[2]) if n_ops > 2 else 0
+            return Cost(bytes_accessed=2 * update + index)
+        if op in ("dot", "scaled-dot"):
+            flops = dot_flops(operands[0] if operands else None, out,
+                              int_list(_attr(ins, "lhs_contracting_dims")))
+            return Cost(flops, 0.0, default_bytes)
+        if op == "ragged-dot":
+            return Cost(self._ragged_dot_flops(ins, operands, out), 0.0, default_bytes)
+        if op == "convolution":
+            flops = convolution_flops(
+                operands[0] if operands else None, operands[1] if n_ops > 1 else None, out,
+                _attr(ins, "dim_labels") or "", parse_window(_attr(ins, "window")),
+                _int_attr(ins, "feature_group_count", 1), _int_attr(ins, "batch_group_count", 1))
+            return Cost(flops, 0.0, default_bytes)
+        if op == "fft":
+            real = operands[0] if operands else None
+            if isinstance(real, TupleShape):
+                real = real.elements[0] if real.elements else None
+            logs = 1
+            for d in int_list(_attr(ins, "fft_length")):
+                logs *= max(d, 1).bit_length() - 1
+            return Cost(FMA_FLOPS * 4 * logs * elements(real), 0.0, default_bytes)
+        if op == "sort":
+            n = elements(operands[0] if operands else None)
+            return Cost(n * _log2_ceiling(n), 0.0, default_bytes)
+        if op == "rng":
+            return Cost(0.0, elements(out), default_bytes)
+        if op == "rng-bit-generator":
+            return Cost(0.0, leaf_elements(out), default_bytes)
+        if op == "triangular-solve":
+            a, b = (operands + [None, None])[:2]
+            size = shape_size(out) + shape_size(a) / 2.0 + shape_size(b)
+            last = a.dims[-1] if isinstance(a, ArrayShape) and a.rank else 0
+            return Cost(FMA_FLOPS * last * elements(b), 0.0, size)
+        if op == "cholesky":
+            a = operands[0] if operands else None
+            last = a.dims[-1] if isinstance(a, ArrayShape) and a.rank else 0
+            return Cost((last * elements(a)) // 3, 0.0, float(shape_size(a)))
+        if op in ("all-reduce", "all-reduce-start"):
+            flops = _array_leaves(out, elements)
+            size = _array_leaves(out, shape_size) + sum(shape_size(s) for s in operands)
+            return Cost(flops, 0.0, size)
+        if op == "infeed":
+            return Cost(bytes_accessed=leaf_bytes(out))
+        if op == "outfeed":
+            return Cost(bytes_accessed=sum(leaf_bytes(s) for s in operands))
+        if op == "custom-call":
+            return Cost(-1.0, 0.0, -1.0, 1)
+        if op == "scatter":
+            return self._scatter(ins, operands, depth)
+        if op == "map":
+            sub = self._sub(ins, "to_apply", depth)
+            return sub.scaled(elements(out)) + Cost(bytes_accessed=default_bytes)
+        if op == "reduce":
+            sub = self._sub(ins, "to_apply", depth)
+            count = elements(operands[0] if operands else None) - elements(out)
+            return sub.scaled(count) + Cost(bytes_accessed=default_bytes)
+        if op == "reduce-window":
+            sub = self._sub(ins, "to_apply", depth)
+            return sub.scaled(self._reduce_window_count(ins, out)) + \
+                Cost(bytes_accessed=default_bytes)
+        if op == "select-and-scatter":
+            select = self._sub(ins, "select", depth)
+            scatter = self._sub(ins, "scatter", depth)
+            source = elements(operands[1] if n_ops > 1 else None)
+            size = 1
+            for w in parse_window(_attr(ins, "window")):
+                size *= w.size
+            return select.scaled(source * (size - 1)) + scatter.scaled(source) + \
+                Cost(bytes_accessed=default_bytes)
+        if op == "fusion":
+            return self._fusion(ins, out, depth)
+        if op in ("call", "async-start"):
+            attr = "to_apply" if op == "call" else "calls"
+            names = self._called(ins, attr) or [c.ref.name for c in ins.called]
+            return self.computation(names[0], depth + 1) if names else ZERO
+        if op == "while":
+            return self._sub(ins, "body", depth) + self._sub(ins, "condition", depth)
+        if op == "conditional":
+            names = (self._called(ins, "branch_computations") or
+                     self._called(ins, "true_computation") +
+                     self._called(ins, "false_computation"))
+            if not names:
+                return ZERO
+            cost = self.computation(names[0], depth + 1)
+            for name in names[1:]:
+                cost = cost.maximum(self.computation(name, depth + 1))
+            return cost
+        # Everything else (copy, broadcast, reshape, concatenate, pad, reverse,
+        # iota, collectives, send/recv, async-done, batch-norm, topk...): the
+        # operands and the result, no FLOPs.
+        return Cost(bytes_accessed=default_bytes)
+
+    def _sub(self, ins: Instruction, attr: str, depth: int) -> Cost:
+        names = self._called(ins, attr)
+        return self.computation(names[0], depth + 1) if names else ZERO
+
+    def _ragged_dot_flops(self, ins: Instruction, operands: list, out: Shape | None) -> int:
+        """``HandleRaggedDot``: a dot whose result loses one leading dimension
+        per ``rhs_group_dims`` entry."""
+        if not isinstance(out, ArrayShape):
+            return 0
+        dims = list(out.dims)
+        for i in range(len(int_list(_attr(ins, "rhs_group_dims")))):
+            if i < len(dims):
+                del dims[i]
+        count = math.prod(dims) if dims else 1
+        lhs = operands[0] if operands else None
+        width = 1
+        if isinstance(lhs, ArrayShape):
+            for d in int_list(_attr(ins, "lhs_contracting_dims")):
+                if 0 <= d < lhs.rank:
+                    width *= lhs.dims[d]
+        return FMA_FLOPS * count * width
+
+    def _reduce_window_count(self, ins: Instruction, out: Shape | None) -> int:
+        """Applications of a reduce-window's computation (``HandleReduceWindow``):
+        window size minus one per output element, or for a window that reduces
+        one padded dimension and broadcasts it back, one reduction per row."""
+        window = parse_window(_attr(ins, "window"))
+        size = 1
+        for w in window:
+            size *= w.size
+        first = out.elements[0] if isinstance(out, TupleShape) and out.elements else out
+        out_count = elements(first)
+        count = (size - 1) * out_count
+        reducing = [i for i, w in enumerate(window) if w.size != 1]
+        padded = [w for w in window if w.pad_low != 0 or w.pad_high != 0]
+        if len(reducing) == 1 and len(padded) == 1 and isinstance(out, ArrayShape):
+            for i, w in enumerate(window):
+                if (w.size != 1 and w.pad_low != 0 and w.pad_high != 0
+                        and w.pad_low == w.pad_high and w.size == 2 * w.pad_low + 1):
+                    if i < out.rank and w.pad_low == out.dims[i] - 1:
+                        span = out.dims[i]
+                        count = out_count // span + (span - 1)
+                    break
+        return count
+
+    def _scatter(self, ins: Instruction, operands: list, depth: int) -> Cost:
+        """``HandleScatter``: three times the updates (input, output, updates)
+        plus the indices; the combiner's FLOPs once per update element."""
+        n = len(operands) // 2  # operands..., indices, updates...
+        updates = operands[n + 1:] if n else []
+        update_size = sum(shape_size(s) for s in updates)
+        indices = shape_size(operands[n]) if n < len(operands) else 0
+        count = elements(updates[0]) if updates else 0
+        return self._sub(ins, "to_apply", depth).scaled(count) + \
+            Cost(bytes_accessed=3 * update_size + indices)
+
+    # -- fusion --------------------------------------------------------------
+
+    def _fusion(self, ins: Instruction, out: Shape | None, depth: int) -> Cost:
+        """``HandleFusion``: the fused computation's FLOPs; bytes at the boundary."""
+        names = self._called(ins, "calls") or [c.ref.name for c in ins.called]
+        fused = self.module.by_name.get(names[0]) if names else None
+        if fused is None:
+            return ZERO
+        if (_attr(ins, "kind") or "") == "kCustom":
+            for inner in fused.instructions:
+                if inner.opcode in ("gather", "scatter"):
+                    return self._custom_fusion(inner, fused)
+        sub = self.computation(fused.name.name, depth + 1)
+        size = self._fusion_output_bytes(fused, out)
+        for inner in fused.instructions:
+            if inner.opcode == "constant" and \
+                    elements(decode(inner)) > IMMEDIATE_CONSTANT_MAX_ELEMENTS:
+                size += shape_size(decode(inner))
+        for param in fused.parameters().values():
+            size += self._parameter_bytes(fused, param)
+        return Cost(sub.flops, sub.transcendentals, float(size), sub.unknown)
+
+    def _custom_fusion(self, inner: Instruction, fused: Computation) -> Cost:
+        """A kCustom fusion around a gather or scatter costs that instruction
+        (``HandleFusion`` calls ``HandleGather``/``HandleScatter`` on it)."""
+        operands = [self._operand_shape(inner, fused, i) for i in range(len(inner.operands))]
+        if inner.opcode == "gather":
+            size = shape_size(decode(inner))
+            extra = shape_size(operands[1]) if len(operands) > 1 else 0
+            return Cost(bytes_accessed=2 * size + extra)
+        return self._scatter(inner, operands, 0)
+
+    def _fusion_output_bytes(self, fused: Computation, out: Shape | None) -> int:
+        """``FusionProcessOutputBytesAccessed``: every array of the result once;
+        the update only where the (tuple element of the) root is a
+        dynamic-update-slice, whose buffer is updated in place."""
+        root = fused.root
+        if root is None:
+            return 0
+
+        def array_bytes(shape: Shape | None, index: tuple[int, ...]) -> int:
+            if isinstance(shape, TupleShape):
+                return sum(array_bytes(e, index + (i,)) for i, e in enumerate(shape.elements))
+            node = root
+            if len(index) == 1 and root.opcode == "tuple" and index[0] < len(root.operands):
+                node = fused.by_name.get(root.operands[index[0]].ref.name) or root
+            if node.opcode == "dynamic-update-slice":
+                return shape_size(self._operand_shape(node, fused, 1))
+            return shape_size(shape)
+
+        return array_bytes(out, ())
+
+    def _users(self, comp: Computation) -> dict[str, list[Instruction]]:
+        """Name -> the instructions of ``comp`` using it as an operand (each once)."""
+        known = self._user_maps.get(comp.name.name)
+        if known is None:
+            known = {}
+            for ins in comp.instructions:
+                for name in dict.fromkeys(op.ref.name for op in ins.operands):
+                    known.setdefault(name, []).append(ins)
+            self._user_maps[comp.name.name] = known
+        return known
+
+    def _parameter_bytes(self, fused: Computation, param: Instruction) -> int:
+        """``FusionProcessOperandBytesRead`` for one fused parameter: a tuple
+        parameter is read leaf by leaf through its get-tuple-elements."""
+        shape = decode(param)
+        if not isinstance(shape, TupleShape):
+            return self._read_bytes(fused, param, 0)
+        users = self._users(fused)
+        total = 0
+
+        def leaves(s: Shape, index: tuple[int, ...]) -> None:
+            nonlocal total
+            if isinstance(s, TupleShape):
+                for i, e in enumerate(s.elements):
+                    leaves(e, index + (i,))
+                return
+            node = param
+            for sub in index:
+                for user in users.get(node.name.name, []):
+                    if user.opcode == "get-tuple-element" and \
+                            _int_attr(user, "index", -1) == sub:
+                        node = user
+                        break
+            total += self._read_bytes(fused, node, 0)
+
+        leaves(shape, ())
+        return total
+
+    def _read_bytes(self, fused: Computation, hlo: Instruction, depth: int) -> int:
+        """``FusionParameterReadBytes``: bytes a fused parameter (or
+        get-tuple-element) is read with, from how its users read it."""
+        if depth > MAX_DEPTH:
+            return 0
+        own = shape_size(decode(hlo))
+        size = 0
+        seen_trivial = False
+        name = hlo.name.name
+        for user in self._users(fused).get(name, []):
+            op = user.opcode
+            first = bool(user.operands) and user.operands[0].ref.name == name
+            if op == "fusion":
+                size += self._nested_fusion_read(fused, hlo, user, depth)
+            elif op == "slice":
+                size += shape_size(decode(user))
+            elif op == "dynamic-slice":
+                if first:
+                    size += shape_size(decode(user))
+                elif not seen_trivial:
+                    seen_trivial = True
+                    size += own
+            elif op == "dynamic-update-slice":
+                if not first and not seen_trivial:
+                    seen_trivial = True
+                    size += own
+            elif op in ("broadcast", "reshape"):
+                size += own
+            elif not seen_trivial:
+                seen_trivial = True
+                size += own
+        return size
+
+    def _nested_fusion_read(self, fused: Computation, hlo: Instruction, user: Instruction,
+                            depth: int) -> int:
+        """The read of ``hlo`` by a fusion nested in ``fused``: through the
+        nested fused parameter, or as its users slice it when that parameter
+        feeds the nested root directly (``FusionParameterReadBytes``, case kFusion)."""
+        names = self._called(user, "calls") or [c.ref.name for c in user.called]
+        inner = self.module.by_name.get(names[0]) if names else None
+        if inner is None:
+            return 0
+        params = inner.parameters()
+        root = inner.root
+        fusion_users = self._users(fused).get(user.name.name, [])
+        size = 0
+        for idx, op in enumerate(user.operands):
+            if op.ref.name != hlo.name.name or idx not in params:
+                continue
+            param = params[idx]
+            simple = root is None or not root.operands or \
+                root.operands[0].ref.name == param.name.name
+            seen = False
+            for fu in fusion_users:
+                fu_first = bool(fu.operands) and fu.operands[0].ref.name == user.name.name
+                if simple and fu.opcode == "slice":
+                    size += shape_size(decode(fu))
+                elif simple and fu.opcode == "dynamic-slice":
+                    if fu_first:
+                        size += shape_size(decode(fu))
+                    elif not seen:
+                        seen = True
+                        size += shape_size(decode(user))
+                elif simple and fu.opcode == "dynamic-update-slice":
+                    if not fu_first and not seen:
+                        seen = True
+                        size += shape_size(decode(user))
+                elif not seen:
+                    seen = True
+                    size += self._read_bytes(inner, param, depth + 1)
+        return size
+
+
+def _attr(ins: Instruction, name: str) -> str | None:
+    a = ins.attribute(name)
+    return None if a is None else a.value
+
+
+def _int_attr(ins: Instruction, name: str, default: int) -> int:
+    values = int_list(_attr(ins, name))
+    return values[0] if values else default
+
+
+def _array_leaves(shape: Shape | None, fn) -> int:
+    if isinstance(shape, TupleShape):
+        return sum(_array_leaves(e, fn) for e in shape.elements)
+    return fn(shape) if shape is not None else 0
+
+
+_MODELS: "weakref.WeakKeyDictionary[HloModule, CostModel]" = weakref.WeakKeyDictionary()
+_MODELS_LOCK = threading.Lock()
+
+
+def cost_model(module: HloModule) -> CostModel:
+    """The one :class:`CostModel` of ``module`` (made on first use, freed with
+    the module)."""
+    with _MODELS_LOCK:
+        model = _MODELS.get(module)
+        if model is None:
+            model = _MODELS[module] = CostModel(module)
+        return model
+
+
+def instruction_cost(module: HloModule, ins: Instruction) -> Cost:
+    """The cost of ``ins`` in ``module`` (see :class:`CostModel`)."""
+    return cost_model(module).instruction(ins)
+
+
+def module_cost(module: HloModule) -> Cost:
+    """The cost of ``module``'s ENTRY computation, XLA's module totals."""
+    return cost_model(module).total()
+
+
+#: Attributes an isolated instruction leaves out: they name other
+#: instructions or only describe the source.
+_NOT_ISOLATED = frozenset({"metadata", "control-predecessors", "statistics"})
+
+
+def isolated_module_text(module: HloModule, ins: Instruction) -> str | None:
+    """HLO text of a module whose ENTRY passes one parameter per operand of
+    ``ins`` to a copy of ``ins`` (its ROOT), with every computation ``ins``
+    calls, directly or not: XLA's cost analysis of that module is the cost of
+    ``ins`` alone (parameters cost nothing), e.g. a fusion's bytes at its
+    boundary. None when an operand's shape or a called computation is unknown."""
+    comp = ins.computation
+    if ins.shape is None or comp is None:
+        return None
+    params = []
+    for i, op in enumerate(ins.operands):
+        defined = comp.by_name.get(op.ref.name)
+        shape = defined.shape if defined is not None else op.shape
+        if shape is None:
+            return None
+        params.append(f"  p{i} = {shape.text} parameter({i})")
+    needed: set[str] = set()
+    todo = [c.ref.name for c in ins.called]
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        callee = module.by_name.get(name)
+        if callee is None:
+            return None
+        needed.add(name)
+        todo.extend(c.ref.name for inner in callee.instructions for c in inner.called)
+    bodies = [module.text[c.start:c.end] for c in module.computations if c.name.name in needed
+              and module.by_name.get(c.name.name) is c]
+    args = ", ".join(f"p{i}" for i in range(len(ins.operands)))
+    if ins.literal is not None:
+        args = ins.literal
+    attrs = "".join(f", {a.name}={a.value}" for a in ins.attributes
+                    if a.name not in _NOT_ISOLATED)
+    root = f"  ROOT r = {ins.shape.text} {ins.opcode}({args}){attrs}"
+    return "\n\n".join(["HloModule isolated", *bodies,
+                        "ENTRY isolated_entry {\n" + "\n".join(params + [root]) + "\n}"]) + "\n"
+
+
+#: cuBLAS GEMM custom-call targets (``IsCublasGemm``, xla/service/gpu/cublas_cudnn.cc).
+GEMM_TARGETS = frozenset({"__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8"})
+
+#: cuDNN convolution custom-call targets (``IsCustomCallToDnnConvolution``).
+CONV_TARGETS = frozenset({"__cudnn$convForward", "__cudnn$convBackwardInput",
+                          "__cudnn$convBackwardFilter", "__cudnn$convBiasActivationForward",
+                          "__cudnn$convForwardGraph"})
+
+
+def custom_call_estimate(module: HloModule, ins: Instruction) -> Cost | None:
+    """Our estimate for a library call XLA's base cost analysis leaves unknown,
+    following XLA:GPU's ``GpuHloCostAnalysis::HandleCustomCall``
+    (xla/service/gpu/model/gpu_hlo_cost_analysis.cc): a cuBLAS GEMM costs the
+    FLOPs of its dot (``gemm_backend_config.dot_dimension_numbers``), a cuDNN
+    convolution those of its convolution (``window``, ``dim_labels``); bytes:
+    every operand and the real result (element 0 of the result tuple, not the
+    scratch buffer). None for any other custom-call."""
+    target = custom_call_target(ins) or ""
+    if target not in GEMM_TARGETS and target not in CONV_TARGETS:
+        return None
+    model = cost_model(module)
+    comp = ins.computation
+    operands = [model._operand_shape(ins, comp, i) for i in range(len(ins.operands))]
+    out = decode(ins)
+    result = out.elements[0] if isinstance(out, TupleShape) and out.elements else out
+    size = float(shape_size(result) + sum(shape_size(s) for s in operands))
+    if target in GEMM_TARGETS:
+        dims = _gemm_contracting(ins)
+        return Cost(float(dot_flops(operands[0] if operands else None, result, dims)), 0.0, size)
+    flops = convolution_flops(
+        operands[0] if operands else None, operands[1] if len(operands) > 1 else None, result,
+        _attr(ins, "dim_labels") or "", parse_window(_attr(ins, "window")),
+        _int_attr(ins, "feature_group_count", 1), _int_attr(ins, "batch_group_count", 1))
+    return Cost(float(flops), 0.0, size)
+
+
+def _gemm_contracting(ins: Instruction) -> list[int]:
+    """``lhs_contracting_dimensions`` of a GEMM call's ``backend_config``."""
+    attr = ins.attribute("backend_config")
+    if attr is None:
+        return []
+    m = re.search(r'"lhs_contracting_dimensions"\s*:\s*\[([^\]]*)\]', attr.value)
+    return int_list(m.group(1)) if m else []
+
+
+#: Opcodes whose cost is matrix work (tensor cores, matrix units).
+MATRIX_OPCODES = frozenset({"dot", "scaled-dot", "ragged-dot", "convolution"})
+
+
+def kernel_precision(module: HloModule, ins: Instruction) -> str:
+    """The precision key (:mod:`hlo_lsp.model.accelerators`) whose peak bounds
+    ``ins``: for matrix work (a dot or convolution, inside a fusion too, or a
+    GEMM/convolution library call) the element type of its first operand (an
+    f32 product at HIGHEST ``operand_precision`` runs on the vector units,
+    otherwise as TF32); ``f32`` (vector units) for everything else."""
+    comp = ins.computation
+    matrix = _matrix_instruction(module, ins, 0)
+    if matrix is None:
+        return "f32"
+    operand = cost_model(module)._operand_shape(matrix, matrix.computation or comp, 0)
+    kind = operand.element_type if isinstance(operand, ArrayShape) else "f32"
+    if kind.startswith("f8"):
+        return "f8"
+    if kind in ("bf16", "f16", "f64"):
+        return kind
+    if kind in ("s8", "u8", "s4", "u4"):
+        return "int8"
+    precision = (_attr(matrix, "operand_precision") or "").lower()
+    config = matrix.attribute("backend_config")
+    if "highest" in precision or (config is not None and '"HIGHEST"' in config.value):
+        return "f32"
+    return "tf32"
+
+
+def _matrix_instruction(module: HloModule, ins: Instruction, depth: int) -> Instruction | None:
+    if ins.opcode in MATRIX_OPCODES:
+        return ins
+    if ins.opcode == "custom-call":
+        target = custom_call_target(ins) or ""
+        return ins if target in GEMM_TARGETS or target in CONV_TARGETS else None
+    if ins.opcode != "fusion" or depth > 8:
+        return None
+    for cref in ins.called:
+        callee = module.by_name.get(cref.ref.name)
+        for inner in callee.instructions if callee is not None else ():
+            found = _matrix_instruction(module, inner, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Roofline:
+    """A roofline estimate on ``device``: ``seconds`` = max(``compute_seconds``,
+    ``memory_seconds``), ``bound`` "compute" or "memory", the compute side at
+    the device's peak for ``precision``."""
+
+    seconds: float
+    compute_seconds: float
+    memory_seconds: float
+    bound: str
+    precision: str
+    device: Accelerator
+
+
+def roofline(cost: Cost, device: Accelerator, precision: str = "f32") -> Roofline:
+    """time = max(FLOPs / peak FLOP/s at ``precision``, bytes / memory bandwidth),
+    in seconds; transcendentals count one operation each at the device's f32
+    (vector) rate. XLA's -1 for an unknown custom-call counts zero."""
+    compute = max(cost.known_flops, 0.0) / device.flops_per_second(precision) + \
+        max(cost.transcendentals, 0.0) / device.flops_per_second("f32")
+    memory = max(cost.known_bytes, 0.0) / device.memory_bandwidth
+    bound = "compute" if compute > memory else "memory"
+    return Roofline(max(compute, memory), compute, memory, bound, precision, device)

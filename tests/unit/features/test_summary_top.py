@@ -1,0 +1,54 @@
+"""The slowest kernels of a module (hlo_lsp.model.summary.ranked_kernels) and
+``hlo-lsp summary --top N`` / ``--json`` totals, on the real dumps in examples/."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers import CPU_DUMP, EXAMPLES, TRAIN_AFTER, read
+from hlo_lsp.cli.main import main
+from hlo_lsp.model.accelerators import accelerator
+from hlo_lsp.model.cost import cost_model, module_cost, roofline, kernel_precision
+from hlo_lsp.model.summary import kernel_summary, ranked_kernels, structure_key
+from hlo_lsp.syntax.parser import parse
+
+CONV_DUMP = (EXAMPLES / "gpu" / "deviceless" / "conv_bias_relu" /
+             "module_0001.jit_conv_bias_relu.sm_9.0a_gpu_after_optimizations.txt")
+
+
+def test_kernels_of_one_structure_are_folded_and_ranked_by_time():
+    module = parse(read(TRAIN_AFTER))
+    summary = kernel_summary(module)
+    h100 = accelerator("h100-sxm")
+    groups = ranked_kernels(module, summary, h100)
+    assert sum(len(g.kernels) for g in groups) == len(summary.kernels)
+    assert [g.seconds for g in groups] == sorted((g.seconds for g in groups), reverse=True)
+    assert abs(sum(g.share for g in groups) - 1) < 1e-9
+    folded = [g for g in groups if len(g.kernels) > 1]
+    assert folded, "the train step repeats kernels (one per layer)"
+    model = cost_model(module)
+    for g in folded:
+        instructions = [module.by_name[k.computation].by_name[k.name] for k in g.kernels]
+        assert len({structure_key(module, i) for i in instructions}) == 1
+        assert len({i.name.name for i in instructions}) == len(instructions)
+        seconds = sum(roofline(model.instruction(i), h100, kernel_precision(module, i)).seconds
+                      for i in instructions)
+        assert abs(g.seconds - seconds) <= 1e-12 * max(seconds, 1)
+    # kernels of different result shapes are never folded together
+    for g in groups:
+        assert len({k.shape for k in g.kernels}) == 1
+
+
+def test_summary_top_and_json_totals(capsys):
+    assert main(["summary", str(CONV_DUMP), "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Top 1 of 2 kernel structures by estimated time on H100 SXM" in out
+    assert "%cudnn-conv-bias-activation.3" in out.split("Top 1")[1]
+    assert main(["summary", str(CPU_DUMP), "--module", "jit_train_step", "--json",
+                 "--top", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    totals = module_cost(parse(read(TRAIN_AFTER)))
+    assert data["totals"] == {"flops": totals.flops, "transcendentals": totals.transcendentals,
+                              "bytes_accessed": totals.bytes_accessed}
+    assert data["device"] == "cpu" and len(data["top"]) == 3
+    assert data["top"][0]["seconds"] >= data["top"][1]["seconds"] >= data["top"][2]["seconds"]

@@ -1,0 +1,144 @@
+"""The cost model (hlo_lsp.model.cost): XLA's HloCostAnalysis rules on small
+modules, each expected value derived in the test from the shapes by the rule
+of xla/service/hlo_cost_analysis.cc it checks (XLA's own numbers are compared
+in tests/unit/syntax/test_cost_oracle.py)."""
+
+from __future__ import annotations
+
+import itertools
+
+from tests.helpers import TRAIN_AFTER, read
+from hlo_lsp.model.cost import (Cost, cost_model, instruction_cost, isolated_module_text,
+                                module_cost, parse_window, shape_size)
+from hlo_lsp.model.shapes import parse_array_shape
+from hlo_lsp.syntax.parser import parse
+
+
+def _ins(module, name):
+    return next(i for c in module.computations for i in c.instructions if i.name.name == name)
+
+
+DOT = """HloModule m
+
+ENTRY e {
+  a = f32[8,16]{1,0} parameter(0)
+  b = f32[16,32]{1,0} parameter(1)
+  d = f32[8,32]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e = f32[8,32]{1,0} exponential(d)
+  t = f32[32,8]{0,1} transpose(e), dimensions={1,0}
+  c = f32[32,8]{1,0} transpose(e), dimensions={1,0}
+  ROOT r = (f32[8,32]{1,0}, f32[32,8]{0,1}, f32[32,8]{1,0}) tuple(d, t, c)
+}
+"""
+
+
+def test_dot_elementwise_transpose_tuple():
+    module = parse(DOT)
+    m, k, n = 8, 16, 32
+    dot = instruction_cost(module, _ins(module, "d"))
+    assert dot.flops == 2 * m * n * k  # one multiply-add per output element and k
+    assert dot.bytes_accessed == 4 * (m * k + k * n + m * n)
+    exp = instruction_cost(module, _ins(module, "e"))
+    assert (exp.flops, exp.transcendentals) == (0, m * n)
+    # a transpose whose layout makes it a bitcast touches nothing; the other copies
+    assert instruction_cost(module, _ins(module, "t")) == Cost()
+    assert instruction_cost(module, _ins(module, "c")).bytes_accessed == 2 * 4 * m * n
+    # a tuple writes its table of pointers only
+    assert instruction_cost(module, _ins(module, "r")).bytes_accessed == 3 * 8
+    total = module_cost(module)
+    assert total.flops == dot.flops and total.transcendentals == m * n
+    assert total.bytes_accessed == sum(
+        instruction_cost(module, i).bytes_accessed for i in module.entry.instructions)
+
+
+CONV = """HloModule m
+
+ENTRY e {
+  x = f32[2,9,9,3]{3,2,1,0} parameter(0)
+  w = f32[3,3,3,4]{3,2,1,0} parameter(1)
+  ROOT c = f32[2,5,5,4]{3,2,1,0} convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}
+"""
+
+
+def _brute_force_positions(inputs, kernel, output, stride, pad_low):
+    """Pairs (output position, kernel position) reading a real input element."""
+    return sum(1 for o, k in itertools.product(range(output), range(kernel))
+               if 0 <= o * stride - pad_low + k < inputs)
+
+
+def test_convolution_counts_window_positions_inside_the_input():
+    module = parse(CONV)
+    per_dim = _brute_force_positions(9, 3, 5, 2, 1)
+    assert per_dim < 3 * 5  # the padding is not counted
+    expected = 2 * 3 * 4 * 2 * per_dim * per_dim  # FMA * in-features * out-features * batch
+    assert instruction_cost(module, _ins(module, "c")).flops == expected
+    window = parse_window("{size=3x3 stride=2x2 pad=1_1x1_1}")
+    assert [(w.size, w.stride, w.pad_low, w.pad_high) for w in window] == [(3, 2, 1, 1)] * 2
+
+
+FUSION = """HloModule m
+
+fused {
+  p0 = f32[64,128]{1,0} parameter(0)
+  p1 = f32[128]{0} parameter(1)
+  s = f32[8,128]{1,0} slice(p0), slice={[0:8], [0:128]}
+  b = f32[8,128]{1,0} broadcast(p1), dimensions={1}
+  m = f32[8,128]{1,0} multiply(s, b)
+  ROOT t = f32[8,128]{1,0} tanh(m)
+}
+
+ENTRY e {
+  a = f32[64,128]{1,0} parameter(0)
+  v = f32[128]{0} parameter(1)
+  ROOT f = f32[8,128]{1,0} fusion(a, v), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_fusion_counts_the_fused_work_and_bytes_at_its_boundary():
+    module = parse(FUSION)
+    f = instruction_cost(module, _ins(module, "f"))
+    out = 8 * 128
+    assert f.flops == out and f.transcendentals == out
+    # read: the slice of p0 (not all of it) and p1 once; written: the output;
+    # the intermediates (s, b, m) never reach memory
+    assert f.bytes_accessed == 4 * (out + 128 + out)
+    assert module_cost(module) == f
+
+
+def test_custom_calls_are_unknown_as_in_xla():
+    module = parse("""HloModule m
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  ROOT c = f32[4]{0} custom-call(p), custom_call_target="foo"
+}
+""")
+    c = module_cost(module)
+    assert (c.flops, c.bytes_accessed, c.unknown) == (-1, -1, 1)
+    assert (c.known_flops, c.known_bytes) == (0, 0)
+
+
+def test_shape_sizes_follow_the_cpu_backend():
+    assert shape_size(parse_array_shape("bf16[3,5]{1,0}")) == 30
+    assert shape_size(parse_array_shape("s4[10]{0:E(4)}")) == 5
+    assert shape_size(parse_array_shape("s4[10]{0}")) == 10
+    assert shape_size(parse_array_shape("f32[<=6]{0}")) == 24 + 4  # plus its size
+    assert shape_size(parse_array_shape("token[]")) == 0
+
+
+def test_a_real_dump_costs_every_fusion_once_and_caches_it():
+    module = parse(read(TRAIN_AFTER))
+    model = cost_model(module)
+    assert cost_model(module) is model
+    fusions = [i for i in module.entry.instructions if i.opcode == "fusion"]
+    assert fusions
+    for fusion in fusions:
+        cost = model.instruction(fusion)
+        assert cost is model.instruction(fusion)
+        assert cost.bytes_accessed > 0
+        text = isolated_module_text(module, fusion)
+        isolated = parse(text)
+        assert module_cost(isolated) == cost  # same rules on the module of its own
+    total = model.total()
+    assert total.flops > sum(model.instruction(f).flops for f in fusions) > 0
