@@ -29,7 +29,7 @@ from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, d
 from hlo_lsp.model.kernels import (KernelExplanation, custom_call_target, explain_kernel,
                                    result_names, tuple_element)
 from hlo_lsp.model.opcodes import family
-from hlo_lsp.model.shapes import describe_shape, format_bytes
+from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
 from hlo_lsp.features.references import users
@@ -129,7 +129,7 @@ def shape_markdown(shape: ShapeToken) -> str:
     bytes and layout (:func:`hlo_lsp.model.shapes.describe_shape`), or why it
     does not decode."""
     try:
-        lines = describe_shape(shape.decode())
+        lines = describe_shape(decode_shape(shape))
     except ValueError as exc:
         return f"`{shape.text}`: {exc}"
     return "\n".join([f"`{shape.text}`", ""] + [f"- {line}" for line in lines])
@@ -139,7 +139,7 @@ def _shape_summary(shape: ShapeToken | None) -> str:
     if shape is None:
         return "(shape not printed)"
     try:
-        size = shape.decode().byte_size
+        size = decode_shape(shape).byte_size
     except ValueError:
         return f"`{shape.text}`"
     return f"`{shape.text}`" + (f" ({format_bytes(size)})" if size is not None else "")
@@ -156,7 +156,7 @@ def instruction_markdown(module: HloModule, ins: Instruction) -> str:
     parts = [head]
     if ins.shape is not None:
         try:
-            lines = describe_shape(ins.shape.decode())
+            lines = describe_shape(decode_shape(ins.shape))
         except ValueError as exc:
             lines = [str(exc)]
         parts.append(_code(ins.shape.text))

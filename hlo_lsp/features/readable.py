@@ -37,6 +37,7 @@ from hlo_lsp.model.frames import python_stack, short_frame
 from hlo_lsp.model.summary import short_op_name
 from hlo_lsp.model.kernels import custom_call_target, fusion_backend_kind, result_names, tuple_element
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.syntax.lines import LineIndex
 
 INDENT = "  "
 FUSION_INDENT = "    "
@@ -61,7 +62,8 @@ class _Out:
         self.op_names = False
 
     def add(self, line: str, offset: int | None) -> None:
-        for piece in line.split("\n"):
+        # at every line end an editor sees: \n, \r\n and a lone \r
+        for piece in LineIndex.split(line):
             self.lines.append(piece.rstrip())
             self.offsets.append(offset)
 
@@ -76,9 +78,9 @@ def render(module: HloModule, inline_fusions: bool = False,
     if module.name is not None:
         kw = text.rfind("HloModule", 0, module.name.start)
         kw = kw if kw >= 0 else module.name.start
-        eol = text.find("\n", module.name.start)
+        eol = LineIndex.bounds(text, module.name.start)[1]
         header_end = max(module.header_end, module.name.end)
-        if eol >= 0:
+        if eol < len(text):  # the header's line, when a line break ends it
             header_end = max(min(header_end, len(text)), eol)
         out.add(text[kw:header_end].strip(), kw)
         out.add("", None)
@@ -95,6 +97,8 @@ def render(module: HloModule, inline_fusions: bool = False,
     while out.lines and out.lines[-1] == "":
         out.lines.pop()
         out.offsets.pop()
+    if not out.lines:  # nothing to show: one empty line, as "".split("\n")
+        return ReadableView("", [None])
     return ReadableView("\n".join(out.lines) + "\n", out.offsets + [None])
 
 

@@ -105,15 +105,19 @@ class _Encoder:
         if end <= start:
             return
         text = self.text
-        nl = text.find("\n", start, end)
-        while nl >= 0:
-            # One token per line; continuation lines start after their indentation.
-            piece_end = nl - 1 if nl > start and text[nl - 1] == "\r" else nl
+        starts = self.starts
+        # One token per line: the line starts of the index (lines end at \n,
+        # \r\n or \r) inside the token split it; continuation lines start after
+        # their indentation.
+        i = bisect.bisect_right(starts, start)
+        while i < self.nstarts and starts[i] < end:
+            nxt = starts[i]
+            piece_end = nxt - 2 if text[nxt - 2:nxt] == "\r\n" else nxt - 1
             self._add(start, piece_end, ttype, mods)
-            start = nl + 1
+            start = nxt
             while start < end and text[start] in " \t":
                 start += 1
-            nl = text.find("\n", start, end)
+            i += 1
         self._add(start, end, ttype, mods)
 
     def _add(self, start: int, end: int, ttype: int, mods: int) -> None:

@@ -121,9 +121,11 @@ class LineIndex:
         if "\r" not in text:
             end = text.find("\n", offset)
             return start, (len(text) if end < 0 else end)
-        for m in _BREAK.finditer(text, start, offset + 1):   # lone "\r" breaks
-            if m.end() <= offset:
-                start = m.end()
+        if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n":
+            offset -= 1  # inside a "\r\n": the line it ends
+        # a lone "\r" after the last "\n" (searched back to that "\n" only, so a
+        # document of "\r"-ended lines costs a line per call, not the document)
+        start = max(start, text.rfind("\r", start, offset) + 1)
         m = _BREAK.search(text, start)
         return start, (m.start() if m else len(text))
 
@@ -148,10 +150,14 @@ class LineIndex:
         return 2 if ord(ch) > 0xFFFF else 1
 
     def position(self, offset: int) -> tuple[int, int]:
-        """``offset`` -> (line, column in code units). Offsets past the end clamp."""
+        """``offset`` -> (line, column in code units). Offsets past the end clamp;
+        one inside a ``\r\n`` is the end of the line it ends."""
         offset = max(0, min(offset, len(self.text)))
         line = bisect.bisect_right(self.starts, offset) - 1
         start = self.starts[line]
+        if self.cr and start < offset < len(self.text) and \
+                self.text[offset - 1] == "\r" and self.text[offset] == "\n":
+            offset -= 1
         segment = self.text[start:offset]
         if segment.isascii():
             return line, offset - start

@@ -6,8 +6,10 @@ its own, so the editor agrees with XLA on every file: our grammar tolerates
 attributes it does not model yet, XLA knows which ones each opcode accepts.
 
 The parser runs in a separate process (``python -m hlo_lsp.syntax.xla``): a
-CHECK failure inside XLA aborts that process, never the language server, and a
-hung parse is killed after a timeout. Without jaxlib the oracle is unavailable
+CHECK failure inside XLA aborts that process, never the language server; the
+verdict then says that XLA's parser crashed on the text (with XLA's own CHECK
+message from the worker's stderr, and the place when XLA printed one). A hung
+parse is killed after a timeout. Without jaxlib the oracle is unavailable
 and nothing is reported.
 
 The same worker answers XLA's cost analysis of a module (:meth:`XlaOracle.cost`,
@@ -31,8 +33,10 @@ import json
 import logging
 import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -47,11 +51,19 @@ log = logging.getLogger("hlo_lsp.xla")
 JAXLIB_VERSIONS = ((0, 4, 30), (0, 11))
 
 _WAS_PARSING = re.compile(r"was parsing (\d+):(\d+): error: ([^\n]*)")
+#: A glog line's prefix: ``F1123 08:28:02.321920     307 hlo_computation.cc:188] ``.
+_GLOG_PREFIX = re.compile(r"^[FEWI]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
+#: How every crash verdict's message begins.
+CRASHED = "XLA's parser crashed on this text"
+#: At most this many characters of the worker's stderr are read after a crash.
+MAX_CRASH_LOG = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class XlaVerdict:
-    """XLA's answer: ``ok`` and counts, or the error at 1-based ``line``/``column``."""
+    """XLA's answer: ``ok`` and counts, or the error at 1-based ``line``/``column``
+    (0 when XLA did not say where); ``crashed``: the parser aborted on the text
+    instead of answering (``message`` starts with :data:`CRASHED`)."""
 
     ok: bool
     message: str = ""
@@ -59,6 +71,7 @@ class XlaVerdict:
     column: int = 0
     computations: int = 0
     instructions: int = 0
+    crashed: bool = False
 
 
 def jaxlib_version() -> str | None:
@@ -159,29 +172,75 @@ def verdict_from_error(error: str) -> XlaVerdict:
     return XlaVerdict(False, msg.strip(), int(line), int(col))
 
 
+def verdict_from_crash(returncode: int | None, log: str) -> XlaVerdict:
+    """The verdict when the worker died parsing a text: :data:`CRASHED`, how it
+    ended (signal or exit code), XLA's CHECK message from ``log`` (the worker's
+    stderr) and the place when the log names one (``was parsing L:C``)."""
+    how = ""
+    if returncode is not None and returncode < 0:
+        try:
+            how = f" ({signal.Signals(-returncode).name})"
+        except ValueError:
+            how = f" (signal {-returncode})"
+    elif returncode:
+        how = f" (exit code {returncode})"
+    said: list[str] = []
+    for line in log.splitlines():
+        if line.startswith("*** ") or line.lstrip().startswith("@ "):
+            break  # the stack trace of XLA's CHECK failure
+        line = _GLOG_PREFIX.sub("", line).strip()
+        if line and ("Check failed" in line or "ERROR" in line or said):
+            said.append(line)
+    detail = "; ".join(said)[:300]
+    message = CRASHED + how + (f": {detail}" if detail else "")
+    where = _WAS_PARSING.findall(log)
+    line, column = (int(where[-1][0]), int(where[-1][1])) if where else (0, 0)
+    return XlaVerdict(False, message, line, column, crashed=True)
+
+
 class XlaOracle:
     """A persistent worker process running XLA's parser; thread-safe, blocking.
 
-    ``check(text)`` returns an XlaVerdict, or None when the worker could not
-    answer (jaxlib missing, crash, timeout after ``timeout`` seconds).
+    ``check(text)`` returns an XlaVerdict (a crash verdict when XLA's parser
+    aborted on the text), or None when the worker could not answer (jaxlib
+    missing, timeout after ``timeout`` seconds).
     """
 
     def __init__(self, python: str = sys.executable, timeout: float = 60.0) -> None:
         self.python = python
         self.timeout = timeout
         self._proc: subprocess.Popen | None = None
+        self._stderr = None   # the worker's stderr: a temporary file, read after a crash
         self._lock = threading.Lock()
 
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+        if self._stderr is not None:
+            self._stderr.close()
+        self._stderr = tempfile.TemporaryFile()
         return subprocess.Popen([self.python, "-m", "hlo_lsp.syntax.xla"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=env)
+                                stderr=self._stderr, env=env)
+
+    def _crash_log(self) -> str:
+        """The end of the worker's stderr (after it died)."""
+        f = self._stderr
+        if f is None:
+            return ""
+        try:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - MAX_CRASH_LOG))
+            return f.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
 
     def check(self, text: str) -> XlaVerdict | None:
         """XLA's verdict on the HLO ``text``; None when the worker could not
-        answer (no usable jaxlib, a crash twice, or no answer within ``timeout``
-        seconds). Blocking: run it in a thread.
+        answer (no usable jaxlib, or no answer within ``timeout`` seconds). When
+        a worker started for this text dies parsing it, the verdict says XLA's
+        parser crashed (:func:`verdict_from_crash`); a worker that had parsed
+        other texts before is given one more try in a fresh process first.
+        Blocking: run it in a thread.
 
         A split file (``// -----`` lines, :func:`hlo_lsp.syntax.split.split_parts`)
         is judged part by part, as XLA's tools read it: the first part XLA
@@ -203,6 +262,8 @@ class XlaOracle:
         reply = self._ask("", text)
         if reply is None:
             return None
+        if "crashed" in reply:
+            return verdict_from_crash(reply["crashed"], reply["log"])
         if reply.get("ok"):
             return XlaVerdict(True, computations=reply["computations"],
                               instructions=reply["instructions"])
@@ -215,6 +276,9 @@ class XlaOracle:
         reply = self._ask("cost ", text)
         if reply is None:
             return None
+        if "crashed" in reply:
+            return XlaCost(False, message=verdict_from_crash(reply["crashed"],
+                                                             reply["log"]).message)
         if not reply.get("ok"):
             return XlaCost(False, message=str(reply.get("error", "")))
         props = reply["cost"]
@@ -223,15 +287,23 @@ class XlaOracle:
 
     def _ask(self, kind: str, text: str) -> dict | None:
         """Send one request (``kind`` "" to parse, "cost " for the cost analysis)
-        and return the worker's reply with ``ok`` or ``error``; None when it could
-        not answer."""
+        and return the worker's reply with ``ok`` or ``error``, or
+        ``{"crashed": returncode, "log": its stderr}`` when a worker started for
+        this text died on it; None when it could not answer."""
         data = text.encode("utf-8", "surrogatepass")
         with self._lock:
             for _attempt in range(2):
-                if self._proc is None or self._proc.poll() is not None:
+                fresh = self._proc is None or self._proc.poll() is not None
+                if fresh:
                     self._proc = self._start()
                 proc = self._proc
-                timer = threading.Timer(self.timeout, proc.kill)
+                timed_out = threading.Event()
+
+                def kill(proc=proc, timed_out=timed_out):
+                    timed_out.set()
+                    proc.kill()
+
+                timer = threading.Timer(self.timeout, kill)
                 timer.start()
                 try:
                     proc.stdin.write(f"{kind}{len(data)}\n".encode() + data)
@@ -247,8 +319,14 @@ class XlaOracle:
                         return reply
                     _unavailable(str(reply.get("unavailable", "no answer")))
                     return None  # no usable jaxlib in the worker
-                log.warning("XLA parser worker died (exit %s); restarting", proc.poll())
+                returncode = proc.wait()
                 self._proc = None
+                if timed_out.is_set():
+                    log.warning("XLA's parser gave no answer within %s s; killed", self.timeout)
+                    return None
+                if fresh:
+                    return {"crashed": returncode, "log": self._crash_log()}
+                log.warning("XLA parser worker died (exit %s); restarting", returncode)
             return None
 
     def close(self) -> None:
@@ -256,7 +334,11 @@ class XlaOracle:
         with self._lock:
             if self._proc is not None and self._proc.poll() is None:
                 self._proc.kill()
+                self._proc.wait()
             self._proc = None
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
 
 
 def _worker() -> int:

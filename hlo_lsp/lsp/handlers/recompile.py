@@ -85,6 +85,18 @@ _reported: set[tuple] = set()
 
 # ---------------------------------------------------------------- helpers ---
 
+def _file_uri(path: str) -> str | None:
+    """The ``file:`` URI of the absolute ``path``; None for a relative path or
+    one a URI cannot hold (a lone surrogate, from an undecodable byte in a file
+    name or from the dump's text): that link alone is left out."""
+    if not os.path.isabs(path):
+        return None
+    try:
+        return from_fs_path(path)
+    except UnicodeEncodeError:
+        return None
+
+
 def _dump_file(uri: str | None) -> str | None:
     """The absolute path of ``uri`` when it is an XLA dump file, else None."""
     if not isinstance(uri, str):
@@ -533,7 +545,7 @@ def register(server: HloLanguageServer) -> None:
             dirs = await ls.source_dirs(uri)
             out = []
             for link in source_links(a.module, lambda p: resolve_source_path(p, dirs)):
-                target = from_fs_path(link.path) if os.path.isabs(link.path) else None
+                target = _file_uri(link.path)
                 if target is None:
                     continue
                 out.append(types.DocumentLink(range=to_range(a.lines, link.start, link.end),

@@ -1,0 +1,988 @@
+"""A seeded fuzz harness: mutated HLO files through the real server over stdio.
+
+Seeds are the files of the shared corpus (``../shared/corpus``, read only; see
+its SOURCES.tsv) and of ``examples/`` (only ``examples/`` when the corpus is
+absent). Each document is a seed file changed by one or two mutations (tokens
+and lines deleted, duplicated or swapped, truncation, flipped bytes, CR / CRLF /
+mixed line endings, tuples nested hundreds to ten thousand deep, lines of
+100 KB and more, lone surrogates, huge metadata strings), opened in the server
+(``python -m hlo_lsp`` driven by pytest-lsp's client, with VS Code's
+capabilities), then edited with random incremental ``didChange`` ranges (CRLF
+positions included) between batches of every request the server answers.
+
+Checked: the server never exits; every request is answered within
+:data:`SLOW_S` seconds (``slow``; on documents of a megabyte and more, within
+:data:`SLOW_S_PER_MB` seconds per megabyte when that is longer: those requests
+wait for the analysis of the whole document) and at all within
+:data:`UNANSWERED_S` (``unanswered``); no error answer but ContentModified / RequestCancelled
+(``errors``); no ``Traceback`` in the server's stderr (``tracebacks``); no
+``window/showMessage`` of type Error (``error_popups``); every range, position,
+semantic token and folding range lies inside the document per the
+specification's line rules (``off_document``: lines end at ``\\n``, ``\\r\\n``
+or ``\\r``; columns in UTF-16 code units; an independent implementation, not
+``LineIndex``); the final diagnostics and outline equal those of a fresh server
+that opened the final text (``mismatches``).
+
+Every failure is reported with the seed and document number that reproduce it;
+the first of each kind is written to the output directory as the text it
+happened on, minimized line by line against a scratch server when it is a
+request's failure, with a JSON file naming the request.
+
+Run it: ``python -m tests.fuzz.harness --seconds 180 --seed 1`` (or
+``benchmarks/fuzz.py``); ``HLO_LSP_FUZZ_SECONDS`` / ``HLO_LSP_FUZZ_SEED`` set
+the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import pathlib
+import random
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import attrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient
+from pygls.protocol import default_converter
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+SLOW_S = 2.0
+SLOW_S_PER_MB = 2.0
+UNANSWERED_S = 30.0
+CONTENT_MODIFIED, REQUEST_CANCELLED = -32801, -32800
+FAILURE_KINDS = ("crashes", "slow", "unanswered", "errors", "tracebacks", "error_popups",
+                 "off_document", "mismatches")
+TRACEBACK = "Traceback (most recent call last)"
+#: Seed files larger than this are used as "a few large files" only.
+LARGE = 1_000_000
+
+# -------------------------------------------------------------------- lines ---
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def utf16_len(s: str) -> int:
+    """Length of ``s`` in UTF-16 code units (a lone surrogate is one unit)."""
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class Lines:
+    """The specification's lines of a text (independent of hlo_lsp's LineIndex):
+    ``starts[i]``/``ends[i]`` are code-point offsets of line ``i`` without its
+    terminator."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts, self.ends = [0], []
+        for m in _BREAK.finditer(text):
+            self.ends.append(m.start())
+            self.starts.append(m.end())
+        self.ends.append(len(text))
+        self._units: dict[int, int] = {}
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+    def units(self, line: int) -> int:
+        """UTF-16 length of ``line`` (without its terminator)."""
+        if line not in self._units:
+            self._units[line] = utf16_len(self.text[self.starts[line]:self.ends[line]])
+        return self._units[line]
+
+    def offset(self, line: int, character: int) -> int:
+        """Code-point offset of a position; a column past the line's end means
+        the line's end (the specification's rule)."""
+        line = min(line, self.count - 1)
+        start, end = self.starts[line], self.ends[line]
+        units = 0
+        for i in range(start, end):
+            if units >= character:
+                return i
+            units += 2 if ord(self.text[i]) > 0xFFFF else 1
+        return end
+
+    def position(self, offset: int) -> types.Position:
+        """The position of a code-point offset."""
+        lo, hi = 0, self.count - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        start = self.starts[lo]
+        return types.Position(line=lo, character=utf16_len(self.text[start:min(offset, self.ends[lo])]))
+
+    def inside(self, pos: Any) -> bool:
+        """Whether a position lies in the document (column at most the line's length)."""
+        line, ch = _get(pos, "line"), _get(pos, "character")
+        return (isinstance(line, int) and isinstance(ch, int) and 0 <= line < self.count
+                and 0 <= ch <= self.units(line))
+
+
+def slow_limit(chars: int) -> float:
+    """Seconds a request about a document of ``chars`` characters may take."""
+    return max(SLOW_S, SLOW_S_PER_MB * chars / 1e6)
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def apply_change(text: str, change: types.TextDocumentContentChangePartial) -> str:
+    """``text`` after one incremental change, per the specification."""
+    lines = Lines(text)
+    start = lines.offset(change.range.start.line, change.range.start.character)
+    end = lines.offset(change.range.end.line, change.range.end.character)
+    return text[:start] + change.text + text[end:]
+
+
+# ------------------------------------------------------------ range checking ---
+def off_document(result: Any, lines: Lines, uri: str, method: str) -> list[str]:
+    """Descriptions of every range or position in ``result`` (a request's answer
+    about document ``uri``) that is not inside the document."""
+    bad: list[str] = []
+    if method == types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL and result is not None:
+        data = list(_get(result, "data") or [])
+        line = col = 0
+        for i in range(0, len(data) - len(data) % 5, 5):
+            dl, dc, length = data[i], data[i + 1], data[i + 2]
+            line, col = line + dl, (col + dc if dl == 0 else dc)
+            if not (0 <= line < lines.count and col + length <= lines.units(line)):
+                bad.append(f"semantic token {i // 5} at {line}:{col} length {length}")
+        if len(data) % 5:
+            bad.append(f"semantic tokens: {len(data)} numbers, not a multiple of 5")
+        return bad
+    if method == types.TEXT_DOCUMENT_FOLDING_RANGE and result is not None:
+        for r in result:
+            s, e = _get(r, "start_line"), _get(r, "end_line")
+            if not (0 <= s <= e < lines.count):
+                bad.append(f"folding range {s}-{e} of {lines.count} lines")
+        return bad
+
+    def walk(obj: Any, doc_uri: str | None, path: str) -> None:
+        if obj is None or isinstance(obj, (str, int, float, bool)):
+            return
+        if isinstance(obj, (list, tuple)):
+            for i, x in enumerate(obj):
+                walk(x, doc_uri, f"{path}[{i}]")
+            return
+        items = obj.items() if isinstance(obj, dict) else (
+            (a.name, getattr(obj, a.name)) for a in attrs.fields(type(obj))) \
+            if attrs.has(type(obj)) else ()
+        here = _get(obj, "uri") or _get(obj, "target_uri") or doc_uri
+        for name, value in items:
+            if name in ("data", "command", "arguments"):
+                continue
+            if name in ("range", "selection_range", "origin_selection_range",
+                        "target_range", "target_selection_range", "selectionRange"):
+                if here == uri and value is not None:
+                    s, e = _get(value, "start"), _get(value, "end")
+                    if not (lines.inside(s) and lines.inside(e)) or \
+                            (_get(s, "line"), _get(s, "character")) > \
+                            (_get(e, "line"), _get(e, "character")):
+                        bad.append(f"{path}.{name} {_fmt(s)}-{_fmt(e)}")
+            elif name == "position" and here == uri and value is not None:
+                if not lines.inside(value):
+                    bad.append(f"{path}.position {_fmt(value)}")
+            else:
+                walk(value, here, f"{path}.{name}")
+
+    walk(result, uri, "result")
+    return bad
+
+
+def _fmt(pos: Any) -> str:
+    return f"{_get(pos, 'line')}:{_get(pos, 'character')}"
+
+
+# ------------------------------------------------------------------ seeds ---
+def seed_files(corpus: pathlib.Path = CORPUS) -> list[pathlib.Path]:
+    """The HLO files to mutate: those of the corpus (when present) and of
+    examples/ whose first 64 KB hold ``HloModule`` or ``ENTRY`` (not the
+    reports and logs beside them), sorted."""
+    candidates = []
+    if corpus.is_dir():
+        candidates += sorted(p for p in corpus.rglob("*") if p.is_file()
+                             and p.suffix in (".txt", ".hlo"))
+    candidates += sorted(EXAMPLES.rglob("*.txt"))
+    out = []
+    for p in candidates:
+        with open(p, "rb") as f:
+            head = f.read(65536)
+        if b"HloModule" in head or b"ENTRY" in head:
+            out.append(p)
+    return out
+
+
+# -------------------------------------------------------------- mutations ---
+_TOKEN = re.compile(r"[%\w.\-\[\]{}$]+|\S")
+_SHAPE = re.compile(r"\b(?:f32|f16|bf16|s32|u32|pred|s8|u8|f64|s64)\[[\d,]*\](?:\{[\d,]*\})?")
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%?[\w.\-]+ = .*\)", re.M)
+
+
+def _token_spans(text: str, rng: random.Random, n: int) -> list[tuple[int, int]]:
+    if not text:
+        return []
+    spans = []
+    for _ in range(n):
+        m = _TOKEN.search(text, rng.randrange(len(text)))
+        if m:
+            spans.append(m.span())
+    return spans
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def mutate(text: str, rng: random.Random) -> tuple[str, str]:
+    """One random mutation of ``text``: (new text, what was done)."""
+    kind = rng.choice(MUTATIONS)
+    return kind(text, rng), kind.__name__
+
+
+def delete_tokens(t, rng):
+    for s, e in sorted(_token_spans(t, rng, rng.randint(1, 5)), reverse=True):
+        t = t[:s] + t[e:]
+    return t
+
+
+def duplicate_tokens(t, rng):
+    for s, e in sorted(_token_spans(t, rng, rng.randint(1, 5)), reverse=True):
+        t = t[:e] + t[s:e] + t[e:]
+    return t
+
+
+def swap_tokens(t, rng):
+    spans = sorted(set(_token_spans(t, rng, 2)))
+    if len(spans) == 2 and spans[0][1] <= spans[1][0]:
+        (a, b), (c, d) = spans
+        t = t[:a] + t[c:d] + t[b:c] + t[a:b] + t[d:]
+    return t
+
+
+def delete_lines(t, rng):
+    ls = _lines(t)
+    for _ in range(rng.randint(1, 4)):
+        if ls:
+            del ls[rng.randrange(len(ls))]
+    return "".join(ls)
+
+
+def duplicate_lines(t, rng):
+    ls = _lines(t)
+    if ls:
+        i = rng.randrange(len(ls))
+        ls[i:i] = ls[i:i + rng.randint(1, 20)]
+    return "".join(ls)
+
+
+def swap_lines(t, rng):
+    ls = _lines(t)
+    if len(ls) > 1:
+        i, j = rng.randrange(len(ls)), rng.randrange(len(ls))
+        ls[i], ls[j] = ls[j], ls[i]
+    return "".join(ls)
+
+
+def truncate(t, rng):
+    return t[:rng.randrange(len(t) + 1)]
+
+
+def flip_bytes(t, rng):
+    data = bytearray(t.encode("utf-8", "surrogatepass"))
+    for _ in range(rng.randint(1, 8)):
+        if data:
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    # surrogateescape: undecodable bytes become lone surrogates, as an editor
+    # may send them
+    return bytes(data).decode("utf-8", "surrogateescape")
+
+
+def line_endings(t, rng):
+    how = rng.choice(["\r", "\r\n", "mixed"])
+    if how != "mixed":
+        return t.replace("\r\n", "\n").replace("\n", how)
+    return "".join(line.rstrip("\r\n") + rng.choice(["\n", "\r\n", "\r"])
+                   if line.endswith(("\n", "\r")) else line for line in _lines(t))
+
+
+def deep_tuple(t, rng):
+    depth = rng.choice([64, 101, 400, 1200, 10000])
+    matches = list(_SHAPE.finditer(t))
+    if not matches:
+        return t + "\nENTRY %deep (p: " + "(" * depth + "f32[]" + ")" * depth + ") -> f32[] {\n" \
+            "  ROOT %c = f32[] constant(0)\n}\n"
+    m = rng.choice(matches)
+    return t[:m.start()] + "(" * depth + m.group() + ")" * depth + t[m.end():]
+
+
+def long_line(t, rng):
+    size = rng.choice([100_000, 150_000, 300_000])
+    filler = rng.choice(["x" * size, "%a.1, " * (size // 6), "(" * size, "{" * size,
+                         '"' * size, "\\" * size, "f32[1,2]{1,0} " * (size // 14)])
+    ls = _lines(t) or [""]
+    i = rng.randrange(len(ls))
+    ls.insert(i, filler + "\n")
+    return "".join(ls)
+
+
+def lone_surrogates(t, rng):
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(t) + 1)
+        t = t[:i] + rng.choice(["\udc80", "\ud800", "\udfff", "\U0001F600", "\\udc80"]) + t[i:]
+    m = re.search(r'source_file="', t)
+    if m:
+        t = t[:m.end()] + rng.choice(["\udc80", "\\udc80", "\ud83d"]) + t[m.end():]
+    return t
+
+
+def huge_metadata(t, rng):
+    size = rng.choice([50_000, 200_000])
+    value = rng.choice(["a" * size, "\\\"" * (size // 2), "/" * size])
+    ms = list(_INSTRUCTION.finditer(t))
+    if not ms:
+        return t + f'\n%x = f32[] constant(0), metadata={{op_name="{value}"}}\n'
+    m = rng.choice(ms)
+    meta = rng.choice([f', metadata={{op_name="{value}" source_file="{value}" source_line=1}}',
+                       f', backend_config="{value}"', f', frontend_attributes={{a="{value}"}}'])
+    return t[:m.end()] + meta + t[m.end():]
+
+
+MUTATIONS = [delete_tokens, duplicate_tokens, swap_tokens, delete_lines, duplicate_lines,
+             swap_lines, truncate, flip_bytes, line_endings, deep_tuple, long_line,
+             lone_surrogates, huge_metadata]
+
+
+def random_change(text: str, rng: random.Random) -> types.TextDocumentContentChangePartial:
+    """A random incremental change of ``text``: a range (sometimes ending past a
+    line's end or between ``\\r`` and ``\\n``) and a replacement."""
+    lines = Lines(text)
+    a = rng.randrange(len(text) + 1)
+    b = min(len(text), a + rng.choice([0, 0, 1, 2, 5, 20, 200]))
+    start, end = lines.position(a), lines.position(b)
+    if rng.random() < 0.1:  # past the end of the line: means the line's end
+        end = types.Position(line=end.line, character=end.character + rng.randint(1, 3))
+    crlf = [m.start() for m in re.finditer("\r\n", text[max(0, a - 2000):a + 2000])]
+    if crlf and rng.random() < 0.15:  # between \r and \n: past the line's end
+        at = lines.position(max(0, a - 2000) + rng.choice(crlf))
+        start = end = types.Position(line=at.line, character=at.character + 1)
+    words = _TOKEN.findall(text[max(0, a - 200):a + 200]) or ["%x"]
+    new = rng.choice(["", "\n", "\r\n", "\r", rng.choice(words), " " + rng.choice(words),
+                      "(", ")", "{", "}", "\udc80", "\U0001F600", ", ", "ROOT ",
+                      text[a:b] * 2, "%p = f32[] parameter(0)\n"])
+    return types.TextDocumentContentChangePartial(
+        range=types.Range(start=start, end=end), text=new)
+
+
+# -------------------------------------------------------------- the client ---
+@dataclass
+class Published:
+    """The diagnostics of one document as last published, with their version."""
+
+    version: int | None
+    diagnostics: list[types.Diagnostic]
+
+
+def _register(ls, params):
+    """client/(un)registerCapability: accepted, as an editor does."""
+    return None
+
+
+class Server:
+    """One ``python -m hlo_lsp`` over stdio, with pytest-lsp's client; its
+    stderr is kept (``stderr``)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.client: LanguageClient | None = None
+        self.stderr: list[str] = []
+        self.published: dict[str, Published] = {}
+        self.changed = asyncio.Event()
+
+    async def start(self) -> None:
+        client = LanguageClient(converter_factory=default_converter)
+        features = dict(DEFAULT_CLIENT_FEATURES)
+
+        def on_diagnostics(ls, params: types.PublishDiagnosticsParams) -> None:
+            self._on_diagnostics(params)
+
+        features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = on_diagnostics
+        features[types.CLIENT_REGISTER_CAPABILITY] = _register
+        features[types.CLIENT_UNREGISTER_CAPABILITY] = _register
+        for method, func in features.items():
+            client.feature(method)(func)
+        # pygls' own start_io: pytest-lsp's would forward stderr to ours
+        await super(LanguageClient, client).start_io(
+            sys.executable, "-m", "hlo_lsp", env=self.env)
+        self.client = client
+        self._reader = asyncio.create_task(self._read_stderr(client._server))
+        await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities("visual_studio_code"),
+            initialization_options={"xlaDiagnostics": self.env.get("HLO_LSP_FUZZ_XLA") == "1",
+                                    "workspace": {"index": False}}))
+        await self._warm_up()
+
+    async def _warm_up(self) -> None:
+        """One small document opened, hovered and closed: the grammar and the
+        modules a first request loads are not timed as a request's."""
+        uri = "file:///hlo-lsp-fuzz/warm-up.hlo"
+        text = "HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n" \
+               "  ROOT %p = f32[2]{0} parameter(0)\n}\n"
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
+        for method, params in requests_for(uri, text, random.Random(0), 20):
+            await send(self, method, params)
+        await self.diagnostics_for(uri, 1, 30)
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(_doc(uri)))
+        self.published.pop(uri, None)
+
+    def _on_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
+        self.published[params.uri] = Published(params.version, list(params.diagnostics))
+        self.changed.set()
+
+    async def _read_stderr(self, proc) -> None:
+        while line := await proc.stderr.readline():
+            self.stderr.append(line.decode("utf-8", "replace"))
+
+    @property
+    def alive(self) -> bool:
+        return self.client is not None and self.client._server.returncode is None
+
+    async def stop(self) -> None:
+        if self.client is None:
+            return
+        try:
+            if self.alive:
+                await asyncio.wait_for(self.client.shutdown_session(), 10)
+        except Exception:  # noqa: BLE001 - a broken server is killed below
+            pass
+        proc = self.client._server
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await self.client.stop()
+        self._reader.cancel()
+
+    async def diagnostics_for(self, uri: str, version: int, timeout: float) -> Published | None:
+        """The diagnostics published for ``version`` of ``uri`` once no newer
+        publication came for a moment; None if none came within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            got = self.published.get(uri)
+            if got is not None and got.version == version:
+                self.changed.clear()
+                try:
+                    await asyncio.wait_for(self.changed.wait(), 0.3)
+                    continue
+                except asyncio.TimeoutError:
+                    return self.published.get(uri)
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), 0.2)
+            except asyncio.TimeoutError:
+                pass
+        return None
+
+
+# ------------------------------------------------------------- requests ---
+def _doc(uri):
+    return types.TextDocumentIdentifier(uri=uri)
+
+
+def requests_for(uri: str, text: str, rng: random.Random, n: int) -> list[tuple[str, Any]]:
+    """``n`` random requests about ``uri`` (method, params), every kind the
+    server answers, at random places (mostly names)."""
+    lines = Lines(text)
+    names = [m.start() + 1 for m in re.finditer("%", text[:200_000])] or [0]
+
+    def pos():
+        off = rng.choice(names) if rng.random() < 0.7 else rng.randrange(len(text) + 1)
+        return lines.position(off)
+
+    def rng_range():
+        a, b = sorted((pos(), pos()), key=lambda p: (p.line, p.character))
+        return types.Range(start=a, end=b)
+
+    whole = types.Range(start=types.Position(line=0, character=0),
+                        end=lines.position(len(text)))
+    makers = {
+        types.TEXT_DOCUMENT_HOVER: lambda: types.HoverParams(_doc(uri), pos()),
+        types.TEXT_DOCUMENT_DEFINITION: lambda: types.DefinitionParams(_doc(uri), pos()),
+        types.TEXT_DOCUMENT_REFERENCES: lambda: types.ReferenceParams(
+            context=types.ReferenceContext(include_declaration=rng.random() < 0.5),
+            text_document=_doc(uri), position=pos()),
+        types.TEXT_DOCUMENT_DOCUMENT_SYMBOL: lambda: types.DocumentSymbolParams(_doc(uri)),
+        types.TEXT_DOCUMENT_FOLDING_RANGE: lambda: types.FoldingRangeParams(_doc(uri)),
+        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: lambda: types.SemanticTokensParams(_doc(uri)),
+        types.TEXT_DOCUMENT_INLAY_HINT: lambda: types.InlayHintParams(
+            _doc(uri), whole if rng.random() < 0.5 else rng_range()),
+        types.TEXT_DOCUMENT_CODE_LENS: lambda: types.CodeLensParams(_doc(uri)),
+        types.TEXT_DOCUMENT_DOCUMENT_LINK: lambda: types.DocumentLinkParams(_doc(uri)),
+        types.TEXT_DOCUMENT_CODE_ACTION: lambda: types.CodeActionParams(
+            _doc(uri), rng_range(), types.CodeActionContext(diagnostics=[])),
+        types.WORKSPACE_SYMBOL: lambda: types.WorkspaceSymbolParams(
+            query=rng.choice(["", "fusion", "main", "%", "\udc80", "x" * 1000])),
+        "hlo/inlineRegions": lambda: {"textDocument": {"uri": uri}},
+        "hlo/counterpart": lambda: {"textDocument": {"uri": uri},
+                                    "position": {"line": pos().line, "character": pos().character}},
+        "hlo/workspaceStatus": lambda: None,
+        types.WORKSPACE_EXECUTE_COMMAND + " hlo.showSummary": lambda: types.ExecuteCommandParams(
+            "hlo.showSummary", [uri, {"format": rng.choice(["markdown", "text"])}]),
+        types.WORKSPACE_EXECUTE_COMMAND + " hlo.readableView": lambda: types.ExecuteCommandParams(
+            "hlo.readableView", [uri, {"inlineFusions": rng.random() < 0.5,
+                                       "keepMetadata": rng.random() < 0.5}]),
+        types.WORKSPACE_EXECUTE_COMMAND + " hlo.compareDumps": lambda: types.ExecuteCommandParams(
+            "hlo.compareDumps", [uri, uri]),
+        types.WORKSPACE_EXECUTE_COMMAND + " hlo.gotoCounterpart": lambda: types.ExecuteCommandParams(
+            "hlo.gotoCounterpart", [uri, {"line": pos().line, "character": pos().character}]),
+    }
+    kinds = list(makers)
+    return [(k, makers[k]()) for k in rng.sample(kinds * 2, n)]
+
+
+@dataclass
+class Outcome:
+    """What one request did: its answer or error, and how long it took."""
+
+    method: str
+    params: Any
+    seconds: float
+    result: Any = None
+    error: str | None = None
+    unanswered: bool = False
+
+
+async def send(server: Server, kind: str, params: Any) -> Outcome:
+    """Send one request (``kind`` is the method, or ``workspace/executeCommand
+    <command>``) and time its answer."""
+    method = kind.split(" ", 1)[0]
+    t0 = time.monotonic()
+    fut = server.client.protocol.send_request_async(method, params)
+    try:
+        result = await asyncio.wait_for(asyncio.shield(fut), UNANSWERED_S)
+        return Outcome(kind, params, time.monotonic() - t0, result)
+    except asyncio.TimeoutError:
+        return Outcome(kind, params, time.monotonic() - t0, unanswered=True)
+    except JsonRpcException as exc:
+        code = getattr(exc, "code", None)
+        err = None if code in (CONTENT_MODIFIED, REQUEST_CANCELLED) else f"{code}: {exc}"
+        return Outcome(kind, params, time.monotonic() - t0, error=err)
+    except Exception as exc:  # noqa: BLE001 - e.g. the server exited
+        return Outcome(kind, params, time.monotonic() - t0, error=f"{type(exc).__name__}: {exc}")
+
+
+# ------------------------------------------------------------------ report ---
+@dataclass
+class Failure:
+    """One failure: its kind, what happened, and what reproduces it."""
+
+    kind: str
+    detail: str
+    seed: int
+    document: int
+    source: str
+    text: str
+    request: tuple[str, Any] | None = None
+    history: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """Counts of one run and its failures."""
+
+    seed: int
+    seconds: float = 0.0
+    documents: int = 0
+    edits: int = 0
+    requests: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAILURE_KINDS, 0))
+    failures: list[Failure] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    #: request kind -> (longest answer in seconds, characters of that document)
+    slowest: dict[str, tuple[float, int]] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> str:
+        head = (f"fuzz seed={self.seed}: {self.seconds:.0f} s, {self.documents} documents, "
+                f"{self.edits} edits, {self.requests} requests; " +
+                ", ".join(f"{k} {v}" for k, v in self.counts.items()))
+        lines = [head, "  slowest answers: " + ", ".join(
+            f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
+            for k, (s, n) in sorted(self.slowest.items(), key=lambda kv: -kv[1][0])[:6])]
+        for f in self.failures[:30]:
+            req = f" ({f.request[0]})" if f.request else ""
+            lines.append(f"  {f.kind}{req}: {f.detail[:300]} [seed {f.seed}, document "
+                         f"{f.document}, from {f.source}]")
+        if len(self.failures) > 30:
+            lines.append(f"  ... {len(self.failures) - 30} more")
+        lines += [f"  reproducer: {w}" for w in self.written]
+        return "\n".join(lines)
+
+
+def _jsonable(obj: Any) -> Any:
+    try:
+        return default_converter().unstructure(obj)
+    except Exception:  # noqa: BLE001
+        return repr(obj)
+
+
+# -------------------------------------------------------------------- run ---
+class Fuzzer:
+    """Drives the servers; see the module docstring."""
+
+    def __init__(self, seed: int, seconds: float, out: pathlib.Path,
+                 files: list[pathlib.Path], minimize_s: float = 60.0,
+                 tree: pathlib.Path = ROOT) -> None:
+        self.seed, self.seconds, self.out, self.files = seed, seconds, out, files
+        self.minimize_s = minimize_s
+        self.env = dict(os.environ, PYTHONPATH=str(tree), PYTHONUNBUFFERED="1")
+        self.report = Report(seed)
+        self.tmp = out / "docs"
+
+    def fail(self, kind: str, detail: str, doc: int, source: str, text: str,
+             request=None, history=()) -> None:
+        self.report.counts[kind] += 1
+        self.report.failures.append(Failure(kind, detail, self.seed, doc, source, text,
+                                            request, list(history)))
+
+    async def run(self) -> Report:
+        """Fuzz for ``seconds``; the report of the run."""
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        small = [p for p in self.files if p.stat().st_size < LARGE]
+        large = [p for p in self.files if p.stat().st_size >= LARGE]
+        server, fresh = Server(self.env), Server(self.env)
+        await server.start()
+        await fresh.start()
+        t0 = time.monotonic()
+        try:
+            while time.monotonic() - t0 < self.seconds:
+                doc = self.report.documents
+                # each document has its own generator: seed and number reproduce it
+                drng = random.Random(f"{self.seed}:{doc}")
+                pool = large if large and drng.random() < 0.04 else small
+                source = drng.choice(pool)
+                server, fresh = await self.document(server, fresh, doc, source, drng)
+                self.report.documents += 1
+        finally:
+            self.report.seconds = time.monotonic() - t0
+            await server.stop()
+            await fresh.stop()
+        try:
+            await self.write_reproducers()
+        except Exception as exc:  # noqa: BLE001 - the counts are reported anyway
+            self.report.written.append(f"(writing the reproducers failed: {exc!r})")
+        return self.report
+
+    async def _restart_if_dead(self, server: Server, doc: int, source: str, text: str,
+                               history: list[str]) -> Server:
+        if server.alive:
+            return server
+        self.fail("crashes", f"server exited with {server.client._server.returncode}; "
+                  f"stderr tail: {''.join(server.stderr[-5:])[-500:]}", doc, source, text,
+                  None, history)
+        await server.stop()
+        new = Server(self.env)
+        await new.start()
+        return new
+
+    async def document(self, server: Server, fresh: Server, doc: int, source: pathlib.Path,
+                       rng: random.Random) -> tuple[Server, Server]:
+        text = source.read_text(encoding="utf-8", errors="surrogateescape")
+        history = []
+        for _ in range(rng.choice([1, 1, 2])):
+            text, what = mutate(text, rng)
+            history.append(what)
+        uri = (self.tmp / f"doc{doc}.{source.name}").as_uri()
+        client = server.client
+        version = 1
+        versions = {1: text}
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
+        errors_seen = len(client.messages)
+        log_seen = len(server.stderr)
+        steps = rng.randint(3, 10) if len(text) < LARGE else 2
+        for _step in range(steps):
+            if not server.alive:
+                break
+            if rng.random() < 0.5:
+                changes = [random_change(text, rng)]
+                for _ in range(rng.choice([0, 0, 1, 2])):
+                    changes.append(random_change(apply_change(text, changes[-1]), rng))
+                new = text
+                for c in changes:
+                    new = apply_change(new, c)
+                version += 1
+                client.text_document_did_change(types.DidChangeTextDocumentParams(
+                    types.VersionedTextDocumentIdentifier(uri=uri, version=version), changes))
+                history.append(f"edit v{version}: " + json.dumps(
+                    [_jsonable(c) for c in changes], ensure_ascii=True)[:2000])
+                text = new
+                versions[version] = text
+                self.report.edits += 1
+            batch = requests_for(uri, text, rng, rng.randint(2, 6))
+            outcomes = await asyncio.gather(*(send(server, k, p) for k, p in batch))
+            self.report.requests += len(outcomes)
+            lines = Lines(text)
+            for o in outcomes:
+                self.judge(o, lines, uri, doc, source.name, text, history)
+            new_log = server.stderr[log_seen:]
+            log_seen = len(server.stderr)
+            if any(TRACEBACK in line for line in new_log):
+                self.fail("tracebacks", "".join(new_log)[-1500:], doc, source.name, text,
+                          None, history + [f"requests: {[k for k, _ in batch]}"])
+                self.report.failures[-1].request = ("batch", batch)
+        server = await self._restart_if_dead(server, doc, source.name, text, history)
+        if server.client is not client:  # restarted: nothing more to compare
+            return server, fresh
+        for msg in client.messages[errors_seen:]:
+            if msg.type == types.MessageType.Error:
+                self.fail("error_popups", msg.message, doc, source.name, text, None, history)
+        await self.compare(server, fresh, uri, version, versions, doc, source.name, text,
+                           history)
+        client.text_document_did_close(types.DidCloseTextDocumentParams(_doc(uri)))
+        fresh = await self._restart_if_dead(fresh, doc, source.name, text, history)
+        return server, fresh
+
+    def judge(self, o: Outcome, lines: Lines, uri: str, doc: int, source: str, text: str,
+              history: list[str]) -> None:
+        req = (o.method, o.params)
+        if o.unanswered:
+            self.fail("unanswered", f"{o.method}: no answer in {UNANSWERED_S:.0f} s", doc,
+                      source, text, req, history)
+            return
+        slowest = self.report.slowest.get(o.method)
+        if slowest is None or o.seconds > slowest[0]:
+            self.report.slowest[o.method] = (o.seconds, len(text))
+        if o.seconds > slow_limit(len(text)):
+            self.fail("slow", f"{o.method}: {o.seconds:.1f} s on {len(text):,} characters "
+                      f"(limit {slow_limit(len(text)):.1f} s)", doc, source, text, req, history)
+        if o.error:
+            self.fail("errors", f"{o.method}: {o.error}", doc, source, text, req, history)
+            return
+        method = o.method.split(" ", 1)[0]
+        bad = off_document(o.result, lines, uri, method)
+        if bad:
+            self.fail("off_document", f"{o.method}: {'; '.join(bad[:5])}", doc, source, text,
+                      req, history)
+
+    async def compare(self, server: Server, fresh: Server, uri: str, version: int,
+                      versions: dict[int, str], doc: int, source: str, text: str,
+                      history: list[str]) -> None:
+        """Final diagnostics (and outline) equal a fresh server's on the final text."""
+        timeout = 60 if len(text) >= LARGE else 20
+        got = await server.diagnostics_for(uri, version, timeout)
+        if got is None:
+            self.fail("mismatches", f"no diagnostics for the final version {version} within "
+                      f"{timeout} s", doc, source, text, None, history)
+            return
+        for v, published in [(version, got)]:
+            bad = off_document({"items": published.diagnostics}, Lines(versions[v]), uri,
+                               "diagnostics")
+            if bad:
+                self.fail("off_document", f"diagnostics: {'; '.join(bad[:5])}", doc, source,
+                          text, None, history)
+        symbols = await send(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
+                             types.DocumentSymbolParams(_doc(uri)))
+        fresh.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
+        try:
+            ref = await fresh.diagnostics_for(uri, 1, timeout)
+            ref_symbols = await send(fresh, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
+                                     types.DocumentSymbolParams(_doc(uri)))
+        finally:
+            fresh.client.text_document_did_close(types.DidCloseTextDocumentParams(_doc(uri)))
+            fresh.published.pop(uri, None)
+
+        def key(ds):
+            return sorted((d.range.start.line, d.range.start.character, d.range.end.line,
+                           d.range.end.character, d.message, d.severity, d.source) for d in ds)
+
+        if ref is None:
+            self.fail("mismatches", "the fresh server published no diagnostics", doc, source,
+                      text, None, history)
+        elif key(got.diagnostics) != key(ref.diagnostics):
+            a, b = set(key(got.diagnostics)), set(key(ref.diagnostics))
+            self.fail("mismatches", f"diagnostics after edits differ from a fresh open: only "
+                      f"after edits {sorted(a - b)[:3]}, only fresh {sorted(b - a)[:3]}", doc,
+                      source, text, None, history)
+        if _jsonable(symbols.result) != _jsonable(ref_symbols.result):
+            self.fail("mismatches", "documentSymbol after edits differs from a fresh open",
+                      doc, source, text, None, history)
+        server.published.pop(uri, None)
+
+    # ------------------------------------------------------------ reproducers ---
+    async def write_reproducers(self) -> None:
+        """The first failure of each kind (and request method), minimized when it
+        is one request's, as ``<out>/fuzz-<seed>-<n>.hlo`` plus ``.json``."""
+        seen = set()
+        firsts = []
+        for f in self.report.failures:
+            k = (f.kind, f.request[0] if f.request else None)
+            if k not in seen:
+                seen.add(k)
+                firsts.append(f)
+        if not firsts:
+            return
+        self.out.mkdir(parents=True, exist_ok=True)
+        scratch: Server | None = None   # started for the first request to replay
+        deadline = time.monotonic() + self.minimize_s
+        try:
+            for n, f in enumerate(firsts):
+                text, request = f.text, f.request
+                if request and (scratch is None or not scratch.alive):
+                    if scratch is not None:
+                        await scratch.stop()
+                    scratch = Server(self.env)
+                    await scratch.start()
+                if request and request[0] == "batch":
+                    request = await self._culprit(scratch, f.kind, text, request[1])
+                if request and request[0] != "batch":
+                    text = await self._minimize(scratch, f.kind, text, request, deadline)
+                base = self.out / f"fuzz-{self.seed}-{n}"
+                # lone surrogates as the three bytes UTF-8 would give them
+                base.with_suffix(".hlo").write_bytes(text.encode("utf-8", "surrogatepass"))
+                base.with_suffix(".json").write_text(json.dumps({
+                    "kind": f.kind, "detail": f.detail[:5000], "seed": f.seed,
+                    "document": f.document, "source": f.source,
+                    "request": None if not request else
+                    [request[0], _jsonable(request[1])] if request[0] != "batch" else
+                    [[k, _jsonable(p)] for k, p in request[1]],
+                    "history": f.history[-50:],
+                    "reproduce": f"python -m tests.fuzz.harness --seed {f.seed} "
+                                 f"--documents {f.document + 1}",
+                }, indent=1, default=repr))
+                self.report.written.append(str(base.with_suffix(".hlo")))
+        finally:
+            if scratch is not None:
+                await scratch.stop()
+
+    async def _fails(self, server: Server, kind: str, text: str, request) -> bool:
+        """Whether opening ``text`` and sending ``request`` alone fails as ``kind``."""
+        self._trial = getattr(self, "_trial", 0) + 1
+        uri = (self.tmp / f"min{self._trial}.hlo").as_uri()
+        log_seen = len(server.stderr)
+        server.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
+        method, params = request
+        params = _retarget(params, uri)
+        try:
+            o = await send(server, method, params)
+        finally:
+            if server.alive:
+                server.client.text_document_did_close(types.DidCloseTextDocumentParams(_doc(uri)))
+        await asyncio.sleep(0.05)
+        if kind == "crashes":
+            return not server.alive
+        if kind == "tracebacks":
+            return any(TRACEBACK in line for line in server.stderr[log_seen:])
+        if kind == "slow":
+            return o.seconds > slow_limit(len(text)) or o.unanswered
+        if kind == "unanswered":
+            return o.unanswered
+        if kind == "errors":
+            return o.error is not None
+        if kind == "off_document":
+            return not o.unanswered and o.error is None and bool(
+                off_document(o.result, Lines(text), uri, method.split(" ", 1)[0]))
+        return False
+
+    async def _culprit(self, server: Server, kind: str, text: str, batch):
+        """The request of a batch that alone reproduces the failure, else the batch."""
+        for req in batch:
+            if await self._fails(server, kind, text, req):
+                return req
+        return ("batch", batch)
+
+    async def _minimize(self, server: Server, kind: str, text: str, request,
+                        deadline: float) -> str:
+        """``text`` with as many lines removed as keep the failure (ddmin on lines,
+        until ``deadline``); positions in ``request`` are kept as they are."""
+        if not await self._fails(server, kind, text, request):
+            return text
+        lines = text.splitlines(keepends=True)
+        chunk = max(1, len(lines) // 2)
+        while chunk >= 1 and time.monotonic() < deadline:
+            i, removed = 0, False
+            while i < len(lines) and time.monotonic() < deadline:
+                trial = lines[:i] + lines[i + chunk:]
+                if trial and await self._fails(server, kind, "".join(trial), request):
+                    lines, removed = trial, True
+                else:
+                    i += chunk
+                if not server.alive:
+                    return "".join(lines)
+            if not removed:
+                chunk //= 2
+        return "".join(lines)
+
+
+def _retarget(params: Any, uri: str) -> Any:
+    """``params`` about another document."""
+    if isinstance(params, dict):
+        return {k: ({"uri": uri} if k == "textDocument" else v) for k, v in params.items()}
+    if isinstance(params, types.ExecuteCommandParams):
+        args = [uri if isinstance(a, str) and a.startswith("file:") else a
+                for a in params.arguments or []]
+        return types.ExecuteCommandParams(params.command, args)
+    if attrs.has(type(params)) and hasattr(params, "text_document"):
+        return attrs.evolve(params, text_document=_doc(uri))
+    return params
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line: run, print the report, exit 1 on any failure."""
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.harness",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float,
+                        default=float(os.environ.get("HLO_LSP_FUZZ_SECONDS", "60")))
+    parser.add_argument("--seed", type=int,
+                        default=int(os.environ.get("HLO_LSP_FUZZ_SEED", "0") or 0))
+    parser.add_argument("--out", type=pathlib.Path,
+                        default=pathlib.Path(os.environ.get("HLO_LSP_FUZZ_OUT", "fuzz-out")))
+    parser.add_argument("--corpus", type=pathlib.Path, default=CORPUS)
+    parser.add_argument("--minimize-seconds", type=float, default=60.0)
+    parser.add_argument("--documents", type=int, default=0,
+                        help="stop after this many documents (0: run for --seconds)")
+    args = parser.parse_args(argv)
+    report = run(args.seed, args.seconds, args.out, seed_files(args.corpus),
+                 args.minimize_seconds, args.documents)
+    print(report.summary())
+    return 1 if report.failed else 0
+
+
+def run(seed: int, seconds: float, out: pathlib.Path, files: list[pathlib.Path],
+        minimize_s: float = 60.0, documents: int = 0, tree: pathlib.Path = ROOT) -> Report:
+    """One fuzz run (blocking): its report. ``documents`` > 0 stops after that many."""
+    fuzzer = Fuzzer(seed, seconds if not documents else 1e9, out, files, minimize_s, tree)
+    if documents:
+        original = fuzzer.document
+
+        async def counted(*a):
+            result = await original(*a)
+            if fuzzer.report.documents + 1 >= documents:
+                fuzzer.seconds = 0
+            return result
+
+        fuzzer.document = counted
+    return asyncio.run(fuzzer.run())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""The fuzz harness (:mod:`tests.fuzz.harness`) run for ``HLO_LSP_FUZZ_SECONDS``
+(60 by default; CI sets 180) with ``HLO_LSP_FUZZ_SEED`` (0), and checks that
+its own judges catch what they are meant to catch."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from lsprotocol import types
+
+from hlo_lsp.syntax.lines import LineIndex
+from tests.fuzz import harness
+from tests.fuzz.harness import Lines, apply_change, off_document
+
+URI = "file:///doc.hlo"
+LINE_TEXTS = st.text(alphabet=st.sampled_from("ab%\r\n\U0001F600\udc80 "), max_size=40)
+
+
+def _range(a: tuple[int, int], b: tuple[int, int]) -> types.Range:
+    return types.Range(start=types.Position(line=a[0], character=a[1]),
+                       end=types.Position(line=b[0], character=b[1]))
+
+
+def test_off_document_finds_positions_past_a_line_or_the_last_line():
+    text = "ab\r\ncd\re\U0001F600\n"
+    lines = Lines(text)
+    assert lines.count == 4 and [lines.units(i) for i in range(4)] == [2, 2, 3, 0]
+    good = [types.Location(uri=URI, range=_range((0, 0), (2, 3))),
+            types.Location(uri=URI, range=_range((3, 0), (3, 0))),
+            types.Location(uri="file:///other.hlo", range=_range((90, 0), (99, 9)))]
+    assert off_document(good, lines, URI, types.TEXT_DOCUMENT_REFERENCES) == []
+    for bad in (_range((0, 0), (0, 3)), _range((4, 0), (4, 0)), _range((1, 1), (1, 0))):
+        found = off_document([types.Location(uri=URI, range=bad)], lines, URI,
+                             types.TEXT_DOCUMENT_REFERENCES)
+        assert len(found) == 1, bad
+    raw = {"uri": URI, "range": {"start": {"line": -1, "character": 0},
+                                 "end": {"line": 0, "character": 0}}}
+    assert len(off_document([raw], lines, URI, "hlo/counterpart")) == 1
+    hint = types.InlayHint(position=types.Position(line=2, character=4), label="x")
+    assert off_document([hint], lines, URI, types.TEXT_DOCUMENT_INLAY_HINT) != []
+    symbol = types.DocumentSymbol(name="m", kind=types.SymbolKind.Module,
+                                  range=_range((0, 0), (2, 3)),
+                                  selection_range=_range((0, 0), (0, 1)),
+                                  children=[types.DocumentSymbol(
+                                      name="c", kind=types.SymbolKind.Function,
+                                      range=_range((1, 0), (1, 5)),
+                                      selection_range=_range((1, 0), (1, 1)))])
+    assert off_document([symbol], lines, URI, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL) == [
+        "result[0].children[0].range 1:0-1:5"]
+    assert off_document({"data": [0, 0, 2, 0, 0, 1, 0, 3, 0, 0]}, lines, URI,
+                        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL) == [
+        "semantic token 1 at 1:0 length 3"]
+    assert off_document([types.FoldingRange(start_line=2, end_line=4)], lines, URI,
+                        types.TEXT_DOCUMENT_FOLDING_RANGE) != []
+
+
+@settings(max_examples=200, deadline=None)
+@given(LINE_TEXTS, st.data())
+def test_the_harness_counts_lines_as_the_server(text, data):
+    """The harness's own line rules (positions, edits) agree with LineIndex,
+    which tests/unit/syntax/test_lines_properties.py checks against the
+    specification: two implementations, one answer."""
+    lines, index = Lines(text), LineIndex(text)
+    assert lines.count == index.line_count
+    for offset in range(len(text) + 1):
+        if 0 < offset < len(text) and text[offset - 1:offset + 1] == "\r\n":
+            continue  # inside a line break: no position of its own
+        pos = lines.position(offset)
+        assert (pos.line, pos.character) == index.position(offset)
+        assert lines.offset(pos.line, pos.character) == offset
+    line = data.draw(st.integers(0, lines.count - 1))
+    character = data.draw(st.integers(0, 50))
+    assert lines.offset(line, character) == index.offset(line, character)
+
+
+def test_changes_apply_as_the_specification_says():
+    text = "ab\r\ncd"
+    past_end = types.TextDocumentContentChangePartial(range=_range((0, 9), (1, 1)), text="X")
+    assert apply_change(text, past_end) == "abXd"
+    in_crlf = types.TextDocumentContentChangePartial(range=_range((0, 3), (0, 3)), text="Y")
+    assert apply_change(text, in_crlf) == "abY\r\ncd"
+
+
+def test_mutations_are_reproducible_from_the_seed():
+    text = harness.EXAMPLES.joinpath(
+        "cpu_dump", "module_0002.jit__threefry_seed.cpu_after_optimizations.txt").read_text()
+    for mutation in harness.MUTATIONS:
+        a = mutation(text, random.Random(7))
+        assert a == mutation(text, random.Random(7)), mutation.__name__
+    assert harness.long_line(text, random.Random(1)) != text
+    assert "(" * 64 in harness.deep_tuple(text, random.Random(1))
+
+
+def test_the_fuzz_run_finds_nothing(tmp_path):
+    """The harness against the server for HLO_LSP_FUZZ_SECONDS: every failure
+    count zero; the seed and the reproducers written are in the message."""
+    seconds = float(os.environ.get("HLO_LSP_FUZZ_SECONDS", "60"))
+    seed = int(os.environ.get("HLO_LSP_FUZZ_SEED", "0") or 0)
+    out = tmp_path / "fuzz"
+    report = harness.run(seed, seconds, out, harness.seed_files(), minimize_s=60)
+    print(report.summary())
+    assert report.documents > 0 and report.requests > 0
+    assert report.failed == 0, report.summary()
+
+
+@pytest.mark.parametrize("kind", ["tracebacks", "off_document"])
+def test_a_failure_is_counted_and_written_out(tmp_path, kind):
+    """The report's counts and reproducer files (the text byte for byte, lone
+    surrogates as UTF-8 with surrogatepass), without a server."""
+    fuzzer = harness.Fuzzer(5, 0, tmp_path, [])
+    fuzzer.fail(kind, "what happened", 3, "seed.hlo", "HloModule m\n\udc80\n", None, ["truncate"])
+    assert fuzzer.report.failed == 1 and fuzzer.report.counts[kind] == 1
+    assert f"{kind} 1" in fuzzer.report.summary()
+    assert "seed 5, document 3" in fuzzer.report.summary()
+    asyncio.run(fuzzer.write_reproducers())
+    assert fuzzer.report.written == [str(tmp_path / "fuzz-5-0.hlo")]
+    assert (tmp_path / "fuzz-5-0.hlo").read_bytes().decode("utf-8", "surrogatepass") == \
+        "HloModule m\n\udc80\n"
+    written = json.loads((tmp_path / "fuzz-5-0.json").read_text())
+    assert written["kind"] == kind and written["history"] == ["truncate"]
+    assert written["reproduce"] == "python -m tests.fuzz.harness --seed 5 --documents 4"
