@@ -1,0 +1,356 @@
+"""The dataflow graph of a computation, or of the neighbourhood of one
+instruction, as plain data: what the ``hlo/graph`` request, ``hlo-lsp graph``
+and its HTML page draw.
+
+Nodes are instructions (name, opcode, shape without layout, kind, source
+offsets); an edge goes from an operand's defining instruction to its user, with
+the operand index and the operand's shape. A fusion's fused computation, a
+``while`` body and condition, a ``conditional``'s branches and a ``call``'s callee
+are *clusters*: their instructions carry the cluster id, the cluster names its
+caller (``owner``), so a renderer can draw them as collapsible boxes. A cluster
+is expanded only while the node budget allows; the rest is counted, never
+silently dropped (:attr:`Graph.omitted`, :attr:`GraphNode.hidden`).
+
+Big computations: with ``around`` (an instruction) the graph is the
+breadth-first neighbourhood over operands and users up to ``hops`` hops, capped
+at ``limit`` nodes; a whole computation larger than ``limit`` is answered the
+same way around its ROOT. The cost is that of the nodes shown (plus one pass
+over the computation to index its users, kept by the model).
+
+Kinds (the one answer for each: :mod:`hlo_lsp.model.kernels`,
+:data:`hlo_lsp.model.summary.COLLECTIVE_OPCODES`): ``fusion`` (``label``:
+"Triton GEMM fusion", "loop fusion", ...), ``custom-call`` (``library``:
+cuBLAS, cuBLASLt FP8, cuDNN, Triton...), ``collective`` (also the ``-done`` half
+of an async collective), ``parameter``, ``constant``, ``control-flow`` (while,
+conditional, call, async-*), ``other``. Offsets are code points into the
+module's text, as everywhere in the model. Pure; never raises on a partial
+module.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from itertools import chain
+from dataclasses import dataclass, field
+
+from hlo_lsp.model.backend_config import target_library
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
+                                   fusion_backend_kind, hlo_fusion_kind, short_shape)
+from hlo_lsp.model.summary import COLLECTIVE_OPCODES
+
+#: Nodes shown at most by default (the request and the command may ask for others).
+DEFAULT_LIMIT = 200
+#: Hops around an instruction by default.
+DEFAULT_HOPS = 3
+#: Nodes shown at most, whatever is asked.
+MAX_LIMIT = 5000
+#: Nested clusters (fusion in fusion, while in while) expanded at most.
+MAX_DEPTH = 8
+
+KINDS = ("fusion", "custom-call", "collective", "parameter", "constant", "control-flow",
+         "other")
+_CONTROL_FLOW = frozenset("while conditional call async-start async-update async-done".split())
+#: Attributes whose computations are drawn as clusters, per opcode.
+_CLUSTER_ATTRS = {
+    "fusion": ("calls",),
+    "while": ("condition", "body"),
+    "conditional": ("true_computation", "false_computation", "branch_computations"),
+    "call": ("to_apply", "calls"),
+    "async-start": ("calls",),
+}
+
+
+@dataclass(slots=True)
+class GraphNode:
+    """One instruction. ``id`` is unique in the graph (the name at the top level,
+    ``<cluster id>/<name>`` inside a cluster); ``start``/``end`` the instruction's
+    text, ``name_start``/``name_end`` its name (with ``%``); ``hidden``: operands
+    and users of this instruction that are not shown; ``calls``: ids of the
+    clusters this node owns (expanded or not)."""
+
+    id: str
+    name: str
+    opcode: str
+    shape: str
+    kind: str
+    computation: str
+    start: int
+    end: int
+    name_start: int
+    name_end: int
+    cluster: str | None = None
+    label: str = ""
+    library: str = ""
+    target: str = ""
+    is_root: bool = False
+    hidden: int = 0
+    calls: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphEdge:
+    """Operand ``operand`` of ``target`` is ``source`` (node ids); ``shape`` is the
+    operand's shape without layout."""
+
+    source: str
+    target: str
+    operand: int
+    shape: str
+
+
+@dataclass(slots=True)
+class GraphCluster:
+    """A called computation drawn inside its caller: ``owner`` is the calling
+    node's id, ``attr`` the attribute that calls it (``calls``, ``body``...),
+    ``expanded`` whether its instructions are in the graph, ``size`` its
+    instruction count, ``shown`` how many of them are nodes."""
+
+    id: str
+    computation: str
+    owner: str
+    attr: str
+    size: int
+    shown: int = 0
+    expanded: bool = False
+    parent: str | None = None
+
+
+@dataclass(slots=True)
+class Graph:
+    """The answer: the computation drawn (``computation``), the instruction the
+    neighbourhood is around (``focus``, a node id, else None), ``nodes``,
+    ``edges``, ``clusters``; ``total`` instructions of the computation and of the
+    clusters offered, ``omitted`` of those not shown; ``message`` says so
+    ("1234 more not shown: ..."), "" when everything is shown."""
+
+    computation: str
+    focus: str | None
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    clusters: list[GraphCluster]
+    total: int
+    omitted: int
+    message: str = ""
+    hops: int | None = None
+    limit: int = DEFAULT_LIMIT
+
+    def node(self, node_id: str) -> GraphNode | None:
+        """The node with ``node_id``, None when absent."""
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        return None
+
+
+def classify_node(ins: Instruction) -> tuple[str, str, str, str]:
+    """``(kind, label, library, target)`` of one instruction (see the module
+    docstring): a fusion's label from its backend or HLO kind, a custom-call's
+    library and target."""
+    op = ins.opcode
+    if op == "fusion":
+        backend, _ = fusion_backend_kind(ins)
+        if backend:
+            label = BACKEND_KIND_LABELS.get(backend, backend) + " fusion"
+        else:
+            hlo = hlo_fusion_kind(ins)
+            label = HLO_KIND_LABELS.get(hlo, hlo or "?") + " fusion"
+        return "fusion", label, "", ""
+    if op == "custom-call":
+        target = custom_call_target(ins) or ""
+        library = target_library(target)
+        return "custom-call", f"{library} call", library, target
+    if op in COLLECTIVE_OPCODES or (op.endswith("-done")
+                                    and op[:-5] + "-start" in COLLECTIVE_OPCODES):
+        return "collective", op, "", ""
+    if op == "parameter":
+        return "parameter", op, "", ""
+    if op == "constant":
+        return "constant", op, "", ""
+    if op in _CONTROL_FLOW:
+        return "control-flow", op, "", ""
+    return "other", op, "", ""
+
+
+class _Builder:
+    def __init__(self, module: HloModule, limit: int) -> None:
+        self.module = module
+        self.limit = limit
+        self.nodes: list[GraphNode] = []
+        self.edges: list[GraphEdge] = []
+        self.clusters: list[GraphCluster] = []
+        self.total = 0
+        self.shown = 0
+
+    def room(self) -> int:
+        return self.limit - len(self.nodes)
+
+    def add_nodes(self, comp: Computation, chosen: list[Instruction], cluster: str | None,
+                  depth: int, active: set[str]) -> dict[str, str]:
+        """Nodes for ``chosen`` (instructions of ``comp``) and the edges between
+        them; then the clusters of their calls. Returns name -> node id."""
+        prefix = f"{cluster}/" if cluster else ""
+        ids = {ins.name.name: prefix + ins.name.name for ins in chosen}
+        users = comp.users_by_name
+        by_name = comp.by_name
+        # users of each shown instruction that are shown too (cost: the shown edges)
+        shown_users: dict[str, int] = {}
+        for ins in chosen:
+            for used in {r.name for r in ins.uses()}:
+                if used in ids:
+                    shown_users[used] = shown_users.get(used, 0) + 1
+        added: list[tuple[Instruction, GraphNode]] = []
+        for ins in chosen:
+            kind, label, library, target = classify_node(ins)
+            name = ins.name.name
+            operands = {op.ref.name for op in ins.operands if op.ref.name in by_name}
+            hidden = sum(1 for n in operands if n not in ids) + \
+                len(users.get(name, ())) - shown_users.get(name, 0)
+            node = GraphNode(ids[name], name, ins.opcode,
+                             short_shape(ins.shape.text) if ins.shape is not None else "",
+                             kind, comp.name.name, ins.start, ins.end, ins.name.start,
+                             ins.name.end, cluster, label, library, target, ins.is_root,
+                             hidden)
+            self.nodes.append(node)
+            added.append((ins, node))
+            for i, op in enumerate(ins.operands):
+                src = ids.get(op.ref.name)
+                if src is None:
+                    continue
+                producer = comp.by_name.get(op.ref.name)
+                shape = op.shape.text if op.shape is not None else (
+                    producer.shape.text if producer is not None and producer.shape else "")
+                self.edges.append(GraphEdge(src, node.id, i, short_shape(shape)))
+        for ins, node in added:
+            self.add_clusters(ins, node, depth, active)
+        return ids
+
+    def add_clusters(self, ins: Instruction, node: GraphNode, depth: int,
+                     active: set[str]) -> None:
+        attrs = _CLUSTER_ATTRS.get(ins.opcode)
+        if not attrs:
+            return
+        for cref in ins.called:
+            if cref.attr not in attrs:
+                continue
+            callee = self.module.by_name.get(cref.ref.name)
+            if callee is None:
+                continue
+            cid = f"{node.id}:{callee.name.name}"
+            cluster = GraphCluster(cid, callee.name.name, node.id, cref.attr,
+                                   len(callee.instructions), parent=node.cluster)
+            self.clusters.append(cluster)
+            node.calls.append(cid)
+            self.total += cluster.size
+            if depth >= MAX_DEPTH or callee.name.name in active \
+                    or cluster.size > self.room():
+                continue
+            cluster.expanded = True
+            cluster.shown = cluster.size
+            self.add_nodes(callee, list(callee.instructions), cid, depth + 1,
+                           active | {callee.name.name})
+
+
+def neighbourhood(comp: Computation, center: Instruction, hops: int,
+                  limit: int) -> list[Instruction]:
+    """The instructions of ``comp`` at most ``hops`` operand/user steps from
+    ``center``, nearest first (breadth-first; operands before users, each in
+    text order), at most ``limit`` of them; shown in text order."""
+    by_name = comp.by_name
+    users = comp.users_by_name
+    seen = {center.name.name: 0}
+    queue = deque([center])
+    while queue and len(seen) < limit:
+        ins = queue.popleft()
+        d = seen[ins.name.name]
+        if d >= hops:
+            continue
+        for nb in chain((by_name.get(op.ref.name) for op in ins.operands),
+                        users.get(ins.name.name, ())):
+            if nb is None or nb.name.name in seen:
+                continue
+            seen[nb.name.name] = d + 1
+            queue.append(nb)
+            if len(seen) >= limit:
+                break
+    order = {id(i): k for k, i in enumerate(comp.instructions)} \
+        if len(seen) * 8 > len(comp.instructions) else None
+    chosen = [by_name[n] for n in seen]
+    if order is not None:
+        chosen.sort(key=lambda i: order[id(i)])
+    else:
+        chosen.sort(key=lambda i: i.start)
+    return chosen
+
+
+def graph(module: HloModule, computation: str | None = None, around: int | str | None = None,
+          hops: int | None = None, limit: int = DEFAULT_LIMIT) -> Graph | None:
+    """The graph of ``computation`` (a name; default: the one holding ``around``,
+    else ENTRY), or of the neighbourhood of ``around`` (an instruction name, or an
+    offset inside an instruction or on its name) up to ``hops`` hops
+    (default :data:`DEFAULT_HOPS`). At most ``limit`` nodes (1 to
+    :data:`MAX_LIMIT`). None when there is no such computation or instruction.
+
+    An offset on a computation's header (not inside an instruction) asks for that
+    whole computation."""
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    center: Instruction | None = None
+    comp: Computation | None = None
+    if isinstance(around, int):
+        center = module.instruction_at(around)
+        comp = center.computation if center is not None else module.computation_at(around)
+        if comp is None:
+            return None
+    if computation:
+        named = module.by_name.get(computation.lstrip("%"))
+        if named is None:
+            return None
+        if comp is not None and comp is not named:
+            center = None
+        comp = named
+    if comp is None:
+        comp = module.entry
+    if comp is None:
+        return None
+    if isinstance(around, str):
+        center = comp.by_name.get(around.lstrip("%"))
+        if center is None and computation is None:
+            for c in module.computations:  # the instruction wherever it is
+                center = c.by_name.get(around.lstrip("%"))
+                if center is not None:
+                    comp = c
+                    break
+        if center is None:
+            return None
+    b = _Builder(module, limit)
+    b.total = len(comp.instructions)
+    if center is None and len(comp.instructions) > limit and comp.root is not None:
+        center = comp.root
+        hops = hops if hops is not None else len(comp.instructions)
+    if center is not None:
+        hops = DEFAULT_HOPS if hops is None else max(0, int(hops))
+        chosen = neighbourhood(comp, center, hops, limit)
+    else:
+        chosen = list(comp.instructions)
+    b.add_nodes(comp, chosen, None, 0, {comp.name.name})
+    omitted = b.total - len(b.nodes)
+    message = ""
+    if omitted > 0:
+        top = len(comp.instructions) - len(chosen)
+        parts = []
+        if top:
+            parts.append(f"{top} of {len(comp.instructions)} instructions of "
+                         f"{comp.name.name}")
+        inner = omitted - top
+        if inner:
+            parts.append(f"{inner} in called computations (collapsed)")
+        message = f"{omitted} more not shown: " + ", ".join(parts)
+        if center is not None and top:
+            message += f" (within {hops} hops of {center.name.name}, at most {limit} nodes)"
+    focus = center.name.name if center is not None else None
+    return Graph(comp.name.name, focus, b.nodes, b.edges, b.clusters, b.total, omitted,
+                 message, hops if center is not None else None, limit)
+
+
+__all__ = ["DEFAULT_HOPS", "DEFAULT_LIMIT", "Graph", "GraphCluster", "GraphEdge", "GraphNode",
+           "KINDS", "MAX_LIMIT", "classify_node", "graph", "neighbourhood"]

@@ -1,0 +1,183 @@
+"""The dataflow graph (hlo_lsp.features.graph) on the real dumps of examples/:
+nodes, edges and clusters are checked against the model they come from."""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import deque
+
+import pytest
+
+from hlo_lsp.features.graph import classify_node, graph
+from hlo_lsp.model.backend_config import target_library
+from hlo_lsp.model.kernels import custom_call_target
+from hlo_lsp.model.summary import COLLECTIVE_OPCODES
+from hlo_lsp.syntax.parser import parse
+from tests.helpers import CPU_DUMP, FP8_DUMP, FP8_FUSED, FP8_REGRESSION, GPU, offset_of, read
+
+AFTER = sorted(GPU.glob("*.txt")) + sorted(CPU_DUMP.glob("*after_optimizations.txt")) + \
+    sorted(GPU.glob("deviceless/*/*_gpu_after_optimizations.txt"))
+
+
+def _expected_edges(comp, prefix=""):
+    out = set()
+    for ins in comp.instructions:
+        for i, op in enumerate(ins.operands):
+            if op.ref.name in comp.by_name:
+                out.add((prefix + op.ref.name, prefix + ins.name.name, i))
+    return out
+
+
+@pytest.mark.parametrize("path", AFTER, ids=lambda p: p.name)
+def test_entry_graph_is_the_entry_computation_with_its_fusions_inside(path):
+    module = parse(read(path))
+    g = graph(module, limit=5000)
+    entry = module.entry
+    top = [n for n in g.nodes if n.cluster is None]
+    assert [n.name for n in top] == [i.name.name for i in entry.instructions]
+    assert {(e.source, e.target, e.operand) for e in g.edges
+            if "/" not in e.source} == _expected_edges(entry)
+    # every fusion is a cluster holding exactly its fused computation's instructions
+    fusions = [i for i in entry.instructions if i.opcode == "fusion"]
+    for ins in fusions:
+        callee = next(c.ref.name for c in ins.called if c.attr == "calls")
+        cluster = next(c for c in g.clusters if c.owner == ins.name.name)
+        assert cluster.computation == callee and cluster.expanded
+        inside = [n.name for n in g.nodes if n.cluster == cluster.id]
+        assert inside == [i.name.name for i in module.by_name[callee].instructions]
+        prefix = cluster.id + "/"
+        assert {(e.source, e.target, e.operand) for e in g.edges
+                if e.target.startswith(prefix) and e.target.count("/") == 1} \
+            == _expected_edges(module.by_name[callee], prefix)
+    assert g.omitted == 0 and g.message == ""
+    for n in top:  # kinds follow the model's own answers
+        ins = entry.by_name[n.name]
+        if ins.opcode == "custom-call":
+            assert (n.kind, n.library) == ("custom-call",
+                                           target_library(custom_call_target(ins)))
+        elif ins.opcode in COLLECTIVE_OPCODES:
+            assert n.kind == "collective"
+        assert (n.start, n.end) == (ins.start, ins.end)
+        assert module.text[n.name_start:n.name_end].lstrip("%") == n.name
+
+
+def test_fp8_cublaslt_call_is_a_cublaslt_fp8_custom_call_with_its_edges():
+    text = read(FP8_DUMP)
+    g = graph(parse(text))
+    gemm = g.node("cublas-gemm.1.0")
+    assert (gemm.kind, gemm.library, gemm.target) == ("custom-call", "cuBLASLt FP8",
+                                                      "__cublas$lt$matmul$f8")
+    assert gemm.name_start == offset_of(text, "%cublas-gemm.1.0 =")
+    into = sorted((e.operand, e.source) for e in g.edges if e.target == gemm.id)
+    ins = parse(text).entry.by_name["cublas-gemm.1.0"]
+    assert into == [(i, op.ref.name) for i, op in enumerate(ins.operands)]
+
+
+def test_triton_gemm_fusion_cluster_of_the_regression_dump():
+    module = parse(read(FP8_REGRESSION))
+    g = graph(module, computation="main.25")
+    fusion = g.node("gemm_fusion_dot.19.0")
+    assert (fusion.kind, fusion.label) == ("fusion", "Triton GEMM fusion")
+    assert fusion.calls == ["gemm_fusion_dot.19.0:gemm_fusion_dot.19_computation"]
+    dot = g.node("gemm_fusion_dot.19.0:gemm_fusion_dot.19_computation/dot.1")
+    assert dot.opcode == "dot" and dot.computation == "gemm_fusion_dot.19_computation"
+
+
+def _distances(comp, center):
+    dist = {center.name.name: 0}
+    queue = deque([center])
+    while queue:
+        ins = queue.popleft()
+        nbs = [comp.by_name.get(o.ref.name) for o in ins.operands] + \
+            comp.users_by_name.get(ins.name.name, [])
+        for nb in nbs:
+            if nb is not None and nb.name.name not in dist:
+                dist[nb.name.name] = dist[ins.name.name] + 1
+                queue.append(nb)
+    return dist
+
+
+@pytest.mark.parametrize("hops", [0, 1, 2, 4])
+def test_neighbourhood_is_every_instruction_within_k_hops(hops):
+    text = read(CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt")
+    module = parse(text)
+    entry = module.entry
+    center = next(i for i in entry.instructions if i.opcode == "fusion")
+    g = graph(module, around=center.name.start + 2, hops=hops, limit=5000)
+    dist = _distances(entry, center)
+    assert g.focus == center.name.name and g.computation == entry.name.name
+    assert {n.name for n in g.nodes if n.cluster is None} == \
+        {n for n, d in dist.items() if d <= hops}
+    shown = {n.name for n in g.nodes if n.cluster is None}
+    for n in g.nodes:
+        if n.cluster is None:  # hidden counts the neighbours left out
+            ins = entry.by_name[n.name]
+            nbs = {o.ref.name for o in ins.operands if o.ref.name in entry.by_name} | \
+                {u.name.name for u in entry.users_by_name.get(n.name, [])}
+            assert n.hidden == len(nbs - shown)
+
+
+def test_node_cap_keeps_the_nearest_and_says_how_many_are_not_shown():
+    module = parse(read(CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt"))
+    entry = module.entry
+    root = entry.root
+    g = graph(module, limit=20)
+    assert len(g.nodes) == 20 and g.focus == root.name.name
+    dist = _distances(entry, root)
+    shown = [dist[n.name] for n in g.nodes if n.cluster is None]
+    hidden = [d for n, d in dist.items() if n not in {x.name for x in g.nodes}]
+    assert max(shown) <= min(hidden)
+    assert g.omitted == g.total - len(g.nodes) > 0
+    assert g.message.startswith(f"{g.omitted} more not shown")
+    # clusters that did not fit are listed, collapsed
+    assert any(not c.expanded for c in g.clusters)
+
+
+def test_while_body_and_condition_are_clusters():
+    module = parse(read(CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt"))
+    loops = [(c, i) for c in module.computations for i in c.instructions
+             if i.opcode in ("while", "conditional")]
+    assert loops, "the train step dump has control flow"
+    comp, ins = loops[0]
+    g = graph(module, computation=comp.name.name, limit=5000)
+    owned = sorted((c.attr, c.computation) for c in g.clusters if c.owner == ins.name.name)
+    assert owned == sorted((c.attr, c.ref.name) for c in ins.called)
+    expanded = [c for c in g.clusters if c.owner == ins.name.name and c.expanded]
+    for c in expanded:
+        assert [n.name for n in g.nodes if n.cluster == c.id] == \
+            [i.name.name for i in module.by_name[c.computation].instructions]
+
+
+def test_unknown_names_answer_none_and_classify_covers_parameters():
+    module = parse(read(FP8_FUSED))
+    assert graph(module, computation="no_such") is None
+    assert graph(module, around="no_such") is None
+    p = module.entry.parameters()[0]
+    assert classify_node(p)[0] == "parameter"
+
+
+def test_200_node_neighbourhood_of_a_large_generated_module_is_fast():
+    """A synthetic 30,000-instruction ENTRY (a chain with side branches): the
+    neighbourhood of an instruction in the middle is capped and quick."""
+    lines = ["HloModule big, is_scheduled=true", "", "ENTRY %main (p: f32[8]) -> f32[8] {",
+             "  %p = f32[8]{0} parameter(0)"]
+    prev = "p"
+    for i in range(30000):
+        lines.append(f"  %a{i} = f32[8]{{0}} add(f32[8]{{0}} %{prev}, f32[8]{{0}} %p)")
+        prev = f"a{i}"
+    lines.append(f"  ROOT %r = f32[8]{{0}} negate(f32[8]{{0}} %{prev})")
+    lines.append("}")
+    text = "\n".join(lines) + "\n"
+    module = parse(text)
+    gc.freeze()  # as the server does with live models (hlo_lsp.lsp.collector)
+    try:
+        module.entry.users_by_name  # built once per computation, kept by the model
+        t0 = time.perf_counter()
+        g = graph(module, around=text.index("%a15000 ="), hops=1000, limit=200)
+        elapsed = time.perf_counter() - t0
+    finally:
+        gc.unfreeze()
+    assert len(g.nodes) == 200 and g.omitted == 30002 - 200
+    assert "30002" in g.message or str(g.omitted) in g.message
+    assert elapsed < 0.1, elapsed
