@@ -352,5 +352,100 @@ def graph(module: HloModule, computation: str | None = None, around: int | str |
                  message, hops if center is not None else None, limit)
 
 
+# ------------------------------------------------------------------- DOT ---
+
+#: Fill colour per kind (the HTML page's legend uses the same).
+KIND_COLORS = {"fusion": "#cfe2ff", "custom-call": "#ffd8a8", "collective": "#fcc2d7",
+               "parameter": "#d3f9d8", "constant": "#e9ecef", "control-flow": "#e5dbff",
+               "other": "#ffffff"}
+
+
+def dot_quote(text: str) -> str:
+    """``text`` as a DOT double-quoted string: backslashes and quotes escaped,
+    line breaks and other control characters dropped (names come from an
+    untrusted file; a backslash would otherwise start a Graphviz escape such
+    as ``\\N``)."""
+    clean = "".join(ch if ch >= " " and ch != "\x7f" else " " for ch in text)
+    return '"' + clean.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _label(*lines: str) -> str:
+    """A multi-line DOT label: each line quoted on its own, joined by ``\\n``."""
+    return '"' + "\\n".join(dot_quote(line)[1:-1] for line in lines if line) + '"'
+
+
+def dot_ids(g: Graph) -> tuple[dict[str, str], dict[str, str]]:
+    """Identifiers that are safe anywhere (DOT, SVG ``id``, CSS): node id ->
+    ``n<i>`` and cluster id -> ``c<i>``, in graph order. Edge ``i`` is ``e<i>``."""
+    return ({n.id: f"n{i}" for i, n in enumerate(g.nodes)},
+            {c.id: f"c{i}" for i, c in enumerate(g.clusters)})
+
+
+def to_dot(g: Graph, edge_labels: bool = True) -> str:
+    """The graph as Graphviz DOT, top to bottom: nodes filled by kind
+    (:data:`KIND_COLORS`), labelled with name, label (fusion or library) and
+    shape; expanded clusters as ``subgraph cluster_*`` (nested as called), each
+    with a dashed edge from its ROOT to its caller; edges labelled with the
+    operand's shape (``edge_labels``). Every name is quoted by
+    :func:`dot_quote`; ids are :func:`dot_ids`."""
+    node_ids, cluster_ids = dot_ids(g)
+    out = ["digraph hlo {",
+           f"  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11, label={_label(g.message)}, "
+           "labelloc=t, nodesep=0.25, ranksep=0.35];",
+           '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, '
+           'margin="0.08,0.04", height=0.3];',
+           '  edge [fontname="Helvetica", fontsize=8, color="#666666", arrowsize=0.6];']
+    members: dict[str | None, list[GraphNode]] = {}
+    for n in g.nodes:
+        members.setdefault(n.cluster, []).append(n)
+    children: dict[str | None, list[GraphCluster]] = {}
+    for c in g.clusters:
+        if c.expanded:
+            children.setdefault(c.parent, []).append(c)
+
+    def node_line(n: GraphNode, indent: str) -> str:
+        detail = n.label if n.label != n.opcode else ""
+        if n.kind == "custom-call" and n.target:
+            detail = f"{n.library}: {n.target}"
+        more = f"+{n.hidden} not shown" if n.hidden else ""
+        attrs = [f"id={dot_quote(node_ids[n.id])}", f"label={_label(n.name, detail or n.opcode, n.shape, more)}",
+                 f"fillcolor={dot_quote(KIND_COLORS.get(n.kind, '#ffffff'))}",
+                 f"class={dot_quote('kind-' + n.kind)}",
+                 f"tooltip={dot_quote(f'{n.opcode} {n.shape}'.strip())}"]
+        if n.id == g.focus:
+            attrs.append("penwidth=3")
+        if n.hidden:
+            attrs.append('color="#d9480f"')
+        return f"{indent}{node_ids[n.id]} [{', '.join(attrs)}];"
+
+    def scope(key: str | None, indent: str) -> None:
+        for n in members.get(key, ()):
+            out.append(node_line(n, indent))
+        for c in children.get(key, ()):
+            cid = cluster_ids[c.id]
+            owner = next((n for n in g.nodes if n.id == c.owner), None)
+            title = f"{c.computation} ({c.attr} of {owner.name if owner else c.owner})"
+            out.append(f"{indent}subgraph cluster_{cid} {{")
+            out.append(f"{indent}  id={dot_quote(cid)}; label={dot_quote(title)}; "
+                       'style="rounded,dashed"; color="#868e96"; fontsize=9;')
+            scope(c.id, indent + "  ")
+            out.append(f"{indent}}}")
+
+    scope(None, "  ")
+    for i, e in enumerate(g.edges):
+        attrs = [f"id=\"e{i}\"", f"tooltip={dot_quote(f'operand {e.operand}: {e.shape}')}"]
+        if edge_labels and e.shape:
+            attrs.append(f"label={dot_quote(e.shape)}")
+        out.append(f"  {node_ids[e.source]} -> {node_ids[e.target]} [{', '.join(attrs)}];")
+    for c in g.clusters:
+        root = next((n for n in members.get(c.id, ()) if n.is_root), None) if c.expanded else None
+        if root is not None and c.owner in node_ids:
+            out.append(f"  {node_ids[root.id]} -> {node_ids[c.owner]} [id=\"r{cluster_ids[c.id]}\", "
+                       'style=dashed, color="#adb5bd", arrowhead=empty];')
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
 __all__ = ["DEFAULT_HOPS", "DEFAULT_LIMIT", "Graph", "GraphCluster", "GraphEdge", "GraphNode",
-           "KINDS", "MAX_LIMIT", "classify_node", "graph", "neighbourhood"]
+           "KINDS", "KIND_COLORS", "MAX_LIMIT", "classify_node", "dot_ids", "dot_quote", "graph",
+           "neighbourhood", "to_dot"]

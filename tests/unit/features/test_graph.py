@@ -181,3 +181,70 @@ def test_200_node_neighbourhood_of_a_large_generated_module_is_fast():
     assert len(g.nodes) == 200 and g.omitted == 30002 - 200
     assert "30002" in g.message or str(g.omitted) in g.message
     assert elapsed < 0.1, elapsed
+
+
+# ------------------------------------------------------------ DOT and page ---
+
+def test_dot_quote_escapes_what_graphviz_would_interpret():
+    from hlo_lsp.features.graph import dot_quote
+    assert dot_quote('a"b') == '"a\\"b"'
+    assert dot_quote("a\\N") == '"a\\\\N"'  # not Graphviz's node-name escape
+    assert dot_quote("x\ny\r") == '"x y "'
+
+
+def test_dot_has_one_node_per_graph_node_and_one_edge_per_edge():
+    import re
+
+    from hlo_lsp.features.graph import dot_ids, to_dot
+    g = graph(parse(read(FP8_REGRESSION)))
+    dot = to_dot(g)
+    node_ids, cluster_ids = dot_ids(g)
+    declared = re.findall(r"^\s*(n\d+) \[id=", dot, re.M)
+    assert declared == [node_ids[n.id] for n in g.nodes]
+    edges = re.findall(r"^\s*(n\d+) -> (n\d+) \[id=\"e\d+\"", dot, re.M)
+    assert edges == [(node_ids[e.source], node_ids[e.target]) for e in g.edges]
+    assert dot.count("subgraph cluster_") == sum(c.expanded for c in g.clusters)
+
+
+def test_dot_is_valid_graphviz_when_dot_is_installed(tmp_path):
+    import shutil
+    import subprocess
+
+    from hlo_lsp.features.graph import to_dot
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed")
+    g = graph(parse(read(CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt")))
+    svg = subprocess.run(["dot", "-Tsvg"], input=to_dot(g), capture_output=True, text=True,
+                         check=True).stdout
+    assert svg.count('class="node') == len(g.nodes)
+
+
+def test_cli_graph_writes_a_self_contained_page_and_dot(tmp_path, capsys):
+    import json
+    import re
+
+    from hlo_lsp.cli.main import main
+    out = tmp_path / "g.html"
+    assert main(["graph", str(FP8_REGRESSION), "--around", "gemm_fusion_dot.19.0", "--hops",
+                 "1", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "<script src" not in page and "http://" not in page.split("<script>")[0]
+    data = json.loads(re.search(r'id="hlo-graph-data">(.*?)</script>', page, re.S).group(1))
+    module = parse(read(FP8_REGRESSION))
+    g = graph(module, around="gemm_fusion_dot.19.0", hops=1)
+    assert [n["name"] for n in data["nodes"]] == [n.name for n in g.nodes]
+    text = read(FP8_REGRESSION)
+    first = data["nodes"][0]
+    line = text.split("\n")[first["range"]["start"]["line"]]
+    assert line[first["range"]["start"]["character"]:].startswith("%" + first["name"])
+    assert main(["graph", str(FP8_REGRESSION), "-f", "dot"]) == 0
+    assert capsys.readouterr().out.startswith("digraph hlo {")
+    assert main(["graph", str(FP8_REGRESSION), "--computation", "nope"]) == 2
+
+
+def test_script_json_cannot_close_the_script_element():
+    from hlo_lsp.cli.graph_page import script_json
+    text = script_json({"name": "</script><img src=x onerror=alert(1)>&"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    import json
+    assert json.loads(text)["name"].startswith("</script>")
