@@ -324,8 +324,9 @@ def graph(module: HloModule, computation: str | None = None, around: int | str |
             return None
     b = _Builder(module, limit)
     b.total = len(comp.instructions)
+    implicit = False
     if center is None and len(comp.instructions) > limit and comp.root is not None:
-        center = comp.root
+        center, implicit = comp.root, True
         hops = hops if hops is not None else len(comp.instructions)
     if center is not None:
         hops = DEFAULT_HOPS if hops is None else max(0, int(hops))
@@ -345,7 +346,9 @@ def graph(module: HloModule, computation: str | None = None, around: int | str |
         if inner:
             parts.append(f"{inner} in called computations (collapsed)")
         message = f"{omitted} more not shown: " + ", ".join(parts)
-        if center is not None and top:
+        if implicit and top:
+            message += f" (the {limit} nearest to ROOT {center.name.name})"
+        elif center is not None and top:
             message += f" (within {hops} hops of {center.name.name}, at most {limit} nodes)"
     focus = center.name.name if center is not None else None
     return Graph(comp.name.name, focus, b.nodes, b.edges, b.clusters, b.total, omitted,
@@ -381,23 +384,51 @@ def dot_ids(g: Graph) -> tuple[dict[str, str], dict[str, str]]:
             {c.id: f"c{i}" for i, c in enumerate(g.clusters)})
 
 
-def to_dot(g: Graph, edge_labels: bool = True) -> str:
+#: A node with more shown users than this is drawn once more beside each user
+#: (a *stub*, DOT id ``s<i>`` for edge ``i``) instead of with an edge to each:
+#: long edges from one hub (a parameter every step reads) make Graphviz's
+#: layout take minutes; XLA's own graph dumper inlines such operands too.
+HUB_EDGES = 8
+#: Above this many edges, edges carry no shape label (labels are layout nodes).
+LABELLED_EDGES = 120
+
+
+def stub_edges(g: Graph) -> set[int]:
+    """Indices of the edges drawn from a stub (their source has more than
+    :data:`HUB_EDGES` edges out)."""
+    out: dict[str, int] = {}
+    for e in g.edges:
+        out[e.source] = out.get(e.source, 0) + 1
+    return {i for i, e in enumerate(g.edges) if out[e.source] > HUB_EDGES}
+
+
+def to_dot(g: Graph, edge_labels: bool | None = None) -> str:
     """The graph as Graphviz DOT, top to bottom: nodes filled by kind
     (:data:`KIND_COLORS`), labelled with name, label (fusion or library) and
     shape; expanded clusters as ``subgraph cluster_*`` (nested as called), each
     with a dashed edge from its ROOT to its caller; edges labelled with the
-    operand's shape (``edge_labels``). Every name is quoted by
-    :func:`dot_quote`; ids are :func:`dot_ids`."""
+    operand's shape (``edge_labels``; default: up to :data:`LABELLED_EDGES`
+    edges); edges from hubs drawn from stubs (:func:`stub_edges`). Every name is
+    quoted by :func:`dot_quote`; ids are :func:`dot_ids`."""
     node_ids, cluster_ids = dot_ids(g)
+    if edge_labels is None:
+        edge_labels = len(g.edges) <= LABELLED_EDGES
+    stubs = stub_edges(g)
     out = ["digraph hlo {",
            f"  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11, label={_label(g.message)}, "
-           "labelloc=t, nodesep=0.25, ranksep=0.35];",
+           "labelloc=t, nodesep=0.25, ranksep=0.35, mclimit=0.5, nslimit=20, nslimit1=20, "
+           "searchsize=30];",
            '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, '
            'margin="0.08,0.04", height=0.3];',
            '  edge [fontname="Helvetica", fontsize=8, color="#666666", arrowsize=0.6];']
     members: dict[str | None, list[GraphNode]] = {}
+    by_id: dict[str, GraphNode] = {}
     for n in g.nodes:
         members.setdefault(n.cluster, []).append(n)
+        by_id[n.id] = n
+    stub_scope: dict[str | None, list[int]] = {}
+    for i in sorted(stubs):
+        stub_scope.setdefault(by_id[g.edges[i].target].cluster, []).append(i)
     children: dict[str | None, list[GraphCluster]] = {}
     for c in g.clusters:
         if c.expanded:
@@ -408,7 +439,8 @@ def to_dot(g: Graph, edge_labels: bool = True) -> str:
         if n.kind == "custom-call" and n.target:
             detail = f"{n.library}: {n.target}"
         more = f"+{n.hidden} not shown" if n.hidden else ""
-        attrs = [f"id={dot_quote(node_ids[n.id])}", f"label={_label(n.name, detail or n.opcode, n.shape, more)}",
+        attrs = [f"id={dot_quote(node_ids[n.id])}",
+                 f"label={_label(n.name, detail or n.opcode, n.shape, more)}",
                  f"fillcolor={dot_quote(KIND_COLORS.get(n.kind, '#ffffff'))}",
                  f"class={dot_quote('kind-' + n.kind)}",
                  f"tooltip={dot_quote(f'{n.opcode} {n.shape}'.strip())}"]
@@ -418,12 +450,22 @@ def to_dot(g: Graph, edge_labels: bool = True) -> str:
             attrs.append('color="#d9480f"')
         return f"{indent}{node_ids[n.id]} [{', '.join(attrs)}];"
 
+    def stub_line(i: int, indent: str) -> str:
+        hub = by_id[g.edges[i].source]
+        return (f"{indent}s{i} [id=\"s{i}\", label={dot_quote(hub.name)}, fontsize=8, "
+                f"height=0.2, style=\"rounded,filled,dashed\", "
+                f"fillcolor={dot_quote(KIND_COLORS.get(hub.kind, '#ffffff'))}, "
+                f"class={dot_quote('stub kind-' + hub.kind)}, "
+                f"tooltip={dot_quote(f'{hub.name}, drawn beside each of its users')}];")
+
     def scope(key: str | None, indent: str) -> None:
         for n in members.get(key, ()):
             out.append(node_line(n, indent))
+        for i in stub_scope.get(key, ()):
+            out.append(stub_line(i, indent))
         for c in children.get(key, ()):
             cid = cluster_ids[c.id]
-            owner = next((n for n in g.nodes if n.id == c.owner), None)
+            owner = by_id.get(c.owner)
             title = f"{c.computation} ({c.attr} of {owner.name if owner else c.owner})"
             out.append(f"{indent}subgraph cluster_{cid} {{")
             out.append(f"{indent}  id={dot_quote(cid)}; label={dot_quote(title)}; "
@@ -436,16 +478,18 @@ def to_dot(g: Graph, edge_labels: bool = True) -> str:
         attrs = [f"id=\"e{i}\"", f"tooltip={dot_quote(f'operand {e.operand}: {e.shape}')}"]
         if edge_labels and e.shape:
             attrs.append(f"label={dot_quote(e.shape)}")
-        out.append(f"  {node_ids[e.source]} -> {node_ids[e.target]} [{', '.join(attrs)}];")
+        source = f"s{i}" if i in stubs else node_ids[e.source]
+        out.append(f"  {source} -> {node_ids[e.target]} [{', '.join(attrs)}];")
     for c in g.clusters:
         root = next((n for n in members.get(c.id, ()) if n.is_root), None) if c.expanded else None
         if root is not None and c.owner in node_ids:
-            out.append(f"  {node_ids[root.id]} -> {node_ids[c.owner]} [id=\"r{cluster_ids[c.id]}\", "
-                       'style=dashed, color="#adb5bd", arrowhead=empty];')
+            out.append(f"  {node_ids[root.id]} -> {node_ids[c.owner]} "
+                       f"[id=\"r{cluster_ids[c.id]}\", style=dashed, color=\"#adb5bd\", "
+                       "arrowhead=empty];")
     out.append("}")
     return "\n".join(out) + "\n"
 
 
 __all__ = ["DEFAULT_HOPS", "DEFAULT_LIMIT", "Graph", "GraphCluster", "GraphEdge", "GraphNode",
-           "KINDS", "KIND_COLORS", "MAX_LIMIT", "classify_node", "dot_ids", "dot_quote", "graph",
-           "neighbourhood", "to_dot"]
+           "HUB_EDGES", "KINDS", "KIND_COLORS", "LABELLED_EDGES", "MAX_LIMIT", "classify_node",
+           "dot_ids", "dot_quote", "graph", "neighbourhood", "stub_edges", "to_dot"]

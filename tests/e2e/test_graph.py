@@ -14,7 +14,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.lsp.messages import plain
 from hlo_lsp.syntax.parser import parse
-from tests.helpers import FP8_DUMP, FP8_REGRESSION, position_of, read
+from tests.helpers import FP8_DUMP, FP8_REGRESSION, chain_module, position_of, read
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 
@@ -86,20 +86,8 @@ async def test_malformed_params_and_unknown_computation_answer_null(client: Lang
     assert await _graph(client, textDocument=3) is None
 
 
-def _big_text(n: int = 30000) -> str:
-    """A 30,000-instruction ENTRY: a chain of adds, each also using the parameter."""
-    lines = ["HloModule big, is_scheduled=true", "", "ENTRY %main (p: f32[8]) -> f32[8] {",
-             "  %p = f32[8]{0} parameter(0)"]
-    prev = "p"
-    for i in range(n):
-        lines.append(f"  %a{i} = f32[8]{{0}} add(f32[8]{{0}} %{prev}, f32[8]{{0}} %p)")
-        prev = f"a{i}"
-    lines += [f"  ROOT %r = f32[8]{{0}} negate(f32[8]{{0}} %{prev})", "}", ""]
-    return "\n".join(lines)
-
-
 async def test_node_cap_on_a_large_document(client: LanguageClient, tmp_path):
-    text = _big_text()
+    text = chain_module(30000)
     path = tmp_path / "big.hlo"
     path.write_text(text)
     uri, _ = _open(client, path, text)
@@ -158,7 +146,7 @@ class _RawClient:
 
 
 def test_200_node_neighbourhood_answers_in_under_100_ms(tmp_path):
-    text = _big_text()
+    text = chain_module(30000)
     uri = (tmp_path / "big.hlo").as_uri()
     raw = _RawClient()
     try:

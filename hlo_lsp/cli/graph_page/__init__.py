@@ -15,7 +15,7 @@ import html
 import json
 from importlib import resources
 
-from hlo_lsp.features.graph import KIND_COLORS, Graph, dot_ids, to_dot
+from hlo_lsp.features.graph import KIND_COLORS, Graph, dot_ids, stub_edges, to_dot
 from hlo_lsp.syntax.lines import LineIndex
 
 
@@ -39,15 +39,24 @@ def _range(lines: LineIndex, start: int, end: int) -> dict:
 
 def page_data(g: Graph, lines: LineIndex, file: str, uri: str) -> dict:
     """What ``page.js`` reads: the DOT, and per node its SVG id, name, kind and
-    LSP range (0-based line, UTF-16 character) of its name; clusters and edges
-    by SVG id."""
+    LSP range (0-based line, UTF-16 character) of its name (stubs, the copies of
+    a hub drawn beside its users, with ``stub: true`` and the hub's name and
+    range); clusters and edges by SVG id."""
     node_ids, cluster_ids = dot_ids(g)
+    by_id = {n.id: n for n in g.nodes}
+    nodes = [{"svgId": node_ids[n.id], "id": n.id, "name": n.name, "kind": n.kind,
+              "clusterSvgId": cluster_ids.get(n.cluster) if n.cluster else None,
+              "range": _range(lines, n.name_start, n.name_end)} for n in g.nodes]
+    for i in sorted(stub_edges(g)):  # a hub drawn beside a user: a click goes to the hub
+        hub, user = by_id[g.edges[i].source], by_id[g.edges[i].target]
+        nodes.append({"svgId": f"s{i}", "id": hub.id, "name": hub.name, "kind": hub.kind,
+                      "stub": True,
+                      "clusterSvgId": cluster_ids.get(user.cluster) if user.cluster else None,
+                      "range": _range(lines, hub.name_start, hub.name_end)})
     return {
         "dot": to_dot(g), "file": file, "uri": uri, "message": g.message,
         "focus": node_ids.get(g.focus) if g.focus else None,
-        "nodes": [{"svgId": node_ids[n.id], "id": n.id, "name": n.name, "kind": n.kind,
-                   "clusterSvgId": cluster_ids.get(n.cluster) if n.cluster else None,
-                   "range": _range(lines, n.name_start, n.name_end)} for n in g.nodes],
+        "nodes": nodes,
         "clusters": [{"svgId": cluster_ids[c.id], "computation": c.computation,
                       "parentSvgId": cluster_ids.get(c.parent) if c.parent else None}
                      for c in g.clusters],

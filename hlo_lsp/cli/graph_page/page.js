@@ -26,6 +26,7 @@
       g.dataset.name = n.name;
       g.dataset.kind = n.kind;
       g.dataset.range = JSON.stringify(n.range);
+      if (n.stub) g.dataset.stub = "true";
       g.addEventListener("click", (ev) => {
         ev.stopPropagation();
         for (const s of svg.querySelectorAll("g.node.selected")) s.classList.remove("selected");

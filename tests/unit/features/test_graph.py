@@ -206,6 +206,26 @@ def test_dot_has_one_node_per_graph_node_and_one_edge_per_edge():
     assert dot.count("subgraph cluster_") == sum(c.expanded for c in g.clusters)
 
 
+def test_a_hub_is_drawn_beside_each_user():
+    import re
+
+    from hlo_lsp.features.graph import HUB_EDGES, dot_ids, stub_edges, to_dot
+    from tests.helpers import chain_module
+    g = graph(parse(chain_module(100)), limit=50)
+    hubs = {e.source for i, e in enumerate(g.edges) if i in stub_edges(g)}
+    assert hubs == {"p"} and sum(e.source == "p" for e in g.edges) > HUB_EDGES
+    dot = to_dot(g)
+    node_ids, _ = dot_ids(g)
+    drawn = re.findall(r"^\s*(s?n?\d+) -> (n\d+) \[id=\"e(\d+)\"", dot, re.M)
+    assert len(drawn) == len(g.edges)
+    for source, target, i in drawn:
+        e = g.edges[int(i)]
+        assert target == node_ids[e.target]
+        assert source == (f"s{i}" if e.source == "p" else node_ids[e.source])
+        if e.source == "p":
+            assert re.search(rf'^\s*s{i} \[id="s{i}", label="p"', dot, re.M)
+
+
 def test_dot_is_valid_graphviz_when_dot_is_installed(tmp_path):
     import shutil
     import subprocess
@@ -216,7 +236,8 @@ def test_dot_is_valid_graphviz_when_dot_is_installed(tmp_path):
     g = graph(parse(read(CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt")))
     svg = subprocess.run(["dot", "-Tsvg"], input=to_dot(g), capture_output=True, text=True,
                          check=True).stdout
-    assert svg.count('class="node') == len(g.nodes)
+    from hlo_lsp.features.graph import stub_edges
+    assert svg.count('class="node') == len(g.nodes) + len(stub_edges(g))
 
 
 def test_cli_graph_writes_a_self_contained_page_and_dot(tmp_path, capsys):
