@@ -14,7 +14,8 @@ picks that moment by weighting each value with its defining instruction's
 whole shape (``ComputePeakMemoryMoment``), so another step may hold more bytes
 of values: :attr:`MemoryTimeline.max_step` says which, and the note says so.
 
-Without a live-range report (CPU dumps): the timeline is an *estimate* from
+Without a live-range report (dumps of older jaxlib versions, such as
+examples/cpu_dump; jaxlib 0.10 writes one on the CPU too): an *estimate* from
 the HLO text of a scheduled module (``is_scheduled=true``: the ENTRY
 instructions in text order are the schedule): a value is live from its
 instruction (parameters from step 0) to its last user in ENTRY, to the end
