@@ -391,6 +391,8 @@ def dot_ids(g: Graph) -> tuple[dict[str, str], dict[str, str]]:
 HUB_EDGES = 8
 #: Above this many edges, edges carry no shape label (labels are layout nodes).
 LABELLED_EDGES = 120
+#: A node's label shows at most this much of its shape (the tooltip has all of it).
+SHAPE_CHARS = 60
 
 
 def stub_edges(g: Graph) -> set[int]:
@@ -439,8 +441,9 @@ def to_dot(g: Graph, edge_labels: bool | None = None) -> str:
         if n.kind == "custom-call" and n.target:
             detail = f"{n.library}: {n.target}"
         more = f"+{n.hidden} not shown" if n.hidden else ""
+        shape = n.shape if len(n.shape) <= SHAPE_CHARS else n.shape[:SHAPE_CHARS - 3] + "..."
         attrs = [f"id={dot_quote(node_ids[n.id])}",
-                 f"label={_label(n.name, detail or n.opcode, n.shape, more)}",
+                 f"label={_label(n.name, detail or n.opcode, shape, more)}",
                  f"fillcolor={dot_quote(KIND_COLORS.get(n.kind, '#ffffff'))}",
                  f"class={dot_quote('kind-' + n.kind)}",
                  f"tooltip={dot_quote(f'{n.opcode} {n.shape}'.strip())}"]

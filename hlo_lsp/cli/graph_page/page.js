@@ -62,33 +62,50 @@
     }
   }
 
-  function panZoom(svg) {
+  // Pan and zoom by the SVG's viewBox. The SVG fits its box (xMidYMid meet):
+  // user units per pixel is the larger of the two ratios, the rest is margin.
+  function panZoom(svg, focus) {
     const vb = svg.viewBox.baseVal;
     let view = { x: vb.x, y: vb.y, w: vb.width, h: vb.height };
     const apply = () => svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
     svg.removeAttribute("width");
     svg.removeAttribute("height");
+    function frame() {
+      const r = svg.getBoundingClientRect();
+      const s = Math.max(view.w / r.width, view.h / r.height) || 1;
+      return { r, s, ox: (r.width - view.w / s) / 2, oy: (r.height - view.h / s) / 2 };
+    }
+    function toUser(cx, cy) {
+      const f = frame();
+      return { x: view.x + (cx - f.r.left - f.ox) * f.s, y: view.y + (cy - f.r.top - f.oy) * f.s };
+    }
+    // A graph far wider (or taller) than the window would be unreadable when
+    // fitted: start at natural size around the focus (else the first node).
+    const start = frame();
+    if (start.s > 2.5 && focus) {
+      const b = focus.getBoundingClientRect();
+      const c = toUser(b.left + b.width / 2, b.top + b.height / 2);
+      const w = start.r.width, h = start.r.height;
+      view = { x: c.x - w / 2, y: c.y - h / 2, w, h };
+      apply();
+    }
     host.addEventListener("wheel", (ev) => {
       ev.preventDefault();
-      const r = svg.getBoundingClientRect();
-      const scale = Math.min(view.w / r.width, view.h / r.height) || 1;
+      const p = toUser(ev.clientX, ev.clientY);
       const k = Math.exp(ev.deltaY * 0.0015);
-      const px = view.x + (ev.clientX - r.left) * scale, py = view.y + (ev.clientY - r.top) * scale;
-      view = { x: px - (px - view.x) * k, y: py - (py - view.y) * k, w: view.w * k, h: view.h * k };
+      view = { x: p.x - (p.x - view.x) * k, y: p.y - (p.y - view.y) * k, w: view.w * k, h: view.h * k };
       apply();
     }, { passive: false });
     let drag = null;
     host.addEventListener("mousedown", (ev) => {
-      drag = { x: ev.clientX, y: ev.clientY, view: { ...view } };
+      drag = { x: ev.clientX, y: ev.clientY, view: { ...view }, s: frame().s };
       host.classList.add("dragging");
     });
     window.addEventListener("mouseup", () => { drag = null; host.classList.remove("dragging"); });
     window.addEventListener("mousemove", (ev) => {
       if (!drag) return;
-      const r = svg.getBoundingClientRect();
-      const scale = Math.max(view.w / r.width, view.h / r.height) || 1;
-      view = { ...drag.view, x: drag.view.x - (ev.clientX - drag.x) * scale,
-               y: drag.view.y - (ev.clientY - drag.y) * scale };
+      view = { ...drag.view, x: drag.view.x - (ev.clientX - drag.x) * drag.s,
+               y: drag.view.y - (ev.clientY - drag.y) * drag.s };
       apply();
     });
   }
@@ -97,9 +114,9 @@
     host.innerHTML = graphviz.dot(data.dot, "svg");
     const svg = host.querySelector("svg");
     attach(svg);
-    panZoom(svg);
-    const focus = data.focus && svg.getElementById(data.focus);
-    if (focus) focus.classList.add("selected");
+    const focus = (data.focus && svg.getElementById(data.focus)) || svg.querySelector("g.node");
+    if (focus && data.focus) focus.classList.add("selected");
+    panZoom(svg, focus);
     document.body.dataset.renderMs = String(Math.round(performance.now()));
     document.body.dataset.rendered = "true";
   }).catch((err) => {
