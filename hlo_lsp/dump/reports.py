@@ -596,8 +596,124 @@ def report_names_at(path: str, text: str, line: int, column: int) -> list[str]:
     return []
 
 
+
+# -------------------------------------------------------------- live ranges ---
+
+LIVE_RANGE_SUFFIX = "-live-range.txt"
+_LR_HEAD = re.compile(r"^HloLiveRange \(max (\d+)\):")
+_LR_STEP = re.compile(r"^\s+(\d+):(\S+)\s*$")
+_LR_BUFFER = re.compile(r"^\s+(?P<name>[^\s{]+)(?P<index>\{[^}]*\}):(?P<start>-?\d+)-(?P<end>-?\d+)\s*$")
+_LR_PEAK = re.compile(r"^\s+Live ranges at (\d+) \(peak\):")
+_LR_PEAK_ROW = re.compile(r"^\s+(?P<name>[^\s{]+)(?P<index>\{[^}]*\}): (?P<size>\d+) bytes "
+                         r"\(cumulative: (?P<cum>\d+) bytes\)")
+_LR_STACK = re.compile(r"^\s+Stack trace breakdown for peak usage: ([\d ]+) bytes")
+
+
+@dataclass(frozen=True, slots=True)
+class LiveBuffer:
+    """One ``BufferLiveRange`` line: the HloValue defined by ``instruction`` at
+    ``shape_index`` (``{}`` for the whole value, ``{0}``...) is live from
+    ``start`` to ``end``, both included (logical times: positions in the
+    flattened instruction sequence; ``end`` = the schedule's end for a value
+    that lives out)."""
+
+    instruction: str
+    shape_index: str
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str:
+        """``name{index}`` as the report prints it."""
+        return self.instruction + self.shape_index
+
+
+@dataclass(frozen=True, slots=True)
+class PeakBuffer:
+    """One row of ``Live ranges at N (peak)``: ``size`` bytes and the running
+    total ``cumulative`` (the report sorts by size, largest first)."""
+
+    instruction: str
+    shape_index: str
+    size: int
+    cumulative: int
+
+
+@dataclass(slots=True)
+class LiveRangeReport:
+    """A parsed ``-live-range.txt`` (``HloLiveRange::ToString``,
+    xla/hlo/utils/hlo_live_range.cc): the flattened instruction ``sequence``
+    (step -> instruction name), ``end`` (``max N``, the schedule's end time),
+    every value's live range, the peak moment XLA computed (``peak_step``) and
+    the values live then with their sizes (bytes). ``peak_bytes`` is the
+    report's own figure (``Stack trace breakdown for peak usage``, else the
+    last cumulative), None when absent."""
+
+    end: int = 0
+    sequence: list[str] = field(default_factory=list)
+    buffers: list[LiveBuffer] = field(default_factory=list)
+    peak_step: int | None = None
+    peak_buffers: list[PeakBuffer] = field(default_factory=list)
+    peak_bytes: int | None = None
+    path: str = ""
+
+
+def parse_live_range(text: str) -> LiveRangeReport:
+    """Parse the text of a ``-live-range.txt`` report (see
+    :class:`LiveRangeReport`). Never raises; unknown lines are skipped."""
+    out = LiveRangeReport()
+    section = ""
+    for line in LineIndex.split(text):
+        if (m := _LR_HEAD.match(line)):
+            out.end = int(m.group(1))
+            continue
+        stripped = line.strip()
+        if stripped == "InstructionSequence:":
+            section = "sequence"
+            continue
+        if stripped == "BufferLiveRange:":
+            section = "buffers"
+            continue
+        if (m := _LR_PEAK.match(line)):
+            out.peak_step = int(m.group(1))
+            section = "peak"
+            continue
+        if (m := _LR_STACK.match(line)):
+            out.peak_bytes = int(m.group(1).replace(" ", ""))
+            section = ""
+            continue
+        if section == "sequence" and (m := _LR_STEP.match(line)):
+            out.sequence.append(m.group(2))
+        elif section == "buffers" and (m := _LR_BUFFER.match(line)):
+            out.buffers.append(LiveBuffer(m.group("name"), m.group("index"),
+                                          int(m.group("start")), int(m.group("end"))))
+        elif section == "peak" and (m := _LR_PEAK_ROW.match(line)):
+            out.peak_buffers.append(PeakBuffer(m.group("name"), m.group("index"),
+                                               int(m.group("size")), int(m.group("cum"))))
+    if out.peak_bytes is None and out.peak_buffers:
+        out.peak_bytes = out.peak_buffers[-1].cumulative
+    return out
+
+
+def live_range_path_for(hlo_path: str) -> str | None:
+    """``X-live-range.txt`` for the HLO dump ``X.txt`` (the file may not exist);
+    None when the name does not end in .txt."""
+    return hlo_path[:-4] + LIVE_RANGE_SUFFIX if hlo_path.endswith(".txt") else None
+
+
+def load_live_range_for(hlo_path: str) -> LiveRangeReport | None:
+    """The live-range report XLA wrote beside ``hlo_path``, parsed and cached
+    like the other reports; None when there is none."""
+    path = live_range_path_for(hlo_path) if hlo_path else None
+    report = _load(path, "lr", parse_live_range) if path else None
+    if report is not None:
+        report.path = path
+    return report
+
+
 __all__ = [
-    "Allocation", "BufferAssignment", "BufferValue", "MemoryReport", "MemoryRow",
+    "Allocation", "BufferAssignment", "BufferValue", "LiveBuffer", "LiveRangeReport",
+    "PeakBuffer", "live_range_path_for", "load_live_range_for", "parse_live_range", "MemoryReport", "MemoryRow",
     "MemorySpace", "MemoryTable", "NameRef", "ReportLink", "load_buffer_assignment",
     "load_buffer_assignment_for", "load_memory_report",
     "match_memory_tables", "parse_buffer_assignment", "parse_bytes", "parse_memory_report",

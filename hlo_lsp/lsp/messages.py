@@ -234,3 +234,92 @@ def to_json(value: Any) -> Any:
     if isinstance(value, list):
         return [to_json(v) for v in value]
     return _converter.unstructure(value)
+
+
+# ---------------------------------------------------------------- hlo/graph ---
+
+GRAPH = "hlo/graph"
+
+
+@attrs.frozen
+class GraphParams:
+    """``hlo/graph`` params: the document and either ``computation`` (a name), or
+    ``position`` (an instruction: its neighbourhood of ``hops`` hops; a
+    computation header: that computation), or both; at most ``limit`` nodes."""
+
+    text_document: TextDocument
+    computation: str | None = None
+    position: types.Position | None = None
+    hops: int | None = None
+    limit: int | None = None
+
+
+@attrs.frozen
+class GraphNodeInfo:
+    """One instruction of the graph (:class:`hlo_lsp.features.graph.GraphNode`):
+    ``range`` the instruction, ``selectionRange`` its name."""
+
+    id: str
+    name: str
+    opcode: str
+    shape: str
+    kind: str
+    computation: str
+    range: types.Range
+    selection_range: types.Range
+    cluster: str | None = None
+    label: str = ""
+    library: str = ""
+    target: str = ""
+    is_root: bool = False
+    hidden: int = 0
+    calls: list[str] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class GraphEdgeInfo:
+    """Operand ``operand`` of ``target`` is ``source`` (node ids), of ``shape``."""
+
+    source: str
+    target: str
+    operand: int
+    shape: str
+
+
+@attrs.frozen
+class GraphClusterInfo:
+    """A called computation drawn in its caller ``owner`` (a node id)."""
+
+    id: str
+    computation: str
+    owner: str
+    attr: str
+    size: int
+    shown: int = 0
+    expanded: bool = False
+    parent: str | None = None
+
+
+@attrs.frozen
+class GraphReply:
+    """The ``hlo/graph`` result (:class:`hlo_lsp.features.graph.Graph`);
+    ``omitted`` instructions are not shown and ``message`` says so."""
+
+    computation: str
+    focus: str | None
+    nodes: list[GraphNodeInfo]
+    edges: list[GraphEdgeInfo]
+    clusters: list[GraphClusterInfo]
+    total: int
+    omitted: int
+    message: str = ""
+    hops: int | None = None
+    limit: int = 0
+
+
+for _cls in (GraphParams, GraphNodeInfo, GraphEdgeInfo, GraphClusterInfo, GraphReply):
+    _renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(_cls)}
+    _converter.register_structure_hook(_cls, cattrs.gen.make_dict_structure_fn(
+        _cls, _converter, _cattrs_forbid_extra_keys=False, **_renames))
+    _converter.register_unstructure_hook(_cls, cattrs.gen.make_dict_unstructure_fn(
+        _cls, _converter, **_renames))

@@ -16,12 +16,12 @@ import signal
 import sys
 from types import ModuleType
 
-from hlo_lsp.lsp.handlers import readable, recompile, text, workspace
+from hlo_lsp.lsp.handlers import graph, readable, recompile, text, workspace
 from hlo_lsp.lsp.protocol import HloLanguageServer
 
 #: The handler modules, each with ``register(server)``: the lifecycle and core
 #: requests, readable HLO, the dump directory as a workspace, recompile and links.
-HANDLERS: tuple[ModuleType, ...] = (text, readable, workspace, recompile)
+HANDLERS: tuple[ModuleType, ...] = (text, readable, workspace, recompile, graph)
 
 
 def create_server() -> HloLanguageServer:

@@ -7,6 +7,8 @@
   view and comparison commands;
 - :mod:`.workspace`: workspace indexing and symbols, counterparts, status;
 - :mod:`.recompile`: the recompile code action and command, document links;
+- :mod:`.graph`: ``hlo/graph``, the dataflow graph of a computation or of the
+  neighbourhood of an instruction;
 - :mod:`.reports`: definition and links in XLA's buffer-assignment and
   memory-usage reports (used by the text and recompile handlers).
 

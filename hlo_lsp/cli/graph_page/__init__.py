@@ -1,0 +1,89 @@
+"""Self-contained HTML pages that ``hlo-lsp graph`` writes: the graph's DOT,
+rendered in the browser by Graphviz compiled to WebAssembly
+(``graphviz.js``: @hpcc-js/wasm-graphviz bundled by editors/graph-page/build.mjs,
+inlined into the page, so it opens offline), with ``page.js`` (clicks, pan and
+zoom, collapsible clusters) and ``page.css``.
+
+Everything from the dump is escaped: text in HTML with :func:`html.escape`, the
+data in a JSON ``<script>`` with ``<``, ``>`` and ``&`` as ``\\uXXXX``, names in
+DOT by :func:`hlo_lsp.features.graph.dot_quote`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from importlib import resources
+
+from hlo_lsp.features.graph import KIND_COLORS, Graph, dot_ids, stub_edges, to_dot
+from hlo_lsp.syntax.lines import LineIndex
+
+
+def asset(name: str) -> str:
+    """The text of one file of this directory (``graphviz.js``, ``page.js``, ``page.css``)."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def script_json(data: object) -> str:
+    """``data`` as JSON safe inside ``<script type="application/json">``: no
+    ``<``, ``>`` or ``&`` characters (``</script>`` cannot end it early)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
+        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _range(lines: LineIndex, start: int, end: int) -> dict:
+    (l1, c1), (l2, c2) = lines.position(start), lines.position(max(start, end))
+    return {"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}}
+
+
+def page_data(g: Graph, lines: LineIndex, file: str, uri: str) -> dict:
+    """What ``page.js`` reads: the DOT, and per node its SVG id, name, kind and
+    LSP range (0-based line, UTF-16 character) of its name (stubs, the copies of
+    a hub drawn beside its users, with ``stub: true`` and the hub's name and
+    range); clusters and edges by SVG id."""
+    node_ids, cluster_ids = dot_ids(g)
+    by_id = {n.id: n for n in g.nodes}
+    nodes = [{"svgId": node_ids[n.id], "id": n.id, "name": n.name, "kind": n.kind,
+              "clusterSvgId": cluster_ids.get(n.cluster) if n.cluster else None,
+              "range": _range(lines, n.name_start, n.name_end)} for n in g.nodes]
+    for i in sorted(stub_edges(g)):  # a hub drawn beside a user: a click goes to the hub
+        hub, user = by_id[g.edges[i].source], by_id[g.edges[i].target]
+        nodes.append({"svgId": f"s{i}", "id": hub.id, "name": hub.name, "kind": hub.kind,
+                      "stub": True,
+                      "clusterSvgId": cluster_ids.get(user.cluster) if user.cluster else None,
+                      "range": _range(lines, hub.name_start, hub.name_end)})
+    return {
+        "dot": to_dot(g), "file": file, "uri": uri, "message": g.message,
+        "focus": node_ids.get(g.focus) if g.focus else None,
+        "nodes": nodes,
+        "clusters": [{"svgId": cluster_ids[c.id], "computation": c.computation,
+                      "parentSvgId": cluster_ids.get(c.parent) if c.parent else None}
+                     for c in g.clusters],
+        "edges": [{"svgId": f"e{i}", "source": node_ids[e.source],
+                   "target": node_ids[e.target]} for i, e in enumerate(g.edges)],
+    }
+
+
+def graph_html(g: Graph, lines: LineIndex, file: str, uri: str, title: str) -> str:
+    """The page for ``g`` (see the module docstring); ``file`` and ``uri`` name
+    the HLO file a click refers to, ``title`` heads the page."""
+    data = page_data(g, lines, file, uri)
+    legend = "".join(f'<span style="background:{color}">{html.escape(kind)}</span>'
+                     for kind, color in KIND_COLORS.items())
+    counts = f"{len(g.nodes)} nodes, {len(g.edges)} edges"
+    note = f'<div class="note" id="omitted">{html.escape(g.message)}</div>' if g.message else ""
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{html.escape(title)}</title>"
+        f"<style>{asset('page.css')}</style></head>\n<body>\n"
+        f"<header><h1>{html.escape(title)}</h1>"
+        f"<div>{html.escape(counts)} · <span class=\"legend\">{legend}</span></div>{note}"
+        "<div id=\"selected\">click a node to go to its instruction</div></header>\n"
+        "<div id=\"graph\"></div><div id=\"error\"></div>\n"
+        f"<script type=\"application/json\" id=\"hlo-graph-data\">{script_json(data)}</script>\n"
+        f"<script>{asset('graphviz.js')}</script>\n"
+        f"<script>{asset('page.js')}</script>\n</body></html>\n")
+
+
+__all__ = ["asset", "graph_html", "page_data", "script_json"]

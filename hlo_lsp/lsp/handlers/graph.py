@@ -1,0 +1,55 @@
+"""The dataflow graph over LSP: request ``hlo/graph`` (docs/protocol.md,
+"Custom request hlo/graph").
+
+The graph is :func:`hlo_lsp.features.graph.graph` (offsets in, plain data out);
+this module only converts its offsets to LSP ranges with the document's line
+index and its dataclasses to :class:`hlo_lsp.lsp.messages.GraphReply`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hlo_lsp.features.graph import DEFAULT_LIMIT, Graph, graph
+from hlo_lsp.lsp import messages
+from hlo_lsp.lsp.convert import to_offset, to_range
+from hlo_lsp.lsp.protocol import HloLanguageServer
+from hlo_lsp.lsp.requests import guarded
+from hlo_lsp.syntax.lines import LineIndex
+
+
+def graph_reply(g: Graph, lines: LineIndex) -> messages.GraphReply:
+    """``g`` with LSP ranges (instruction and name) instead of offsets."""
+    nodes = [messages.GraphNodeInfo(
+        n.id, n.name, n.opcode, n.shape, n.kind, n.computation,
+        to_range(lines, n.start, n.end), to_range(lines, n.name_start, n.name_end),
+        n.cluster, n.label, n.library, n.target, n.is_root, n.hidden, list(n.calls))
+        for n in g.nodes]
+    edges = [messages.GraphEdgeInfo(e.source, e.target, e.operand, e.shape) for e in g.edges]
+    clusters = [messages.GraphClusterInfo(c.id, c.computation, c.owner, c.attr, c.size,
+                                          c.shown, c.expanded, c.parent) for c in g.clusters]
+    return messages.GraphReply(g.computation, g.focus, nodes, edges, clusters, g.total,
+                               g.omitted, g.message, g.hops, g.limit)
+
+
+def register(server: HloLanguageServer) -> None:
+    """Register ``hlo/graph`` on ``server``."""
+
+    @server.feature(messages.GRAPH)
+    @guarded(default=None)
+    async def on_graph(ls: HloLanguageServer, params: Any) -> dict | None:
+        parsed = messages.parse_params(messages.GraphParams, params)
+        if parsed is None:
+            return None
+        async with ls.lease(parsed.text_document.uri) as a:
+            if a is None:
+                return None
+            around = None if parsed.position is None else to_offset(a.lines, parsed.position)
+            limit = parsed.limit if parsed.limit is not None else DEFAULT_LIMIT
+
+            def compute() -> dict | None:
+                g = graph(a.module, parsed.computation, around, parsed.hops, limit)
+                return None if g is None else messages.to_json(graph_reply(g, a.lines))
+
+            return await asyncio.to_thread(compute)

@@ -1,0 +1,171 @@
+"""``hlo/graph`` end to end: the real server over stdio, driven by pytest-lsp's
+client; answers checked against the model of the same text."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from hlo_lsp.lsp.messages import plain
+from hlo_lsp.syntax.parser import parse
+from tests.helpers import FP8_DUMP, FP8_REGRESSION, chain_module, position_of, read
+
+SERVER = [sys.executable, "-m", "hlo_lsp"]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        initialization_options={"xlaDiagnostics": False}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _open(client: LanguageClient, path, text: str | None = None) -> tuple[str, str]:
+    text = read(path) if text is None else text
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
+    return uri, text
+
+
+async def _graph(client: LanguageClient, **params) -> dict | None:
+    return plain(await client.protocol.send_request_async("hlo/graph", params))
+
+
+async def test_graph_of_a_computation_with_fusion_clusters(client: LanguageClient):
+    uri, text = _open(client, FP8_REGRESSION)
+    module = parse(text)
+    reply = await _graph(client, textDocument={"uri": uri}, computation="main.25")
+    entry = module.by_name["main.25"]
+    top = [n for n in reply["nodes"] if n["cluster"] is None]
+    assert [n["name"] for n in top] == [i.name.name for i in entry.instructions]
+    lines = text.split("\n")
+    for n in top:  # the name range is the name in the text, with its %
+        r = n["selectionRange"]
+        assert r["start"]["line"] == r["end"]["line"]
+        assert lines[r["start"]["line"]][r["start"]["character"]:r["end"]["character"]] \
+            == "%" + n["name"]
+    edges = {(e["source"], e["target"], e["operand"]) for e in reply["edges"]
+             if "/" not in e["target"]}
+    assert edges == {(op.ref.name, i.name.name, k) for i in entry.instructions
+                     for k, op in enumerate(i.operands)}
+    gemm = next(n for n in top if n["name"] == "gemm_fusion_dot.19.0")
+    assert (gemm["kind"], gemm["label"]) == ("fusion", "Triton GEMM fusion")
+    cluster = next(c for c in reply["clusters"] if c["owner"] == gemm["id"])
+    assert cluster["expanded"] and cluster["computation"] == "gemm_fusion_dot.19_computation"
+    assert [n["name"] for n in reply["nodes"] if n["cluster"] == cluster["id"]] == \
+        [i.name.name for i in module.by_name[cluster["computation"]].instructions]
+    assert reply["omitted"] == 0 and reply["message"] == ""
+
+
+async def test_graph_around_the_cursor(client: LanguageClient):
+    uri, text = _open(client, FP8_DUMP)
+    reply = await _graph(client, textDocument={"uri": uri},
+                         position=plain(position_of(text, "%cublas-gemm.1.0 =", 3)), hops=1)
+    module = parse(text)
+    gemm = module.entry.by_name["cublas-gemm.1.0"]
+    near = {op.ref.name for op in gemm.operands} | \
+        {u.name.name for u in module.entry.users_by_name["cublas-gemm.1.0"]} | {"cublas-gemm.1.0"}
+    assert reply["focus"] == "cublas-gemm.1.0"
+    assert {n["name"] for n in reply["nodes"] if n["cluster"] is None} == near
+    node = next(n for n in reply["nodes"] if n["name"] == "cublas-gemm.1.0")
+    assert (node["kind"], node["library"]) == ("custom-call", "cuBLASLt FP8")
+
+
+async def test_malformed_params_and_unknown_computation_answer_null(client: LanguageClient):
+    uri, _ = _open(client, FP8_DUMP)
+    assert await _graph(client, textDocument={"uri": uri}, computation="nope") is None
+    assert await _graph(client, textDocument=3) is None
+
+
+async def test_node_cap_on_a_large_document(client: LanguageClient, tmp_path):
+    text = chain_module(30000)
+    path = tmp_path / "big.hlo"
+    path.write_text(text)
+    uri, _ = _open(client, path, text)
+    reply = await _graph(client, textDocument={"uri": uri},
+                         position=plain(position_of(text, "%a15000 =", 2)), hops=500,
+                         limit=200)
+    assert len(reply["nodes"]) == 200 and reply["omitted"] == 30002 - 200
+    assert reply["message"].startswith("29802 more not shown")
+    names = {n["name"] for n in reply["nodes"]}
+    assert {"a15000", "a14999", "a15001", "p"} <= names
+    hidden = {n["name"]: n["hidden"] for n in reply["nodes"]}
+    assert hidden["p"] == 30000 - sum(1 for n in names if n.startswith("a"))
+
+
+class _RawClient:
+    """JSON-RPC over the server's stdin/stdout with nothing in between, to time
+    the server itself (pytest-lsp's client spends most of the time of a
+    100 KB answer turning it into objects)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        self.next_id = 0
+
+    def send(self, message: dict) -> None:
+        body = json.dumps(message).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def receive(self) -> dict:
+        length = 0
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "the server closed its output"
+            if line in (b"\r\n", b"\n"):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(self.proc.stdout.read(length))
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self.receive()
+            if message.get("id") == self.next_id and "method" not in message:
+                return message
+
+    def close(self) -> None:
+        self.request("shutdown", None)
+        self.send({"jsonrpc": "2.0", "method": "exit"})
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def test_200_node_neighbourhood_answers_in_under_100_ms(tmp_path):
+    text = chain_module(30000)
+    uri = (tmp_path / "big.hlo").as_uri()
+    raw = _RawClient()
+    try:
+        raw.request("initialize", {"capabilities": {},
+                                   "initializationOptions": {"xlaDiagnostics": False}})
+        raw.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        raw.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": uri, "languageId": "hlo", "version": 1, "text": text}}})
+        pos = position_of(text, "%a20000 =", 2)
+        params = {"textDocument": {"uri": uri}, "hops": 1000, "limit": 200,
+                  "position": {"line": pos.line, "character": pos.character}}
+        first = raw.request("hlo/graph", params)["result"]  # waits for the analysis
+        assert len(first["nodes"]) == 200
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            again = raw.request("hlo/graph", params)["result"]
+            times.append(time.perf_counter() - t0)
+            assert again == first
+    finally:
+        raw.close()
+    assert sorted(times)[len(times) // 2] < 0.1, times
