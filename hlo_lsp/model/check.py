@@ -233,16 +233,19 @@ def _check_annotation(op, defined: str, out: list[Problem]) -> None:
 
 
 def _check_shape(shape, cache: dict[str, str], out: list[Problem]) -> None:
-    """Append the problem of an array or tuple shape (each element) to ``out``."""
-    if shape.elements is not None:
-        for e in shape.elements:
-            _check_shape(e, cache, out)
-        return
-    found = cache.get(shape.text)
-    if found is None:
-        found = cache[shape.text] = _shape_problem(shape.text)
-    if found:
-        out.append(Problem(shape.start, shape.end, found))
+    """Append the problem of an array or tuple shape (each element) to ``out``.
+    Iterative: hostile input nests tuples thousands of levels deep."""
+    stack = [shape]
+    while stack:
+        s = stack.pop()
+        if s.elements is not None:
+            stack.extend(reversed(s.elements))
+            continue
+        found = cache.get(s.text)
+        if found is None:
+            found = cache[s.text] = _shape_problem(s.text)
+        if found:
+            out.append(Problem(s.start, s.end, found))
 
 
 #: What may follow ``minor_to_major:`` in a layout, in this order, each at most

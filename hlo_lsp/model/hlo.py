@@ -19,7 +19,7 @@ from enum import Enum
 from functools import cached_property
 from typing import Iterator
 
-from hlo_lsp.model.shapes import ArrayShape, Shape, TupleShape, parse_array_shape
+from hlo_lsp.model.shapes import ArrayShape, Shape, TupleShape, decode_shape
 
 
 class Severity(Enum):
@@ -64,9 +64,7 @@ class ShapeToken:
 
     def decode(self) -> Shape:
         """The decoded shape. Raises ValueError for malformed array shapes."""
-        if self.elements is not None:
-            return TupleShape(tuple(e.decode() for e in self.elements))
-        return parse_array_shape(self.text)
+        return decode_shape(self)
 
 
 @dataclass(slots=True)
@@ -336,8 +334,7 @@ class Computation:
         def shape(t: ShapeToken | None) -> ShapeToken | None:
             if t is None:
                 return None
-            return ShapeToken(t.text, t.start + delta, t.end + delta,
-                              None if t.elements is None else [shape(e) for e in t.elements])
+            return _shifted_shape(t, delta)
 
         comp = Computation(ref(self.name), self.is_entry,
                            [Parameter(ref(p.ref), shape(p.shape)) for p in self.params],
@@ -371,10 +368,31 @@ def _shift_ref(ref: Ref, delta: int) -> None:
 
 
 def _shift_shape(shape: ShapeToken, delta: int) -> None:
-    shape.start += delta
-    shape.end += delta
-    for e in shape.elements or ():
-        _shift_shape(e, delta)
+    stack = [shape]
+    while stack:  # iterative: tuples nest thousands of levels in hostile input
+        s = stack.pop()
+        s.start += delta
+        s.end += delta
+        if s.elements:
+            stack.extend(s.elements)
+
+
+def _shifted_shape(token: ShapeToken, delta: int) -> ShapeToken:
+    """A copy of ``token`` (and its elements) with every offset moved by ``delta``."""
+    def copy(t: ShapeToken) -> ShapeToken:
+        return ShapeToken(t.text, t.start + delta, t.end + delta,
+                          None if t.elements is None else [])
+
+    top = copy(token)
+    stack = [(token, top)]
+    while stack:
+        old, new = stack.pop()
+        for e in old.elements or ():
+            c = copy(e)
+            new.elements.append(c)
+            if e.elements is not None:
+                stack.append((e, c))
+    return top
 
 
 @dataclass(slots=True)

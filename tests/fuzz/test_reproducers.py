@@ -117,13 +117,7 @@ def _edit_before_main(client: LanguageClient, uri: str, text: str) -> str:
 
 
 @pytest.mark.parametrize("depth", [
-    400,
-    # model/hlo.py's Computation.shift/shifted recurse once per tuple level
-    # (_shift_shape, the nested shape()): past ~1,000 levels the moved
-    # computation's analysis fails with RecursionError. Not this branch's file;
-    # the change is in the report of issue 12.
-    pytest.param(1200, marks=pytest.mark.xfail(strict=True, reason="hlo.py shift recursion")),
-    pytest.param(10000, marks=pytest.mark.xfail(strict=True, reason="hlo.py shift recursion")),
+    400, 1200, 10000,  # Computation.shift/shifted and the checks walk tuples iteratively
 ])
 async def test_an_edit_before_a_deep_tuple_keeps_the_outline(client: LanguageClient, tmp_path,
                                                               depth):
