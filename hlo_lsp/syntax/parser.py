@@ -729,6 +729,10 @@ _HEAD_LINE = re.compile(r"[ \t]*(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*(?:\(|-
 _INSTR_LINE = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?[\w.\-]+[ \t]*=")
 _CLOSE_LINE = re.compile(r"[ \t]*\}")
 _MAX_JOIN = 20  # lines an instruction may span in recovery
+_MAX_JOIN_CHARS = 64 * 1024  # and characters: each join parses the piece again
+# A line that starts another instruction (`name = ...`, blanks around "=", or
+# ROOT), never the continuation of one (`calls=...`).
+_NEW_INSTRUCTION = re.compile(r"[ \t]*(?:ROOT[ \t]|%?[\w.\-]+[ \t]+=[ \t])")
 
 
 def _recover(text: str):
@@ -823,6 +827,9 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
         last_end = le
         j = i
         while j < stop and j < i + _MAX_JOIN:
+            if j > i and (_NEW_INSTRUCTION.match(text, lines[j][0], lines[j][1])
+                          or lines[j][1] - ls > _MAX_JOIN_CHARS):
+                break  # the next instruction, or too far: stop
             try:
                 parsed = _run(text[ls:lines[j][1]], "instruction", ls)
                 break
