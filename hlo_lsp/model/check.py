@@ -261,6 +261,12 @@ _LAYOUT_TAIL = re.compile(
     r"(?:M\(\s*\d+\s*\)\s*)?")
 
 
+def _dimensions(text: str) -> str:
+    """The text between an array shape's brackets, blanks removed:
+    ``f32[7, 2]{1,0}`` -> ``7,2``."""
+    return text[text.find("[") + 1:text.find("]")].replace(" ", "")
+
+
 def _shape_problem(text: str) -> str:
     """What XLA's parser finds wrong in an array shape's text (hlo_parser.cc
     ParseShape, ParseDimensionSizes, ParseLayout), "" when nothing: an empty
@@ -311,7 +317,7 @@ def _check_literal(ins, out: list[Problem]) -> None:
             out.append(Problem(at, ins.end, "expects ')' after constant literal"))
         return
     text = shape.text
-    dims_text = text[text.find("[") + 1:text.find("]")].replace(" ", "")
+    dims_text = _dimensions(text)
     if "..." in inner:
         return  # XLA prints large literals elided, `{...}`, and reads them back
     if "/*" in inner:  # index comments, `{ /*i0=0*/ {1} }`
@@ -487,7 +493,7 @@ def _dynamic_update_slice_count(ins, n: int) -> str:
     shape = ins.shape
     if n == 3 or shape is None or shape.elements is not None:
         return ""
-    dims = shape.text[shape.text.find("[") + 1:shape.text.find("]")].strip()
+    dims = _dimensions(shape.text)
     rank = len(dims.split(",")) if dims else 0
     return "" if n == 2 + rank else (
         f"Wrong number of operands: {n} for a rank-{rank} update "
