@@ -52,3 +52,20 @@ def test_hover_on_a_layout_of_the_wrong_rank_explains_it():
     text = "HloModule m\n\nENTRY e {\n  ROOT p = f32[2,3]{} parameter(0)\n}\n"
     got = hover(parse(text), text.index("f32[2,3]{}") + 2)
     assert got is not None and "lists 0 dimensions, but the array has 2" in got.markdown
+
+
+def test_a_braced_value_left_open_over_commented_lines_fails_at_once():
+    """Found by the fuzz harness (seed 0, document 20): a line deleted from an XLA
+    test file left `frontend_attributes={a={n = 1, ...` open, followed by
+    `// CHECK:` lines holding quotes and braces. A comment could end anywhere
+    under backtracking, so every split of every comment was tried: exponential
+    in the lines that followed (500 characters: 8 s; the whole 2 KB part never
+    finished). Comments now end at their line's end, and the value fails at once."""
+    head = ("HloModule m\n\nENTRY e {\n  ROOT c = f32[] constant(1), "
+            "frontend_attributes={a={n = 1 : i32, t =\n")
+    check = '// CHECK: %1 = mhlo.composite "foo.bar" %0 {x = {n = 1 : i32}, v = 1} : t\n'
+    for lines in (4, 40):
+        text = head + check * lines + "}\n"
+        assert _seconds(parse, text) < 1.0, lines
+    problems = parse(head + check * 40 + "}\n").problems
+    assert problems and problems[0].message == "unexpected '{'; expected an attribute value"
