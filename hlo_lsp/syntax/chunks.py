@@ -34,7 +34,7 @@ from lark.exceptions import UnexpectedInput
 from hlo_lsp.syntax.edits import EditWindow
 from hlo_lsp.model.spans import Span
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, Problem
-from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment
+from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment, try_parse
 from hlo_lsp.syntax.lines import LineIndex
 
 #: A computation header line: a name at column 0, the line ending with "{".
@@ -150,10 +150,12 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
             return None  # a computation the skeleton did not see: not XLA's layout
     items: list = list(prefix_items)
     heads = skeleton.heads
-    chunks = _parse_whole(text, heads) if reuse is _NO_REUSE else None
-    if chunks is None:
+    bounds = list(zip(heads, [*heads[1:], len(text)]))
+    if reuse is _NO_REUSE:
+        chunks = _parse_groups(text, bounds)
+    else:
         chunks = []
-        for start, end in zip(heads, [*heads[1:], len(text)]):
+        for start, end in bounds:
             chunk = reuse(start, end)
             if chunk is None:
                 chunk = _parse_chunk(text, start, end)
@@ -168,34 +170,48 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
     return module
 
 
-def _parse_whole(text: str, heads: list[int]) -> list[Chunk] | None:
-    """Every chunk from one parse of the text after the module header (cheaper
-    than a parse per chunk when nothing can be reused); None when that text does
-    not parse or its computations do not line up with the chunks."""
-    if not heads:
-        return []
-    try:
-        parsed = parse_fragment(text[heads[0]:], "start", heads[0])
-    except UnexpectedInput:
-        return None
-    if len(parsed) != len(heads) or not all(
-            isinstance(comp, Computation) and comp.start == head
-            for comp, head in zip(parsed, heads)):
-        return None
-    return [Chunk(head, end, [comp], [])
-            for comp, head, end in zip(parsed, heads, [*heads[1:], len(text)])]
+#: Characters of consecutive computations parsed in one call of the parser when
+#: nothing can be reused: large enough that the cost per call does not count,
+#: small enough that a group that fails (a mistake anywhere in it) wastes little.
+GROUP_CHARS = 256 * 1024
+
+
+def _parse_groups(text: str, bounds: list[tuple[int, int]]) -> list[Chunk]:
+    """Every chunk of ``bounds`` (the computations' ``(start, end)``), parsed in
+    groups of about :data:`GROUP_CHARS`: one parse per group (cheaper than one
+    per computation), and a group that does not parse, or whose computations do
+    not line up with its chunks, parsed chunk by chunk (with error recovery
+    where needed), so a mistake costs its group's parse twice, not the text's."""
+    chunks: list[Chunk] = []
+    i = 0
+    while i < len(bounds):
+        j = i + 1
+        while j < len(bounds) and bounds[j][1] - bounds[i][0] <= GROUP_CHARS:
+            j += 1
+        group = bounds[i:j]
+        start, end = group[0][0], group[-1][1]
+        parsed = try_parse(text[start:end], "start", start) if j - i > 1 else None
+        if parsed is not None and len(parsed) == len(group) and all(
+                isinstance(comp, Computation) and comp.start == s
+                for comp, (s, _) in zip(parsed, group)):
+            chunks.extend(Chunk(s, e, [comp], []) for comp, (s, e) in zip(parsed, group))
+        else:
+            chunks.extend(_parse_chunk(text, s, e) for s, e in group)
+        i = j
+    return chunks
 
 
 def _parse_chunk(text: str, start: int, end: int) -> Chunk:
     """Parse ``text[start:end]`` with the grammar; with error recovery if needed."""
     piece = text[start:end]
+    error = None
     try:
         parsed = parse_fragment(piece, "start", start)
         if all(isinstance(it, Computation) for it in parsed):
             return Chunk(start, end, parsed, [])
-    except UnexpectedInput:
-        pass
-    sub = parse(piece)
+    except UnexpectedInput as exc:
+        error = exc
+    sub = parse(piece, error=error)
     for comp in sub.computations:
         comp.shift(start)
     problems = [Problem(p.start + start, p.end + start, p.message, p.severity, p.source)

@@ -451,8 +451,8 @@ _local = threading.local()
 def _parser(fast: bool = False) -> tuple[Lark, _Builder]:
     """This thread's LALR parser with its model builder (each thread has its own,
     so parses in different threads never wait for each other). ``fast`` selects
-    lark-cython when installed; its errors are not reportable, so error paths use
-    pure lark."""
+    lark-cython when installed (the same grammar, tokens and error exceptions;
+    pure lark only where lark-cython fails otherwise)."""
     key = "fast" if fast and CYTHON_PLUGINS is not None else "pure"
     cached = getattr(_local, key, None)
     if cached is None:
@@ -472,8 +472,10 @@ class _SlowPathNeeded(Exception):
 
 
 def _run_fast(text: str, start: str = "start", base: int = 0):
-    """Parse on the fast path; raises _SlowPathNeeded (or UnexpectedInput without
-    lark-cython) on any error."""
+    """Parse on the fast path. Raises UnexpectedInput when the text does not
+    parse (lark-cython's errors carry the same token, position and expected
+    terminals as pure lark's), _SlowPathNeeded on any other failure of
+    lark-cython."""
     if CYTHON_PLUGINS is None:
         return _run(text, start, base)
     lark, builder = _parser(True)
@@ -482,7 +484,9 @@ def _run_fast(text: str, start: str = "start", base: int = 0):
         builder.reset()
     try:
         return lark.parse(text, start=start)
-    except Exception as exc:  # lark-cython errors are not well-formed: redo slowly
+    except UnexpectedInput:
+        raise
+    except Exception as exc:  # noqa: BLE001 - anything else: pure lark decides
         raise _SlowPathNeeded() from exc
     finally:
         builder.base = 0
@@ -520,6 +524,32 @@ def parse_fragment(text: str, start: str, base: int = 0):
         return _run_fast(text, start, base)
     except _SlowPathNeeded:
         return _run(text, start, base)
+
+
+def try_parse(text: str, start: str, base: int = 0):
+    """:func:`parse_fragment` for a caller that needs no error: the result, or
+    None when ``text`` does not parse. A failure costs one parse on the fast
+    path (up to the error), not a second one with pure lark for the message."""
+    try:
+        return _run_fast(text, start, base)
+    except (_SlowPathNeeded, UnexpectedInput):
+        return None
+
+
+def _parse_instruction(text: str, base: int):
+    """One instruction with what its parse set aside: (instruction, nested
+    operand instructions, inline computations), on the fast path when it parses.
+
+    Raises lark.exceptions.UnexpectedInput when it does not."""
+    try:
+        parsed = _run_fast(text, "instruction", base)
+        builder = _parser(True)[1]
+    except _SlowPathNeeded:
+        parsed = _run(text, "instruction", base)
+        builder = _parser()[1]
+    found = (parsed, builder.anonymous, builder.inline)
+    builder.reset()
+    return found
 
 
 # ---------------------------------------------------------------- messages --
@@ -618,7 +648,7 @@ def paused_gc():
                 gc.enable()
 
 
-def parse(text: str) -> HloModule:
+def parse(text: str, *, error: UnexpectedInput | None = None) -> HloModule:
     """Parse HLO text into an :class:`HloModule`. Never raises on bad input.
 
     Syntax errors become ``module.problems`` (the first one where lark found it,
@@ -626,11 +656,15 @@ def parse(text: str) -> HloModule:
     :func:`hlo_lsp.model.check.check`. A split file (:func:`split_parts`) is
     parsed part by part, each as XLA's tools read it, into one model whose
     ``parts`` say which computation belongs to which module.
+
+    ``error``: what :func:`parse_fragment` of this very text with the "start"
+    rule raised, when the caller tried it already (no second attempt: on a
+    truncated multi-megabyte computation each costs a third of a second).
     """
     with paused_gc():
         parts = split_parts(text)
         if not parts:
-            return _parse(text)
+            return _parse(text, error)
         return _parse_split(text, parts)
 
 
@@ -651,15 +685,18 @@ def _parse_split(text: str, parts: list[tuple[int, int]]) -> HloModule:
     return module
 
 
-def _parse(text: str) -> HloModule:
+def _parse(text: str, error: UnexpectedInput | None = None) -> HloModule:
     module = HloModule(text)
     if "\x00" in text:
+        error = None  # it was raised on the text with its NUL bytes
         text_for_parse = text.replace("\x00", " ")
         module.problems.append(Problem(text.index("\x00"), text.index("\x00") + 1,
                                        "binary data (NUL byte): this is not HLO text"))
     else:
         text_for_parse = text
     try:
+        if error is not None:
+            raise error
         items = parse_fragment(text_for_parse, "start")
     except UnexpectedInput as exc:
         first = _problem_from(exc, text_for_parse, 0)
@@ -751,19 +788,19 @@ def _recover(text: str):
     prefix_end = lines[first][0] if first < len(lines) else len(text)
     if text[:prefix_end].strip():
         try:
-            items.extend(_run(text[:prefix_end], "start"))
+            items.extend(parse_fragment(text[:prefix_end], "start"))
         except UnexpectedInput as exc:
             problems.append(_problem_from(exc, text[:prefix_end], 0))
     for k, h in enumerate(heads):
         stop = heads[k + 1] if k + 1 < len(heads) else len(lines)
         s = lines[h][0]
         e = lines[stop - 1][1] if stop > h else lines[h][1]
-        chunk = text[s:e]
-        try:
-            items.extend(_run(chunk, "start", s))
+        # A text of one computation alone just failed as a whole: no second try.
+        alone = len(heads) == 1 and not text[:s].strip() and not text[e:].strip()
+        parsed = None if alone else try_parse(text[s:e], "start", s)
+        if parsed is not None:
+            items.extend(parsed)
             continue
-        except UnexpectedInput:
-            pass
         comp = _recover_computation(text, lines, h, stop, problems)
         if comp is not None:
             items.append(comp)
@@ -831,7 +868,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
                           or lines[j][1] - ls > _MAX_JOIN_CHARS):
                 break  # the next instruction, or too far: stop
             try:
-                parsed = _run(text[ls:lines[j][1]], "instruction", ls)
+                parsed, anonymous, inline = _parse_instruction(text[ls:lines[j][1]], ls)
                 break
             except UnexpectedInput as exc:
                 if first_exc is None:
@@ -843,12 +880,10 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
                     break
             j += 1
         if parsed is not None:
-            builder = _parser()[1]
-            for ins in builder.anonymous:  # nested operands, before their user
+            for ins in anonymous:  # nested operands, before their user
                 ins.computation = comp
                 comp.instructions.append(ins)
-            comp.nested.extend(builder.inline)
-            builder.reset()
+            comp.nested.extend(inline)
             parsed.computation = comp
             comp.instructions.append(parsed)
             comp.end = parsed.end
