@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from hlo_lsp.features.cost import format_count, format_seconds
+from hlo_lsp.features.summary import MAX_COLUMN
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
@@ -262,7 +263,7 @@ def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") 
         lines.extend(cost_lines(diff.costs))
         lines.append("")
     lines.append("Counts (before -> after)")
-    width = max((len(k) for k in diff.counts), default=0)
+    width = min(max((len(k) for k in diff.counts), default=0), MAX_COLUMN)
     for key, (b, a) in diff.counts.items():
         label = key
         if key.startswith("fusion:__") and key[7:] in BACKEND_KIND_LABELS:

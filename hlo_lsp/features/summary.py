@@ -35,10 +35,19 @@ def _kernel_line(k: Kernel) -> list[str]:
     return cells
 
 
+#: Widest a text column is padded to: a longer cell (a tuple shape thousands of
+#: levels deep, a long custom-call target) is kept whole but overflows its
+#: column on its own row, instead of padding every row of the table to it (a
+#: 20,000-character shape made a 19,700-row summary 397 MB).
+MAX_COLUMN = 48
+
+
 def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
+    """Rows of cells as aligned text lines (columns padded to at most
+    :data:`MAX_COLUMN`; empty columns left out)."""
     if not rows:
         return []
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    widths = [min(max(len(r[i]) for r in rows), MAX_COLUMN) for i in range(len(rows[0]))]
     out = []
     for r in rows:
         line = "  ".join(c.ljust(w) for c, w in zip(r, widths) if w)

@@ -142,3 +142,19 @@ def test_cli_summary_and_diff(capsys):
                                      "library": "cuBLASLt FP8", "before": 1, "after": 0,
                                      "status": "disappeared"}]
     assert data["counts"]["fusion"] == {"before": 0, "after": 3}
+
+
+def test_one_huge_cell_does_not_pad_every_row():
+    """Found by the fuzz harness: a tuple shape 10,000 levels deep in one op of a
+    19,700-op module padded every row of the text summary to 20,000 characters
+    (a 397 MB answer to hlo.showSummary, 9 s). The cell is kept whole, on its row."""
+    text = read(TRAIN_AFTER)
+    deep = "(" * 3000 + "f32[]" + ")" * 3000
+    at = text.index("ROOT ", text.index("ENTRY "))
+    text = text[:at] + f"%deep = {deep} copy(f32[] %copy.35)\n  " + text[at:]
+    s = kernel_summary(parse(text))
+    assert any(k.shape == deep for k in s.kernels)
+    report = format_text(s)
+    assert deep in report
+    rows = [ln for ln in report.splitlines() if ln.startswith("  %")]
+    assert len(rows) > 10 and sum(len(r) > 500 for r in rows) == 1
