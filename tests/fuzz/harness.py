@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import pathlib
@@ -103,8 +104,10 @@ class Lines:
 
     def offset(self, line: int, character: int) -> int:
         """Code-point offset of a position; a column past the line's end means
-        the line's end (the specification's rule)."""
-        line = min(line, self.count - 1)
+        the line's end, a line past the last line the end of the text (the
+        specification's rules, as VS Code applies them)."""
+        if line >= self.count:
+            return len(self.text)
         start, end = self.starts[line], self.ends[line]
         units = 0
         for i in range(start, end):
@@ -475,7 +478,10 @@ class Server:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
-        await self.client.stop()
+        try:
+            await self.client.stop()
+        except Exception as exc:  # noqa: BLE001 - e.g. its reader failed on a broken stream
+            self.stderr.append(f"(the client's stop failed: {exc!r})\n")
         self._reader.cancel()
 
     async def diagnostics_for(self, uri: str, version: int, timeout: float) -> Published | None:
@@ -613,6 +619,7 @@ class Report:
 
     seed: int
     seconds: float = 0.0
+    lanes: int = 1
     documents: int = 0
     edits: int = 0
     requests: int = 0
@@ -621,16 +628,23 @@ class Report:
     written: list[str] = field(default_factory=list)
     #: request kind -> (longest answer in seconds, characters of that document)
     slowest: dict[str, tuple[float, int]] = field(default_factory=dict)
+    #: answers over SLOW_S whatever the document's size (``slow`` counts those
+    #: over :func:`slow_limit`), and over SLOW_S on documents under a megabyte
+    over_2s: int = 0
+    over_2s_small: int = 0
 
     @property
     def failed(self) -> int:
         return sum(self.counts.values())
 
     def summary(self) -> str:
-        head = (f"fuzz seed={self.seed}: {self.seconds:.0f} s, {self.documents} documents, "
+        head = (f"fuzz seed={self.seed}, {self.lanes} lane(s): {self.seconds:.0f} s, "
+                f"{self.documents} documents, "
                 f"{self.edits} edits, {self.requests} requests; " +
                 ", ".join(f"{k} {v}" for k, v in self.counts.items()))
-        lines = [head, "  slowest answers: " + ", ".join(
+        lines = [head, f"  answers over {SLOW_S:.0f} s: {self.over_2s} "
+                       f"({self.over_2s_small} on documents under 1 MB)",
+                 "  slowest answers: " + ", ".join(
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
             for k, (s, n) in sorted(self.slowest.items(), key=lambda kv: -kv[1][0])[:6])]
         for f in self.failures[:30]:
@@ -643,9 +657,15 @@ class Report:
         return "\n".join(lines)
 
 
+@functools.lru_cache(maxsize=1)
+def _converter():
+    """pygls' converter (building one costs milliseconds: made once)."""
+    return default_converter()
+
+
 def _jsonable(obj: Any) -> Any:
     try:
-        return default_converter().unstructure(obj)
+        return _converter().unstructure(obj)
     except Exception:  # noqa: BLE001
         return repr(obj)
 
@@ -656,11 +676,12 @@ class Fuzzer:
 
     def __init__(self, seed: int, seconds: float, out: pathlib.Path,
                  files: list[pathlib.Path], minimize_s: float = 60.0,
-                 tree: pathlib.Path = ROOT) -> None:
+                 tree: pathlib.Path = ROOT, lanes: int = 1) -> None:
         self.seed, self.seconds, self.out, self.files = seed, seconds, out, files
+        self.lanes = lanes
         self.minimize_s = minimize_s
         self.env = dict(os.environ, PYTHONPATH=str(tree), PYTHONUNBUFFERED="1")
-        self.report = Report(seed)
+        self.report = Report(seed, lanes=lanes)
         self.tmp = out / "docs"
 
     def fail(self, kind: str, detail: str, doc: int, source: str, text: str,
@@ -672,30 +693,42 @@ class Fuzzer:
     async def run(self) -> Report:
         """Fuzz for ``seconds``; the report of the run."""
         self.tmp.mkdir(parents=True, exist_ok=True)
-        small = [p for p in self.files if p.stat().st_size < LARGE]
-        large = [p for p in self.files if p.stat().st_size >= LARGE]
-        server, fresh = Server(self.env), Server(self.env)
-        await server.start()
+        self._small = [p for p in self.files if p.stat().st_size < LARGE]
+        self._large = [p for p in self.files if p.stat().st_size >= LARGE]
+        self._next = 0
+        fresh = Server(self.env)
         await fresh.start()
-        t0 = time.monotonic()
+        self._fresh = fresh
+        self._t0 = time.monotonic()
         try:
-            while time.monotonic() - t0 < self.seconds:
-                doc = self.report.documents
-                # each document has its own generator: seed and number reproduce it
-                drng = random.Random(f"{self.seed}:{doc}")
-                pool = large if large and drng.random() < 0.04 else small
-                source = drng.choice(pool)
-                server, fresh = await self.document(server, fresh, doc, source, drng)
-                self.report.documents += 1
+            await asyncio.gather(*(self._lane() for _ in range(self.lanes)))
         finally:
-            self.report.seconds = time.monotonic() - t0
-            await server.stop()
-            await fresh.stop()
+            self.report.seconds = time.monotonic() - self._t0
+            await self._fresh.stop()
         try:
             await self.write_reproducers()
         except Exception as exc:  # noqa: BLE001 - the counts are reported anyway
             self.report.written.append(f"(writing the reproducers failed: {exc!r})")
         return self.report
+
+    async def _lane(self) -> None:
+        """One server taking documents until the time is up. Lanes run side by
+        side (each document is reproducible alone: its generator is seeded by
+        the run's seed and its own number), sharing the fresh server."""
+        server = Server(self.env)
+        await server.start()
+        try:
+            while time.monotonic() - self._t0 < self.seconds:
+                doc = self._next
+                self._next += 1
+                # each document has its own generator: seed and number reproduce it
+                drng = random.Random(f"{self.seed}:{doc}")
+                pool = self._large if self._large and drng.random() < 0.04 else self._small
+                source = drng.choice(pool)
+                server = await self.document(server, doc, source, drng)
+                self.report.documents += 1
+        finally:
+            await server.stop()
 
     async def _restart_if_dead(self, server: Server, doc: int, source: str, text: str,
                                history: list[str]) -> Server:
@@ -709,8 +742,8 @@ class Fuzzer:
         await new.start()
         return new
 
-    async def document(self, server: Server, fresh: Server, doc: int, source: pathlib.Path,
-                       rng: random.Random) -> tuple[Server, Server]:
+    async def document(self, server: Server, doc: int, source: pathlib.Path,
+                       rng: random.Random) -> Server:
         text = source.read_text(encoding="utf-8", errors="surrogateescape")
         history = []
         for _ in range(rng.choice([1, 1, 2])):
@@ -724,17 +757,16 @@ class Fuzzer:
             types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
         errors_seen = len(client.messages)
         log_seen = len(server.stderr)
-        steps = rng.randint(3, 10) if len(text) < LARGE else 2
+        steps = rng.randint(2, 6) if len(text) < LARGE else 2
         for _step in range(steps):
             if not server.alive:
                 break
             if rng.random() < 0.5:
-                changes = [random_change(text, rng)]
-                for _ in range(rng.choice([0, 0, 1, 2])):
-                    changes.append(random_change(apply_change(text, changes[-1]), rng))
-                new = text
-                for c in changes:
-                    new = apply_change(new, c)
+                # each change is about the text the ones before it left
+                new, changes = text, []
+                for _ in range(1 + rng.choice([0, 0, 1, 2])):
+                    changes.append(random_change(new, rng))
+                    new = apply_change(new, changes[-1])
                 version += 1
                 client.text_document_did_change(types.DidChangeTextDocumentParams(
                     types.VersionedTextDocumentIdentifier(uri=uri, version=version), changes))
@@ -743,7 +775,7 @@ class Fuzzer:
                 text = new
                 versions[version] = text
                 self.report.edits += 1
-            batch = requests_for(uri, text, rng, rng.randint(2, 6))
+            batch = requests_for(uri, text, rng, rng.randint(2, 5))
             outcomes = await asyncio.gather(*(send(server, k, p) for k, p in batch))
             self.report.requests += len(outcomes)
             lines = Lines(text)
@@ -757,15 +789,15 @@ class Fuzzer:
                 self.report.failures[-1].request = ("batch", batch)
         server = await self._restart_if_dead(server, doc, source.name, text, history)
         if server.client is not client:  # restarted: nothing more to compare
-            return server, fresh
+            return server
         for msg in client.messages[errors_seen:]:
             if msg.type == types.MessageType.Error:
                 self.fail("error_popups", msg.message, doc, source.name, text, None, history)
-        await self.compare(server, fresh, uri, version, versions, doc, source.name, text,
+        await self.compare(server, self._fresh, uri, version, versions, doc, source.name, text,
                            history)
         client.text_document_did_close(types.DidCloseTextDocumentParams(_doc(uri)))
-        fresh = await self._restart_if_dead(fresh, doc, source.name, text, history)
-        return server, fresh
+        self._fresh = await self._restart_if_dead(self._fresh, doc, source.name, text, history)
+        return server
 
     def judge(self, o: Outcome, lines: Lines, uri: str, doc: int, source: str, text: str,
               history: list[str]) -> None:
@@ -777,6 +809,9 @@ class Fuzzer:
         slowest = self.report.slowest.get(o.method)
         if slowest is None or o.seconds > slowest[0]:
             self.report.slowest[o.method] = (o.seconds, len(text))
+        if o.seconds > SLOW_S:
+            self.report.over_2s += 1
+            self.report.over_2s_small += len(text) < LARGE
         if o.seconds > slow_limit(len(text)):
             self.fail("slow", f"{o.method}: {o.seconds:.1f} s on {len(text):,} characters "
                       f"(limit {slow_limit(len(text)):.1f} s)", doc, source, text, req, history)
@@ -967,17 +1002,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minimize-seconds", type=float, default=60.0)
     parser.add_argument("--documents", type=int, default=0,
                         help="stop after this many documents (0: run for --seconds)")
+    parser.add_argument("--lanes", type=int,
+                        default=int(os.environ.get("HLO_LSP_FUZZ_LANES", "1") or 1),
+                        help="servers fuzzed side by side (each with its own documents)")
     args = parser.parse_args(argv)
     report = run(args.seed, args.seconds, args.out, seed_files(args.corpus),
-                 args.minimize_seconds, args.documents)
+                 args.minimize_seconds, args.documents, lanes=args.lanes)
     print(report.summary())
     return 1 if report.failed else 0
 
 
 def run(seed: int, seconds: float, out: pathlib.Path, files: list[pathlib.Path],
-        minimize_s: float = 60.0, documents: int = 0, tree: pathlib.Path = ROOT) -> Report:
-    """One fuzz run (blocking): its report. ``documents`` > 0 stops after that many."""
-    fuzzer = Fuzzer(seed, seconds if not documents else 1e9, out, files, minimize_s, tree)
+        minimize_s: float = 60.0, documents: int = 0, tree: pathlib.Path = ROOT,
+        lanes: int = 1) -> Report:
+    """One fuzz run (blocking): its report. ``documents`` > 0 stops after that many;
+    ``lanes`` servers are fuzzed side by side."""
+    fuzzer = Fuzzer(seed, seconds if not documents else 1e9, out, files, minimize_s, tree,
+                    lanes=lanes)
     if documents:
         original = fuzzer.document
 
