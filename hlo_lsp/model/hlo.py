@@ -61,10 +61,16 @@ class ShapeToken:
     start: int
     end: int
     elements: list["ShapeToken"] | None = None
+    #: the decoded shape, once decoded (a tuple of hundreds of elements is
+    #: decoded once, not at each of the thousands of reads by the cost model)
+    decoded: Shape | None = field(default=None, repr=False, compare=False)
 
     def decode(self) -> Shape:
-        """The decoded shape. Raises ValueError for malformed array shapes."""
-        return decode_shape(self)
+        """The decoded shape. Raises ValueError for malformed array shapes or
+        tuples nested too deep (not remembered: raised at each call)."""
+        if self.decoded is None:
+            self.decoded = decode_shape(self)
+        return self.decoded
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ Facts mirror ``xla/xla_data.proto`` (PrimitiveType), ``xla/primitive_util.h``
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -210,8 +211,11 @@ def _parse_layout(text: str) -> Layout:
     return Layout(m2m, tuple(tiles), memory_space, element_bits, tuple(extra))
 
 
+@functools.lru_cache(maxsize=16384)
 def parse_array_shape(text: str) -> ArrayShape:
-    """Decode one ``ARRAY_SHAPE`` token (see grammar/hlo.lark).
+    """Decode one ``ARRAY_SHAPE`` token (see grammar/hlo.lark). The same text
+    gives the same (frozen) shape: a module writes few distinct shapes many
+    times, so decoded shapes are remembered (at most 16,384 texts).
 
     Raises ValueError if ``text`` is not an array shape.
     """
