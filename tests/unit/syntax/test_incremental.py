@@ -199,3 +199,24 @@ def test_a_broken_module_header_falls_back_to_the_whole_text(cut):
     broken = text[:at] + "((" + text[at:]
     assert parse_chunked(broken) is None
     assert parse(broken).problems
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_skeleton_after_edits_equals_a_fresh_one_with_mixed_line_endings(seed):
+    """Found by the fuzz run (seed 0, document 356): in a dump with CR, LF and
+    CRLF line ends, a line break typed into a long header line made the edited
+    skeleton see a computation head that a fresh one does not (the edited lines
+    were searched up to a CR, where the head pattern's line does not end), so
+    the diagnostics after the edit differed from those of a fresh open."""
+    rng = random.Random(seed)
+    lines = read(TRAIN_AFTER).split("\n")
+    text = "".join(ln + rng.choice(["\n", "\r", "\r\n"]) for ln in lines)
+    skeleton = Skeleton(text)
+    for _ in range(200):
+        a = rng.randrange(len(text) + 1)
+        b = min(len(text), a + rng.choice([0, 0, 1, 3, 40]))
+        new = rng.choice(["\n", "\r", "\r\n", "{", "}", " {\r", "ENTRY %e {\n", "", "x"])
+        edited = text[:a] + new + text[b:]
+        skeleton = skeleton.edited(edited, EditWindow(a, b, a + len(new)))
+        text = edited
+        assert skeleton.heads == Skeleton(text).heads
