@@ -34,3 +34,16 @@ def _register_capability(client: _Client, params: _types.RegistrationParams):
 @_default_feature(_types.CLIENT_UNREGISTER_CAPABILITY)
 def _unregister_capability(client: _Client, params: _types.UnregistrationParams):
     return None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _parsers_built_first():
+    """The grammar's parsers, built in the main thread before any test starts a
+    thread, as the server builds them at initialize. lark reads the grammar's
+    string literals with ast.literal_eval, and CPython 3.11 keeps one AST
+    recursion counter for all threads: a parser built by a stray thread of one
+    test while another test calls ast.parse failed the latter with "AST
+    constructor recursion depth mismatch"."""
+    from hlo_lsp.syntax.parser import warm_up
+
+    warm_up()

@@ -50,7 +50,7 @@ def grammar_text() -> str:
     return source.read_text(encoding="utf-8")
 
 
-class _Builder(Transformer):
+class _Builder(Transformer, threading.local):
     """Builds model objects from grammar rules; ``base`` offsets every position.
 
     Callbacks receive a rule's children as lark hands them over: tokens (with
@@ -58,6 +58,10 @@ class _Builder(Transformer):
     sub-rules returned. The hot rules (``instruction``, ``instructions``,
     ``operands``, the attribute alternatives) keep every child token, so their
     callbacks index the children by position; see ``grammar/hlo.lark``.
+    
+    The builder is a ``threading.local``: its state (``base``, the pending
+    nested instructions and inline computations) is each thread's own, so one
+    parser, with one builder, serves every thread.
     """
 
     def __init__(self) -> None:
@@ -445,25 +449,32 @@ class _Builder(Transformer):
                          f"{shape.value} {value.value}")[0]
 
 
-_local = threading.local()
+_parsers: dict[str, tuple[Lark, _Builder]] = {}
+_parsers_lock = threading.Lock()
 
 
 def _parser(fast: bool = False) -> tuple[Lark, _Builder]:
-    """This thread's LALR parser with its model builder (each thread has its own,
-    so parses in different threads never wait for each other). ``fast`` selects
+    """The LALR parser with its model builder, built once (0.3 s and more:
+    the grammar's analysis and the lexer's patterns) and shared by every
+    thread: a parse keeps its state in objects of its own (lark's parser state
+    and lexer thread) and in the builder's thread-local state. ``fast`` selects
     lark-cython when installed (the same grammar, tokens and error exceptions;
     pure lark only where lark-cython fails otherwise)."""
     key = "fast" if fast and CYTHON_PLUGINS is not None else "pure"
-    cached = getattr(_local, key, None)
+    cached = _parsers.get(key)
     if cached is None:
-        builder = _Builder()
-        extra = {"_plugins": CYTHON_PLUGINS} if key == "fast" else {}
-        lark = Lark(grammar_text(), parser="lalr", lexer="contextual",
-                    start=["start", "instruction", "computation_head"],
-                    transformer=builder, maybe_placeholders=False, **extra)
-        streamline(lark)
-        cached = (lark, builder)
-        setattr(_local, key, cached)
+        with _parsers_lock:
+            cached = _parsers.get(key)
+            if cached is None:
+                builder = _Builder()
+                extra = {"_plugins": CYTHON_PLUGINS} if key == "fast" else {}
+                lark = Lark(grammar_text(), parser="lalr", lexer="contextual",
+                            start=["start", "instruction", "computation_head"],
+                            transformer=builder, maybe_placeholders=False, **extra)
+                streamline(lark)
+                if key == "pure":
+                    build_scanners(lark)
+                cached = _parsers[key] = (lark, builder)
     return cached
 
 
@@ -504,13 +515,13 @@ def _run(text: str, start: str, base: int = 0):
 
 
 def warm_up() -> None:
-    """Build this thread's parsers (about 0.2 s the first time in a thread), and
-    the regular expression of every lexer state, which lark otherwise compiles
-    when a parse first reaches the state. Those of the pure-lark parser are
-    built here; lark-cython's are the same patterns, found in the cache of
-    Python's re module when it builds them."""
+    """Build the parsers, which every thread shares (about 0.3 s, more on a busy
+    machine), with the regular expression of every lexer state, which lark
+    otherwise compiles when a parse first reaches the state. Those of the
+    pure-lark parser are built with it; lark-cython's are the same patterns,
+    found in the cache of Python's re module when it builds them."""
     _parser(True)
-    build_scanners(_parser()[0])
+    _parser()
 
 
 def parse_fragment(text: str, start: str, base: int = 0):
