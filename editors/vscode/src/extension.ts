@@ -156,10 +156,26 @@ async function pythonFromPythonExtension(): Promise<string | undefined> {
   }
 }
 
+/**
+ * The server's working directory: the first workspace folder. The probes below run
+ * there too: `python -c` imports from its working directory, so a probe run in the
+ * extension host's (code-server's: wherever it was started, e.g. a checkout) could
+ * import a hlo_lsp that `python -m hlo_lsp` in the workspace folder does not find.
+ */
+function serverCwd(): string | undefined {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  if (!folder || folder.scheme !== 'file') return undefined;
+  try {
+    return fs.statSync(folder.fsPath).isDirectory() ? folder.fsPath : undefined;
+  } catch {
+    return undefined; // a spawn in a missing directory fails as if the interpreter were missing
+  }
+}
+
 /** Runs `python -c PROBE_CODE`: the spawn error code or exit status, and the output. */
 function probeServer(python: string): Promise<{ errorCode?: string | number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', PROBE_CODE], { timeout: 20000 }, (err, stdout, stderr) => {
+    execFile(python, ['-c', PROBE_CODE], { timeout: 20000, cwd: serverCwd() }, (err, stdout, stderr) => {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const code = err ? ((err as any).code ?? 1) : undefined;
       resolve({ errorCode: code, stdout: String(stdout), stderr: String(stderr) });
@@ -223,7 +239,7 @@ async function showStartProblem(python: string, problem: StartProblem): Promise<
 /** True when `python -c "import hlo_lsp"` succeeds within a few seconds. */
 function canImportServer(python: string): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', 'import hlo_lsp'], { timeout: 10000 }, (err) => resolve(!err));
+    execFile(python, ['-c', 'import hlo_lsp'], { timeout: 10000, cwd: serverCwd() }, (err) => resolve(!err));
   });
 }
 
@@ -273,7 +289,7 @@ async function doStart(): Promise<void> {
     command: cmd.command,
     args: cmd.args,
     transport: TransportKind.stdio,
-    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, env: process.env },
+    options: { cwd: serverCwd(), env: process.env },
   };
   const serverOptions: ServerOptions = { run, debug: run };
   const clientOptions: LanguageClientOptions = {
