@@ -236,6 +236,32 @@ async function showStartProblem(python: string, problem: StartProblem): Promise<
   }
 }
 
+/**
+ * Why `python -m hlo_lsp` exited at start although the probe imported hlo_lsp (its
+ * dependencies missing, e.g. a checkout on PYTHONPATH or `pip install --no-deps`):
+ * the last line of `python -c "import hlo_lsp.lsp.server"`, else undefined.
+ */
+function serverImportError(python: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(python, ['-c', 'import hlo_lsp.lsp.server'], { timeout: 20000, cwd: serverCwd() }, (err, _stdout, stderr) => {
+      resolve(err ? String(stderr).trim().split('\n').pop() || undefined : undefined);
+    });
+  });
+}
+
+/**
+ * languageclient forces a notification of its own ("couldn't create connection to
+ * server") when the server fails to start; the extension shows one that names the
+ * cause instead (showStartProblem), so that one is only logged.
+ */
+class HloLanguageClient extends LanguageClient {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override error(message: string, data?: any, showNotification: boolean | 'force' = true): void {
+    const startFailure = message.includes("couldn't create connection to server");
+    super.error(message, data, startFailure ? false : showNotification);
+  }
+}
+
 /** True when `python -c "import hlo_lsp"` succeeds within a few seconds. */
 function canImportServer(python: string): Promise<boolean> {
   return new Promise((resolve) => {
@@ -330,16 +356,25 @@ async function doStart(): Promise<void> {
       },
     },
   };
-  const c = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+  const c = new HloLanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
   client = c;
   c.onDidChangeState((e) => {
     if (e.newState === State.Running) controller.invalidateAll();
   });
+  let failure: string | undefined;
   try {
     await c.start();
+    // start() resolves without an error when the server exited during initialize
+    if (c.state !== State.Running) failure = 'the server exited at start';
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    await showStartProblem(cmd.command, { cause: 'broken', message: `\`${formatCommandLine(cmd)}\` failed: ${message}` });
+    failure = err instanceof Error ? err.message : String(err);
+  }
+  if (failure !== undefined) {
+    const cause = cmd.args[0] === '-m' && cmd.args[1] === 'hlo_lsp' ? await serverImportError(cmd.command) : undefined;
+    await showStartProblem(cmd.command, {
+      cause: 'broken',
+      message: `\`${formatCommandLine(cmd)}\` failed: ${cause ?? failure} (its output is in Output → ${CLIENT_NAME})`,
+    });
     return;
   }
   const advertised = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
