@@ -383,6 +383,24 @@ if (mode === 'no-server') {
   });
 }
 
+if (mode === 'broken-server') {
+  await check('the server exits at start (its dependencies missing): exactly one notification, naming the cause', async () => {
+    await openFile(path.basename(process.env.HLO_DUMP));
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+    await waitFor('a notification', async () => (await toasts()).length > 0, 30000);
+    await sleep(8000); // time for a second notification to come
+    await screenshot('notification');
+    await command('Notifications: Show Notifications');
+    await sleep(800);
+    const all = await page.$$eval('.notifications-center .notification-list-item', (els) => els.map((e) => e.textContent));
+    await screenshot('notification-center');
+    console.log(`notifications:\n${all.join('\n---\n')}\n---`);
+    const about = all.filter((t) => /HLO|hlo|language server|Language Server/.test(t));
+    assert.equal(about.length, 1, `one notification about the server, not ${about.length}: ${JSON.stringify(all)}`);
+    assert.match(about[0], /cannot start: `[^`]+ -m hlo_lsp` failed: ModuleNotFoundError: No module named '[\w.]+'/, `the notification names the cause: ${about[0]}`);
+  });
+}
+
 await browser.close();
 console.log(results.join('\n'));
 const failed = results.filter((r) => r.startsWith('FAIL')).length;

@@ -15,7 +15,8 @@
 #    the metadata toggle, cursor-line reveal, Plain Text side files.
 # 3. No server (check.mjs "no-server"): a second code-server whose
 #    hlo.server.pythonPath is a Python without the package shows exactly one
-#    notification, naming the cause.
+#    notification, naming the cause; and (check.mjs "broken-server") the same
+#    when hlo_lsp imports (PYTHONPATH) but its dependencies do not.
 # Screenshots of every step: $HLO_LSP_ARTIFACTS/vscode (default <repo>/.ci/artifacts/vscode).
 #
 #   editors/vscode/test-real-client/run.sh             # install (cached) and check
@@ -186,7 +187,7 @@ check() {
     HLO_BARE_PYTHON="$SCEN/bare/bin/python" NODE_PATH="$WORK/node_modules" node "$HERE/check.mjs" "$@"
 }
 
-ONLY="${HLO_REAL_CLIENT_ONLY:-first-hour examples no-server}"   # a subset, while debugging
+ONLY="${HLO_REAL_CLIENT_ONLY:-first-hour examples no-server broken-server}"   # a subset, while debugging
 wanted() { [[ " $ONLY " == *" $1 "* ]]; }
 status=0
 t0=$SECONDS
@@ -199,6 +200,12 @@ fi
 if wanted no-server; then
   start_code_server no-server "" "$SCEN/bare/bin/python"
   check no-server "http://127.0.0.1:$PORT/?folder=$(dirname "$DUMP")" "$WORK" || status=1
+  stop_code_server
+fi
+if wanted broken-server; then
+  # hlo_lsp imports (PYTHONPATH), its dependencies do not: the server exits at start.
+  start_code_server broken-server "$REPO" "$SCEN/bare/bin/python"
+  check broken-server "http://127.0.0.1:$PORT/?folder=$(dirname "$DUMP")" "$WORK" || status=1
   stop_code_server
 fi
 echo "checks: $((SECONDS - t0)) s; total $((SECONDS - t_start)) s; screenshots in $ART"

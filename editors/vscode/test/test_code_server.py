@@ -4,7 +4,7 @@ command covers it. A JAX program outside any git repository, dumped two levels
 below itself; hover, hidden metadata, F12 from ``stack_frame_id=`` into the
 program, the recompile code action after a layer size change (its report names
 the changed shapes), and one notification naming the cause when the server
-cannot start. Screenshots: ``$HLO_LSP_ARTIFACTS/vscode`` (default
+cannot start (no package for that Python; the package without its dependencies). Screenshots: ``$HLO_LSP_ARTIFACTS/vscode`` (default
 ``.ci/artifacts/vscode``).
 
 code-server and puppeteer-core are installed once into a cache directory
@@ -64,5 +64,5 @@ def test_vscode_in_code_server():
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{RUN} failed (exit {proc.returncode}):\n{out[-12000:]}"
     # Every mode ran and reported (a mode that silently did nothing would pass).
-    for mode, checks in (("first-hour", 5), ("examples", 8), ("no-server", 1)):
+    for mode, checks in (("first-hour", 5), ("examples", 8), ("no-server", 1), ("broken-server", 1)):
         assert f"{mode}: {checks} passed, 0 failed" in out, f"{mode} did not run all its checks:\n{out[-6000:]}"
