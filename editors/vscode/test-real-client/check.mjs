@@ -128,9 +128,11 @@ async function gotoLine(line, column) {
   await sleep(800);
 }
 
-const cursorLine = async () => {
+/** The cursor's line and column from the status bar ("Ln 8, Col 24"). */
+const cursorAt = async () => {
   const item = (await statusBar()).find((s) => /^Ln \d+, Col \d+/.test(s));
-  return item ? Number(/^Ln (\d+), Col (\d+)/.exec(item)[1]) : undefined;
+  const m = item && /^Ln (\d+), Col (\d+)/.exec(item);
+  return m ? { line: Number(m[1]), column: Number(m[2]) } : undefined;
 };
 
 /** Text of the visible hover widget. */
@@ -166,6 +168,7 @@ if (mode === 'first-hour') {
   const frame = /stack_frame_id=(\d+)/.exec(lines[row])[1];
   const loc = /file_location_id=(\d+)/.exec(table('StackFrames')[frame])[1];
   const frameLine = Number(/ line=(\d+)/.exec(table('FileLocations')[loc])[1]);
+  const frameColumn = Number(/ column=(\d+)/.exec(table('FileLocations')[loc])[1]); // 0-based
   const instr = /%(\S+) = /.exec(lines[row])[1];
   const shape = /= (\S+?)\{/.exec(lines[row])[1];
   const opName = /op_name="([^"]+)"/.exec(lines[row])[1];
@@ -214,7 +217,8 @@ if (mode === 'first-hour') {
       const t = await activeTab();
       return t && t.label.includes('model.py') ? t : undefined;
     }, 20000);
-    await waitFor(`cursor on line ${frameLine}`, async () => (await cursorLine()) === frameLine, 10000);
+    await waitFor(`cursor on line ${frameLine}`, async () => (await cursorAt())?.line === frameLine, 10000);
+    assert.equal((await cursorAt()).column, frameColumn + 1, 'the cursor is on the column of the frame');
     // model.py is outside the workspace folder: the breadcrumbs show its whole path
     const crumbs = await page.$$eval('.editor-group-container.active .breadcrumbs-control .monaco-breadcrumb-item', (els) => els.map((e) => e.textContent.trim()));
     console.log(`tab ${JSON.stringify(tab)}, breadcrumbs ${JSON.stringify(crumbs)}`);
@@ -260,7 +264,8 @@ if (mode === 'first-hour') {
     await screenshot('recompile-report');
     assert.ok(report.split('\n').filter((l) => l.trim()).length >= 3, 'the report has several lines');
     assert.match(report, /Recompiled on CPU/);
-    assert.ok(report.includes('f32[32,128] -> f32[32,256]'), 'the report names f32[32,128] -> f32[32,256]');
+    assert.ok(report.includes(`changed %${instr} fusion: shape ${shape} -> f32[32,256]`), `the report names %${instr}: ${shape} -> f32[32,256]`);
+    assert.ok(report.includes('f32[64,128] -> f32[64,256]'), 'the report names the changed parameter shape');
     assert.ok(report.includes('model.py:'), 'the changes are grouped per Python line');
     await command('View: Toggle Maximized Panel');
     await waitFor('the editor shows the new dump', async () => (await viewLines()).some((l) => l.text.includes('f32[32,256]')), 20000);

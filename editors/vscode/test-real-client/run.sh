@@ -52,7 +52,7 @@ fi
 CS_BIN="$WORK/node_modules/.bin/code-server"
 if [ ! -f "$WORK/.installed-$CODE_SERVER_VERSION" ] || ! "$CS_BIN" --version >/dev/null 2>&1; then
   echo "installing code-server $CODE_SERVER_VERSION and puppeteer-core into $WORK"
-  rm -rf "$WORK" && mkdir -p "$WORK"
+  mkdir -p "$WORK" && rm -rf "$WORK/node_modules" "$WORK/package.json" "$WORK/package-lock.json"
   (cd "$WORK" && npm init -y >/dev/null
    # --ignore-scripts: code-server's postinstall would fetch ripgrep from outside the
    # registry; do its steps by hand and build the native modules it needs from source.
