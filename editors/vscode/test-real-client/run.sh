@@ -35,6 +35,9 @@ REPO="$(cd "$EXT_DIR/../.." && pwd)"
 CODE_SERVER_VERSION=4.100.3   # the last line that runs on node 20
 WORK="${HLO_REAL_CLIENT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hlo-lsp-ci/code-server-$CODE_SERVER_VERSION}"
 PYTHON="${HLO_LSP_PYTHON:-python3}"
+# code-server writes a config, logs and a heartbeat under XDG_CONFIG_HOME / XDG_DATA_HOME
+# (Chromium its crash reports under XDG_CONFIG_HOME): not in the user's home.
+export XDG_CONFIG_HOME="$WORK/xdg/config" XDG_DATA_HOME="$WORK/xdg/data"
 ART="${HLO_LSP_ARTIFACTS:-$REPO/.ci/artifacts}/vscode"
 CHROMIUM="${HLO_CHROMIUM:-$(command -v chromium || true)}"
 t_start=$SECONDS
@@ -167,11 +170,14 @@ start_code_server() {
   "telemetry.telemetryLevel": "off"
 }
 JSON
-  "$CS_BIN" --config /dev/null --extensions-dir "$data/ext" --user-data-dir "$data" --install-extension "$VSIX" >/dev/null
+  XDG_DATA_HOME="$SCEN/xdg/data" "$CS_BIN" --config /dev/null --extensions-dir "$data/ext" --user-data-dir "$data" \
+    --install-extension "$VSIX" >/dev/null
   # Started in the checkout, where `python -c "import hlo_lsp"` imports the package
   # from the working directory whatever the interpreter: the extension must probe
   # the interpreter where the server runs (the workspace folder), not here.
+  # XDG_*: code-server's logs and heartbeat stay in the scenario, not in ~/.local/share.
   (cd "$REPO" && exec env -u PYTHONPATH ${pypath:+PYTHONPATH="$pypath"} HLO_LSP_STATE_DIR="$SCEN/state-editor" \
+    XDG_DATA_HOME="$SCEN/xdg/data" XDG_CONFIG_HOME="$SCEN/xdg/config" XDG_CACHE_HOME="$SCEN/xdg/cache" \
     "$CS_BIN" --config /dev/null --bind-addr "127.0.0.1:$PORT" --auth none --disable-telemetry \
     --disable-update-check --disable-workspace-trust --disable-getting-started-override \
     --extensions-dir "$data/ext" --user-data-dir "$data") > "$ART/code-server-$name.log" 2>&1 &
@@ -183,7 +189,7 @@ stop_code_server() {
   kill "$CS_PID" 2>/dev/null || true; wait "$CS_PID" 2>/dev/null || true; CS_PID=
 }
 check() {
-  HLO_CHROMIUM="$CHROMIUM" HLO_ART="$ART" HLO_DUMP="$DUMP" HLO_PROGRAM="$SCEN/proj/model.py" \
+  XDG_CONFIG_HOME="$SCEN/xdg/config" XDG_CACHE_HOME="$SCEN/xdg/cache" HLO_CHROMIUM="$CHROMIUM" HLO_ART="$ART" HLO_DUMP="$DUMP" HLO_PROGRAM="$SCEN/proj/model.py" \
     HLO_BARE_PYTHON="$SCEN/bare/bin/python" NODE_PATH="$WORK/node_modules" node "$HERE/check.mjs" "$@"
 }
 
