@@ -156,10 +156,26 @@ async function pythonFromPythonExtension(): Promise<string | undefined> {
   }
 }
 
+/**
+ * The server's working directory: the first workspace folder. The probes below run
+ * there too: `python -c` imports from its working directory, so a probe run in the
+ * extension host's (code-server's: wherever it was started, e.g. a checkout) could
+ * import a hlo_lsp that `python -m hlo_lsp` in the workspace folder does not find.
+ */
+function serverCwd(): string | undefined {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  if (!folder || folder.scheme !== 'file') return undefined;
+  try {
+    return fs.statSync(folder.fsPath).isDirectory() ? folder.fsPath : undefined;
+  } catch {
+    return undefined; // a spawn in a missing directory fails as if the interpreter were missing
+  }
+}
+
 /** Runs `python -c PROBE_CODE`: the spawn error code or exit status, and the output. */
 function probeServer(python: string): Promise<{ errorCode?: string | number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', PROBE_CODE], { timeout: 20000 }, (err, stdout, stderr) => {
+    execFile(python, ['-c', PROBE_CODE], { timeout: 20000, cwd: serverCwd() }, (err, stdout, stderr) => {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const code = err ? ((err as any).code ?? 1) : undefined;
       resolve({ errorCode: code, stdout: String(stdout), stderr: String(stderr) });
@@ -220,10 +236,36 @@ async function showStartProblem(python: string, problem: StartProblem): Promise<
   }
 }
 
+/**
+ * Why `python -m hlo_lsp` exited at start although the probe imported hlo_lsp (its
+ * dependencies missing, e.g. a checkout on PYTHONPATH or `pip install --no-deps`):
+ * the last line of `python -c "import hlo_lsp.lsp.server"`, else undefined.
+ */
+function serverImportError(python: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(python, ['-c', 'import hlo_lsp.lsp.server'], { timeout: 20000, cwd: serverCwd() }, (err, _stdout, stderr) => {
+      resolve(err ? String(stderr).trim().split('\n').pop() || undefined : undefined);
+    });
+  });
+}
+
+/**
+ * languageclient forces a notification of its own ("couldn't create connection to
+ * server") when the server fails to start; the extension shows one that names the
+ * cause instead (showStartProblem), so that one is only logged.
+ */
+class HloLanguageClient extends LanguageClient {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override error(message: string, data?: any, showNotification: boolean | 'force' = true): void {
+    const startFailure = message.includes("couldn't create connection to server");
+    super.error(message, data, startFailure ? false : showNotification);
+  }
+}
+
 /** True when `python -c "import hlo_lsp"` succeeds within a few seconds. */
 function canImportServer(python: string): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', 'import hlo_lsp'], { timeout: 10000 }, (err) => resolve(!err));
+    execFile(python, ['-c', 'import hlo_lsp'], { timeout: 10000, cwd: serverCwd() }, (err) => resolve(!err));
   });
 }
 
@@ -273,7 +315,7 @@ async function doStart(): Promise<void> {
     command: cmd.command,
     args: cmd.args,
     transport: TransportKind.stdio,
-    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, env: process.env },
+    options: { cwd: serverCwd(), env: process.env },
   };
   const serverOptions: ServerOptions = { run, debug: run };
   const clientOptions: LanguageClientOptions = {
@@ -314,16 +356,25 @@ async function doStart(): Promise<void> {
       },
     },
   };
-  const c = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+  const c = new HloLanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
   client = c;
   c.onDidChangeState((e) => {
     if (e.newState === State.Running) controller.invalidateAll();
   });
+  let failure: string | undefined;
   try {
     await c.start();
+    // start() resolves without an error when the server exited during initialize
+    if (c.state !== State.Running) failure = 'the server exited at start';
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    await showStartProblem(cmd.command, { cause: 'broken', message: `\`${formatCommandLine(cmd)}\` failed: ${message}` });
+    failure = err instanceof Error ? err.message : String(err);
+  }
+  if (failure !== undefined) {
+    const cause = cmd.args[0] === '-m' && cmd.args[1] === 'hlo_lsp' ? await serverImportError(cmd.command) : undefined;
+    await showStartProblem(cmd.command, {
+      cause: 'broken',
+      message: `\`${formatCommandLine(cmd)}\` failed: ${cause ?? failure} (its output is in Output → ${CLIENT_NAME})`,
+    });
     return;
   }
   const advertised = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];

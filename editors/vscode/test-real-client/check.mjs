@@ -1,18 +1,34 @@
 // Drives code-server in headless Chromium and checks what a user of the extension sees.
-//   node check.mjs URL WORKDIR      (run by run.sh; puppeteer-core is installed in WORKDIR)
+//   node check.mjs first-hour|examples|no-server URL WORKDIR     (run by run.sh)
+// puppeteer-core is installed in WORKDIR. Environment from run.sh: HLO_CHROMIUM,
+// HLO_ART (screenshots), HLO_DUMP (jit_mlp's dump file), HLO_PROGRAM (model.py),
+// HLO_BARE_PYTHON (a Python without hlo_lsp).
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
-const [url, work] = process.argv.slice(2);
+const [mode, url, work] = process.argv.slice(2);
+const art = process.env.HLO_ART;
 const require = createRequire(path.join(work, 'package.json'));
 const puppeteer = require('puppeteer-core');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const results = [];
+let shot = 0;
 
-const browser = await puppeteer.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+const browser = await puppeteer.launch({
+  executablePath: process.env.HLO_CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+});
 const page = await browser.newPage();
-await page.setViewport({ width: 1700, height: 1000 });
+await page.setViewport({ width: 1600, height: 1000 });
+
+async function screenshot(name) {
+  shot += 1;
+  await page.screenshot({ path: path.join(art, `${mode}-${String(shot).padStart(2, '0')}-${name}.png`) });
+}
 
 async function waitFor(what, fn, ms = 60000) {
   const t0 = Date.now();
@@ -24,36 +40,38 @@ async function waitFor(what, fn, ms = 60000) {
   }
 }
 
+/** Runs a step; a failure is recorded with a screenshot and the later steps still run. */
 async function check(name, fn) {
+  const t0 = Date.now();
   try {
     await fn();
-    results.push(`ok   ${name}`);
+    results.push(`ok   ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   } catch (err) {
-    results.push(`FAIL ${name}: ${err.message}`);
-    await page.screenshot({ path: path.join(work, `fail-${results.length}.png`) });
+    results.push(`FAIL ${name}: ${err.stack || err.message}`);
+    await screenshot(`FAIL-${name.replace(/[^\w]+/g, '-').slice(0, 40)}`);
   }
 }
 
-async function openFile(part) {
-  await waitFor('explorer', () => page.$('.explorer-viewlet .monaco-list-row'));
-  const rows = await page.$$('.explorer-viewlet .monaco-list-row');
-  for (const r of rows) {
-    const label = await r.evaluate((e) => e.getAttribute('aria-label') || '');
-    if (label.includes(part)) {
-      await r.click();
-      await waitFor(`editor for ${part}`, () => page.evaluate((p) => document.querySelector('.tab.active')?.textContent.includes(p), part));
-      return;
-    }
-  }
-  throw new Error(`${part} not in the explorer`);
+async function keys(...combo) {
+  const key = combo.pop();
+  for (const m of combo) await page.keyboard.down(m);
+  await page.keyboard.press(key);
+  for (const m of combo.reverse()) await page.keyboard.up(m);
 }
 
 const statusBar = () => page.$$eval('.statusbar-item', (els) => els.map((e) => e.textContent.trim()).filter(Boolean));
+const activeTab = () => page.evaluate(() => {
+  const t = document.querySelector('.tabs-container .tab.active');
+  return t ? { label: t.querySelector('.label-name')?.textContent ?? t.textContent, title: t.getAttribute('title') || '', aria: t.getAttribute('aria-label') || '' } : undefined;
+});
+/** The notification toasts shown now and the entries of the notification center (text). */
+const toasts = () => page.$$eval('.notifications-toasts .notification-toast', (els) => els.map((e) => e.textContent));
 
-/** Visible editor lines: text, the hidden (display:none) text, ::after markers, colours of some words. */
+/** Visible editor lines of the active editor: text, the hidden (display:none) text, ::after markers, colours of some words. */
 const viewLines = () =>
-  page.evaluate(() =>
-    [...document.querySelectorAll('.monaco-editor .view-lines .view-line')]
+  page.evaluate(() => {
+    const editor = document.querySelector('.editor-group-container.active .monaco-editor') || document.querySelector('.monaco-editor');
+    return [...editor.querySelectorAll('.view-lines .view-line')]
       .map((l) => {
         const spans = [...l.querySelectorAll('span span')];
         const text = (e) => e.textContent.replace(/\u00a0/g, ' '); // the editor renders some spaces as NBSP
@@ -65,112 +83,338 @@ const viewLines = () =>
           colors: Object.fromEntries(spans.map((s) => [text(s), getComputedStyle(s).color])),
         };
       })
-      .sort((a, b) => a.top - b.top),
-  );
+      .sort((a, b) => a.top - b.top);
+  });
 
-async function command(title) {
-  await page.keyboard.down('Control');
-  await page.keyboard.down('Shift');
-  await page.keyboard.press('KeyP');
-  await page.keyboard.up('Shift');
-  await page.keyboard.up('Control');
-  await sleep(700);
-  await page.keyboard.type(title, { delay: 10 });
-  await sleep(700);
-  await page.keyboard.press('Enter');
-  await sleep(1500);
+async function palette(prefix, text) {
+  await keys('Control', 'Shift', 'KeyP');
+  await waitFor('quick input', () => page.$('.quick-input-widget:not([style*="display: none"]) input'));
+  await sleep(300);
+  if (!prefix) {
+    // Ctrl+Shift+P opens with ">"; remove it for file and line modes
+    await keys('Control', 'KeyA');
+    await page.keyboard.press('Backspace');
+  }
+  await page.keyboard.type(text, { delay: 10 });
+  await sleep(800);
 }
 
-async function gotoLine(n) {
-  await page.keyboard.down('Control');
-  await page.keyboard.press('KeyG');
-  await page.keyboard.up('Control');
-  await sleep(500);
-  await page.keyboard.type(String(n));
+async function command(title) {
+  await palette(true, title);
+  const picked = await waitFor(`"${title}" in the palette`, () =>
+    page.evaluate((t) => {
+      const rows = [...document.querySelectorAll('.quick-input-list .monaco-list-row')];
+      return rows.some((r) => r.textContent.includes(t));
+    }, title), 10000);
+  assert.ok(picked);
   await page.keyboard.press('Enter');
-  await sleep(1500);
+  await sleep(1000);
+}
+
+/** Quick Open a file of the workspace by name. */
+async function openFile(name) {
+  await palette(false, name);
+  await waitFor(`${name} in Quick Open`, () =>
+    page.evaluate((n) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(n)), name), 15000);
+  await page.keyboard.press('Enter');
+  await waitFor(`editor for ${name}`, async () => (await activeTab())?.label.includes(name));
+  await sleep(500);
+}
+
+/** Moves the cursor with Go to Line (1-based line and column). */
+async function gotoLine(line, column) {
+  await palette(false, `:${line}${column ? `:${column}` : ''}`);
+  await page.keyboard.press('Enter');
+  await sleep(800);
+}
+
+/** The cursor's line and column from the status bar ("Ln 8, Col 24"). */
+const cursorAt = async () => {
+  const item = (await statusBar()).find((s) => /^Ln \d+, Col \d+/.test(s));
+  const m = item && /^Ln (\d+), Col (\d+)/.exec(item);
+  return m ? { line: Number(m[1]), column: Number(m[2]) } : undefined;
+};
+
+/** Text of the visible hover widget. */
+const hoverText = () =>
+  page.evaluate(() => {
+    const hs = [...document.querySelectorAll('.monaco-hover')].filter((h) => !h.classList.contains('hidden') && h.offsetParent !== null);
+    return hs.map((h) => h.innerText).join('\n');
+  });
+
+/** Show Hover (Ctrl+K Ctrl+I) at the cursor until a hover containing `needle` shows; its text. */
+async function showHover(needle, ms = 60000) {
+  const t0 = Date.now();
+  for (;;) {
+    await keys('Control', 'KeyK');
+    await keys('Control', 'KeyI');
+    // a busy machine can miss the chord or answer late: ask again every 10 s
+    const h = await waitFor('hover', async () => {
+      const t = await hoverText();
+      return t.includes(needle) ? t : undefined;
+    }, 10000).catch(() => undefined);
+    if (h) return h;
+    if (Date.now() - t0 > ms) throw new Error(`no hover with ${JSON.stringify(needle)} in ${ms / 1000} s; last: ${await hoverText()}`);
+  }
+}
+
+async function dismiss() {
+  await page.keyboard.press('Escape');
+  await sleep(300);
 }
 
 await page.goto(url, { waitUntil: 'networkidle2', timeout: 120000 });
 await waitFor('workbench', () => page.$('.monaco-workbench'));
 await sleep(3000);
+await screenshot('workbench');
 
-await check('a GPU dump opens as HLO (filenamePatterns)', async () => {
-  await openFile('jit_matmul_fn.fp8_cublaslt.sm90');
-  await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
-});
-
-await check('metadata hidden with a "⋯ metadata" marker (server + decorations)', async () => {
-  const lines = await waitFor('hidden metadata', async () => {
-    const ls = await viewLines();
-    return ls.filter((l) => l.hidden.startsWith(', metadata={')).length >= 7 ? ls : undefined;
-  });
-  const withMeta = lines.filter((l) => l.text.includes(', metadata={'));
-  for (const l of withMeta) {
-    assert.ok(l.hidden.startsWith(', metadata={') && l.hidden.endsWith('}'), `not hidden: ${l.text.slice(0, 80)}`);
-    assert.ok(l.markers.some((m) => m.includes('⋯ metadata')), `no marker: ${l.text.slice(0, 80)}`);
-    assert.ok(!l.hidden.includes('backend_config'), 'backend_config is not hidden by default');
-  }
-  await page.screenshot({ path: path.join(work, 'hidden.png') });
-});
-
-await check('highlighting: opcode, instruction name, comment and metadata colours', async () => {
-  await command('HLO: Toggle Inline Metadata'); // show metadata to see its colour
-  const lines = await viewLines();
-  const gemm = lines.find((l) => l.text.includes('%cublas-gemm.1.0 = '));
-  const c = gemm.colors; // VS Code merges neighbouring tokens of one colour into one span
-  const colorOf = (pred, what) => {
-    const key = Object.keys(c).find(pred);
-    assert.ok(key !== undefined, `no span for ${what} in ${JSON.stringify(Object.keys(c).slice(0, 40))}`);
-    return c[key];
+if (mode === 'first-hour') {
+  const dump = process.env.HLO_DUMP;
+  const program = process.env.HLO_PROGRAM;
+  const dumpName = path.basename(dump);
+  const text = fs.readFileSync(dump, 'utf8');
+  const lines = text.split('\n');
+  // The oracle for F12, read from the dump's own tables: the instruction's frame -> its location's line.
+  const table = (name) => {
+    const m = new RegExp(`^${name}\\n((?:\\d+ .*\\n)+)`, 'm').exec(text);
+    return Object.fromEntries(m[1].trim().split('\n').map((l) => [l.split(' ')[0], l]));
   };
-  const opcode = colorOf((k) => k === 'custom-call', 'the opcode');
-  const name = colorOf((k) => k === '%cublas-gemm.1.0', 'the instruction name');
-  const type = colorOf((k) => k === 'f8e5m2', 'an element type');
-  const comment = colorOf((k) => k.includes('/*index=5*/'), 'the /*index=5*/ comment');
-  const metadata = colorOf((k) => k.startsWith('metadata={'), 'metadata');
-  const jsonKey = colorOf((k) => k === '"operation_queue_id"', 'a backend_config key');
-  assert.equal(new Set([opcode, name, type, comment]).size, 4, 'opcode, name, type and comment have their own colours');
-  assert.equal(metadata, comment, 'metadata is coloured like a comment');
-  assert.notEqual(jsonKey, comment);
-  await page.screenshot({ path: path.join(work, 'shown.png') });
-});
+  const row = lines.findIndex((l) => l.includes('%ynn_fusion.1 = ') || (/^\s+%\S+ = .*fusion\(.*stack_frame_id=/.test(l) && !l.includes('ROOT')));
+  assert.ok(row >= 0, 'an ENTRY fusion with a stack_frame_id= in the dump');
+  const frame = /stack_frame_id=(\d+)/.exec(lines[row])[1];
+  const loc = /file_location_id=(\d+)/.exec(table('StackFrames')[frame])[1];
+  const frameLine = Number(/ line=(\d+)/.exec(table('FileLocations')[loc])[1]);
+  const frameColumn = Number(/ column=(\d+)/.exec(table('FileLocations')[loc])[1]); // 0-based
+  const instr = /%(\S+) = /.exec(lines[row])[1];
+  const shape = /= (\S+?)\{/.exec(lines[row])[1];
+  const opName = /op_name="([^"]+)"/.exec(lines[row])[1];
+  console.log(`F12 oracle: ${dumpName}:${row + 1} %${instr} stack_frame_id=${frame} -> model.py:${frameLine}`);
 
-await check('toggle hides again; the cursor line shows its metadata', async () => {
-  await command('HLO: Toggle Inline Metadata');
-  await waitFor('hidden again', async () => (await viewLines()).some((l) => l.hidden.startsWith(', metadata={')));
-  await gotoLine(10);
-  const line10 = await waitFor('line 10 revealed', async () => {
-    const l = (await viewLines()).find((x) => x.text.includes('%Arg_1.2.0 = '));
-    return l && l.hidden === '' ? l : undefined;
+  await check('the dump opens as HLO; the server starts', async () => {
+    await openFile(dumpName);
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
   });
-  assert.ok(line10.text.includes(', metadata={op_name="b"}'));
-  const others = (await viewLines()).filter((l) => l.text.includes(', metadata={') && !l.text.includes('%Arg_1.2.0 = '));
-  assert.ok(others.every((l) => l.hidden.startsWith(', metadata={')));
-  await page.screenshot({ path: path.join(work, 'cursor-line.png') });
-});
 
-await check('a CPU dump opens as HLO and its metadata is hidden', async () => {
-  await openFile('module_0028.jit_train_step.cpu_after_optimizations.txt');
-  await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
-  await gotoLine(140); // past the stack-frame tables
-  await waitFor('hidden metadata', async () => (await viewLines()).some((l) => l.hidden.startsWith(', metadata={')));
-});
+  await check('metadata hidden in place with a "⋯ metadata" marker', async () => {
+    await gotoLine(lines.findIndex((l) => l.startsWith('ENTRY ')) + 1); // the computations in view, the cursor on a line without metadata
+    const vl = await waitFor('hidden metadata', async () => {
+      const ls = await viewLines();
+      return ls.filter((l) => l.hidden.startsWith(', metadata={')).length >= 5 ? ls : undefined;
+    });
+    const withMeta = vl.filter((l) => l.text.includes(', metadata={'));
+    assert.ok(withMeta.length >= 5, `${withMeta.length} lines with metadata in view`);
+    for (const l of withMeta) {
+      assert.ok(l.hidden.startsWith(', metadata={') && l.hidden.endsWith('}'), `not hidden: ${l.text.slice(0, 100)}`);
+      assert.ok(l.markers.some((m) => m.includes('⋯ metadata')), `no marker: ${l.text.slice(0, 100)}`);
+      assert.ok(!l.hidden.includes('backend_config'), 'backend_config is not hidden by default');
+    }
+    await screenshot('metadata-hidden');
+  });
 
-await check('-buffer-assignment.txt stays Plain Text', async () => {
-  await openFile('cpu_after_optimizations-buffer-assignment.txt');
-  await waitFor('Plain Text', async () => (await statusBar()).includes('Plain Text'));
-  assert.ok(!(await statusBar()).includes('HLO'));
-});
+  await check(`hover on %${instr} names its opcode, shape, op_name and Python line`, async () => {
+    await gotoLine(row + 1, lines[row].indexOf(`%${instr}`) + 3);
+    const h = await showHover(instr);
+    console.log(`hover text:\n${h}\n---`);
+    for (const s of [`%${instr}`, 'fusion', shape, opName, `model.py:${frameLine}`]) assert.ok(h.includes(s), `hover lacks ${JSON.stringify(s)}:\n${h}`);
+    await screenshot('hover');
+    await dismiss();
+  });
 
-await check('a .txt with another name whose first line is HloModule becomes HLO', async () => {
-  await openFile('my_module.txt');
-  await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
-  await waitFor('hidden metadata', async () => (await viewLines()).some((l) => l.hidden.startsWith(', metadata={')));
-});
+  await check(`F12 on stack_frame_id= opens model.py at line ${frameLine}`, async () => {
+    const col = lines[row].indexOf('stack_frame_id=') + 3;
+    await gotoLine(row + 1, col);
+    await page.keyboard.press('F12');
+    const tab = await waitFor('model.py active', async () => {
+      const t = await activeTab();
+      return t && t.label.includes('model.py') ? t : undefined;
+    }, 20000);
+    await waitFor(`cursor on line ${frameLine}`, async () => (await cursorAt())?.line === frameLine, 10000);
+    assert.equal((await cursorAt()).column, frameColumn + 1, 'the cursor is on the column of the frame');
+    // model.py is outside the workspace folder: the breadcrumbs show its whole path
+    const crumbs = await page.$$eval('.editor-group-container.active .breadcrumbs-control .monaco-breadcrumb-item', (els) => els.map((e) => e.textContent.trim()));
+    console.log(`tab ${JSON.stringify(tab)}, breadcrumbs ${JSON.stringify(crumbs)}`);
+    const parts = program.split(path.sep).filter(Boolean);
+    assert.deepEqual(crumbs.slice(-3), parts.slice(-3), `the breadcrumbs name ${program}`);
+    const vl = await viewLines();
+    assert.ok(vl.some((l) => l.text.includes('return jnp.maximum(x @ w, 0.0)')), 'model.py is shown');
+    await screenshot('definition-model-py');
+  });
+
+  await check('recompile after HIDDEN 128 -> 256: confirm Run; the report names the changed shapes', async () => {
+    await openFile(dumpName);
+    assert.ok((await viewLines()).some((l) => l.text.includes('f32[32,128]')), 'the dump has the 128-wide layer');
+    fs.writeFileSync(program, fs.readFileSync(program, 'utf8').replace('HIDDEN = 128', 'HIDDEN = 256'));
+    await gotoLine(row + 1, 3);
+    // The code action, as a user finds it: Source Action... in the editor.
+    await command('Source Action...');
+    const action = await waitFor('the recompile source action', () =>
+      page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')].map((r) => r.textContent).find((t) => /Recompile/.test(t))), 20000);
+    console.log(`code action: ${action}`);
+    await screenshot('source-action');
+    await page.evaluate((a) => [...document.querySelectorAll('.action-widget .monaco-list-row')].find((r) => r.textContent === a).click(), action);
+    // The recipe's command was confirmed by `hlo-lsp dump` in another state directory: the editor asks.
+    const confirm = await waitFor('the Run / Cancel confirmation', async () => (await toasts()).find((t) => t.includes('Command:')), 30000);
+    assert.match(confirm, /model\.py/);
+    assert.match(confirm, /Directory: .*proj/);
+    await screenshot('confirmation');
+    await page.evaluate(() => {
+      const b = [...document.querySelectorAll('.notifications-toasts .notification-toast .monaco-button')].find((e) => e.textContent.trim() === 'Run');
+      b.click();
+    });
+    // The report: the server's notification and the whole text in the output channel.
+    await waitFor('"Recompiled on" notification', async () => (await toasts()).some((t) => t.includes('Recompiled on')), 240000);
+    await screenshot('recompiled-notification');
+    await command('View: Toggle Maximized Panel');
+    const report = await waitFor('the report in the output channel', async () => {
+      const t = await page.evaluate(() => [...document.querySelectorAll('.part.panel .monaco-editor .view-line')]
+        .sort((a, b) => parseInt(a.style.top, 10) - parseInt(b.style.top, 10)).map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n'));
+      const i = t.lastIndexOf('hlo.recompile:');
+      return i >= 0 && t.includes('f32[32,256]', i) ? t.slice(i) : undefined;
+    }, 30000);
+    console.log(`report:\n${report}\n---`);
+    await screenshot('recompile-report');
+    assert.ok(report.split('\n').filter((l) => l.trim()).length >= 3, 'the report has several lines');
+    assert.match(report, /Recompiled on CPU/);
+    assert.ok(report.includes(`changed %${instr} fusion: shape ${shape} -> f32[32,256]`), `the report names %${instr}: ${shape} -> f32[32,256]`);
+    assert.ok(report.includes('f32[64,128] -> f32[64,256]'), 'the report names the changed parameter shape');
+    assert.ok(report.includes('model.py:'), 'the changes are grouped per Python line');
+    await command('View: Toggle Maximized Panel');
+    await waitFor('the editor shows the new dump', async () => (await viewLines()).some((l) => l.text.includes('f32[32,256]')), 20000);
+    assert.ok(!(await viewLines()).some((l) => l.text.includes('f32[32,128]')), 'no 128-wide shape left in view');
+    await screenshot('new-dump');
+  });
+}
+
+if (mode === 'examples') {
+  await check('a GPU dump opens as HLO (filenamePatterns)', async () => {
+    await openFile('jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt');
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+  });
+
+  await check('hover on a custom-call names its target', async () => {
+    const t = fs.readFileSync(path.join(new URL(url).searchParams.get('folder'), 'jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt'), 'utf8').split('\n');
+    const r = t.findIndex((l) => l.includes('%cublas-gemm.1.0 = '));
+    await gotoLine(r + 1, t[r].indexOf('custom-call(') + 3);
+    const h = await showHover('cublas');
+    console.log(`hover text:\n${h}\n---`);
+    assert.ok(h.includes('__cublas$lt$matmul$f8'), `hover lacks the custom-call target:\n${h}`);
+    await screenshot('hover-custom-call');
+    await dismiss();
+    await gotoLine(1);
+  });
+
+  await check('metadata hidden with a "⋯ metadata" marker (server + decorations)', async () => {
+    await gotoLine(1); // no metadata on the cursor line
+    const lines = await waitFor('hidden metadata', async () => {
+      const ls = await viewLines();
+      return ls.filter((l) => l.hidden.startsWith(', metadata={')).length >= 7 ? ls : undefined;
+    });
+    const withMeta = lines.filter((l) => l.text.includes(', metadata={'));
+    for (const l of withMeta) {
+      assert.ok(l.hidden.startsWith(', metadata={') && l.hidden.endsWith('}'), `not hidden: ${l.text.slice(0, 80)}`);
+      assert.ok(l.markers.some((m) => m.includes('⋯ metadata')), `no marker: ${l.text.slice(0, 80)}`);
+      assert.ok(!l.hidden.includes('backend_config'), 'backend_config is not hidden by default');
+    }
+    await screenshot('hidden');
+  });
+
+  await check('highlighting: opcode, instruction name, comment and metadata colours', async () => {
+    await command('HLO: Toggle Inline Metadata'); // show metadata to see its colour
+    const lines = await viewLines();
+    const gemm = lines.find((l) => l.text.includes('%cublas-gemm.1.0 = '));
+    const c = gemm.colors; // VS Code merges neighbouring tokens of one colour into one span
+    const colorOf = (pred, what) => {
+      const key = Object.keys(c).find(pred);
+      assert.ok(key !== undefined, `no span for ${what} in ${JSON.stringify(Object.keys(c).slice(0, 40))}`);
+      return c[key];
+    };
+    const opcode = colorOf((k) => k === 'custom-call', 'the opcode');
+    const name = colorOf((k) => k === '%cublas-gemm.1.0', 'the instruction name');
+    const type = colorOf((k) => k === 'f8e5m2', 'an element type');
+    const comment = colorOf((k) => k.includes('/*index=5*/'), 'the /*index=5*/ comment');
+    const metadata = colorOf((k) => k.startsWith('metadata={'), 'metadata');
+    const jsonKey = colorOf((k) => k === '"operation_queue_id"', 'a backend_config key');
+    assert.equal(new Set([opcode, name, type, comment]).size, 4, 'opcode, name, type and comment have their own colours');
+    assert.equal(metadata, comment, 'metadata is coloured like a comment');
+    assert.notEqual(jsonKey, comment);
+    await screenshot('shown');
+  });
+
+  await check('toggle hides again; the cursor line shows its metadata', async () => {
+    await command('HLO: Toggle Inline Metadata');
+    await waitFor('hidden again', async () => (await viewLines()).some((l) => l.hidden.startsWith(', metadata={')));
+    await gotoLine(10);
+    const line10 = await waitFor('line 10 revealed', async () => {
+      const l = (await viewLines()).find((x) => x.text.includes('%Arg_1.2.0 = '));
+      return l && l.hidden === '' ? l : undefined;
+    });
+    assert.ok(line10.text.includes(', metadata={op_name="b"}'));
+    const others = (await viewLines()).filter((l) => l.text.includes(', metadata={') && !l.text.includes('%Arg_1.2.0 = '));
+    assert.ok(others.every((l) => l.hidden.startsWith(', metadata={')));
+    await screenshot('cursor-line');
+  });
+
+  await check('a CPU dump opens as HLO and its metadata is hidden', async () => {
+    await openFile('module_0028.jit_train_step.cpu_after_optimizations.txt');
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+    await gotoLine(140); // past the stack-frame tables
+    await waitFor('hidden metadata', async () => (await viewLines()).some((l) => l.hidden.startsWith(', metadata={')));
+  });
+
+  await check('-buffer-assignment.txt stays Plain Text', async () => {
+    await openFile('cpu_after_optimizations-buffer-assignment.txt');
+    await waitFor('Plain Text', async () => (await statusBar()).includes('Plain Text'));
+    assert.ok(!(await statusBar()).includes('HLO'));
+  });
+
+  await check('a .txt with another name whose first line is HloModule becomes HLO', async () => {
+    await openFile('my_module.txt');
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+    await waitFor('hidden metadata', async () => (await viewLines()).some((l) => l.hidden.startsWith(', metadata={')));
+    await screenshot('my-module');
+  });
+}
+
+if (mode === 'no-server') {
+  const bare = process.env.HLO_BARE_PYTHON;
+  await check('hlo.server.pythonPath without the package: exactly one notification, naming the cause', async () => {
+    await openFile(path.basename(process.env.HLO_DUMP));
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+    await waitFor('the notification', async () => (await toasts()).some((t) => t.includes('cannot start')), 30000);
+    await sleep(8000); // time for a second notification (languageclient's, a retry) to come
+    await screenshot('notification');
+    await command('Notifications: Show Notifications');
+    await sleep(800);
+    const all = await page.$$eval('.notifications-center .notification-list-item', (els) => els.map((e) => e.textContent));
+    await screenshot('notification-center');
+    console.log(`notifications:\n${all.join('\n---\n')}\n---`);
+    const about = all.filter((t) => /HLO|hlo|language server|Language Server/.test(t));
+    assert.equal(about.length, 1, `one notification about the server, not ${about.length}: ${JSON.stringify(all)}`);
+    assert.ok(about[0].includes(`the hlo-lsp package is not installed for \`${bare}\``) || about[0].includes(`the hlo-lsp package is not installed for ${bare}`),
+      `the notification names the cause: ${about[0]}`);
+  });
+}
+
+if (mode === 'broken-server') {
+  await check('the server exits at start (its dependencies missing): exactly one notification, naming the cause', async () => {
+    await openFile(path.basename(process.env.HLO_DUMP));
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+    await waitFor('a notification', async () => (await toasts()).length > 0, 30000);
+    await sleep(8000); // time for a second notification to come
+    await screenshot('notification');
+    await command('Notifications: Show Notifications');
+    await sleep(800);
+    const all = await page.$$eval('.notifications-center .notification-list-item', (els) => els.map((e) => e.textContent));
+    await screenshot('notification-center');
+    console.log(`notifications:\n${all.join('\n---\n')}\n---`);
+    const about = all.filter((t) => /HLO|hlo|language server|Language Server/.test(t));
+    assert.equal(about.length, 1, `one notification about the server, not ${about.length}: ${JSON.stringify(all)}`);
+    assert.match(about[0], /cannot start: `[^`]+ -m hlo_lsp` failed: ModuleNotFoundError: No module named '[\w.]+'/, `the notification names the cause: ${about[0]}`);
+  });
+}
 
 await browser.close();
 console.log(results.join('\n'));
 const failed = results.filter((r) => r.startsWith('FAIL')).length;
-console.log(`${results.length - failed} passed, ${failed} failed`);
+console.log(`${mode}: ${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
