@@ -1,5 +1,5 @@
 """The fuzz harness (:mod:`tests.fuzz.harness`) run for ``HLO_LSP_FUZZ_SECONDS``
-(60 by default; CI sets 180) with ``HLO_LSP_FUZZ_SEED`` (0), and checks that
+(60 by default; .ci/run sets 180) with ``HLO_LSP_FUZZ_SEED`` (0), and checks that
 its own judges catch what they are meant to catch."""
 
 from __future__ import annotations
