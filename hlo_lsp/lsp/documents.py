@@ -336,6 +336,10 @@ class DocumentStore:
         """The URIs of the opened documents."""
         return list(self._docs)
 
+    def analysing(self) -> bool:
+        """Whether an analysis of an opened document is running or scheduled."""
+        return any(doc.task is not None and not doc.task.done() for doc in self._docs.values())
+
     def version(self, uri: str) -> int | None:
         """The current version of an opened document, else None."""
         doc = self._docs.get(uri)

@@ -155,8 +155,33 @@ async def index_folders(ls, st: WorkspaceState, folders: list[str]) -> None:
         log.info("indexed %d HLO files under %s in %.2f s", total_files, folders, seconds)
 
 
+#: Indexing waits until no document has been analysed for this long (seconds),
+#: at most :data:`INDEX_WAIT_S` after it was asked for: the documents an editor
+#: opens with the workspace are analysed and answered first, instead of sharing
+#: the machine with the index's worker processes (on 2 cores, the first hover
+#: on a 45 KB dump took 62 ms instead of 26 ms).
+INDEX_QUIET_S = 0.3
+INDEX_WAIT_S = 5.0
+
+
+async def _documents_settled(ls, quiet: float = INDEX_QUIET_S,
+                             limit: float = INDEX_WAIT_S) -> None:
+    """Return once no analysis of an opened document has run for ``quiet``
+    seconds, or after ``limit`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    calm_since = loop.time()
+    while loop.time() < deadline:
+        if ls.store.analysing():
+            calm_since = loop.time()
+        elif loop.time() - calm_since >= quiet:
+            return
+        await asyncio.sleep(0.05)
+
+
 def start_indexing(ls, st: WorkspaceState, folders: list[str]) -> None:
-    """(Re)start the background indexing of ``folders``."""
+    """(Re)start the background indexing of ``folders``, once the opened
+    documents are analysed (:func:`_documents_settled`)."""
     st.folders = folders
     if st.task is not None and not st.task.done():
         st.task.cancel()
@@ -165,6 +190,7 @@ def start_indexing(ls, st: WorkspaceState, folders: list[str]) -> None:
 
     async def run() -> None:
         try:
+            await _documents_settled(ls)
             await index_folders(ls, st, folders)
         finally:
             st.finished.set()
