@@ -375,21 +375,28 @@ if (mode === 'examples') {
   });
 }
 
+/** After a wait for a second one to come (languageclient's, a retry): the notifications
+ * about the server in the notification centre, asserting there is exactly one. */
+async function theServerNotification() {
+  await sleep(8000);
+  await screenshot('notification');
+  await command('Notifications: Show Notifications');
+  await sleep(800);
+  const all = await page.$$eval('.notifications-center .notification-list-item', (els) => els.map((e) => e.textContent));
+  await screenshot('notification-center');
+  console.log(`notifications:\n${all.join('\n---\n')}\n---`);
+  const about = all.filter((t) => /HLO|hlo|language server|Language Server/.test(t));
+  assert.equal(about.length, 1, `one notification about the server, not ${about.length}: ${JSON.stringify(all)}`);
+  return about;
+}
+
 if (mode === 'no-server') {
   const bare = process.env.HLO_BARE_PYTHON;
   await check('hlo.server.pythonPath without the package: exactly one notification, naming the cause', async () => {
     await openFile(path.basename(process.env.HLO_DUMP));
     await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
     await waitFor('the notification', async () => (await toasts()).some((t) => t.includes('cannot start')), 30000);
-    await sleep(8000); // time for a second notification (languageclient's, a retry) to come
-    await screenshot('notification');
-    await command('Notifications: Show Notifications');
-    await sleep(800);
-    const all = await page.$$eval('.notifications-center .notification-list-item', (els) => els.map((e) => e.textContent));
-    await screenshot('notification-center');
-    console.log(`notifications:\n${all.join('\n---\n')}\n---`);
-    const about = all.filter((t) => /HLO|hlo|language server|Language Server/.test(t));
-    assert.equal(about.length, 1, `one notification about the server, not ${about.length}: ${JSON.stringify(all)}`);
+    const about = await theServerNotification();
     assert.ok(about[0].includes(`the hlo-lsp package is not installed for \`${bare}\``) || about[0].includes(`the hlo-lsp package is not installed for ${bare}`),
       `the notification names the cause: ${about[0]}`);
   });
@@ -400,15 +407,7 @@ if (mode === 'broken-server') {
     await openFile(path.basename(process.env.HLO_DUMP));
     await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
     await waitFor('a notification', async () => (await toasts()).length > 0, 30000);
-    await sleep(8000); // time for a second notification to come
-    await screenshot('notification');
-    await command('Notifications: Show Notifications');
-    await sleep(800);
-    const all = await page.$$eval('.notifications-center .notification-list-item', (els) => els.map((e) => e.textContent));
-    await screenshot('notification-center');
-    console.log(`notifications:\n${all.join('\n---\n')}\n---`);
-    const about = all.filter((t) => /HLO|hlo|language server|Language Server/.test(t));
-    assert.equal(about.length, 1, `one notification about the server, not ${about.length}: ${JSON.stringify(all)}`);
+    const about = await theServerNotification();
     assert.match(about[0], /cannot start: `[^`]+ -m hlo_lsp` failed: ModuleNotFoundError: No module named '[\w.]+'/, `the notification names the cause: ${about[0]}`);
   });
 }
