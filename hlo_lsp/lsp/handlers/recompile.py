@@ -466,7 +466,8 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         _say(ls, types.MessageType.Info, result.summary)
     else:
         _say(ls, types.MessageType.Error, result.summary)
-    log_message(f"[hlo.recompile] {result.summary}", types.MessageType.Info)
+    # The report itself is the reply's (each editor shows it, VS Code in the same
+    # output channel as this log): logging it too showed it twice there.
     return recompile_reply(
         ok=result.ok, cancelled=result.cancelled, error=result.error,
         summary=result.summary + (f"\n{note}" if note and result.ok else ""),
