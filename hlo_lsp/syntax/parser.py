@@ -58,7 +58,7 @@ class _Builder(Transformer, threading.local):
     sub-rules returned. The hot rules (``instruction``, ``instructions``,
     ``operands``, the attribute alternatives) keep every child token, so their
     callbacks index the children by position; see ``grammar/hlo.lark``.
-    
+
     The builder is a ``threading.local``: its state (``base``, the pending
     nested instructions and inline computations) is each thread's own, so one
     parser, with one builder, serves every thread.
