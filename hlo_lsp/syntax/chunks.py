@@ -57,9 +57,9 @@ class Skeleton:
         """The skeleton of ``text``, the result of an edit of this skeleton's text
         described by ``window``: header lines outside the lines the edit touched
         are kept (shifted after it); only those lines are searched again. Lines
-        here are :data:`_HEAD`'s, ended by ``\n`` only (a ``\r`` inside is part
+        here are :data:`_HEAD`'s, ended by ``\\n`` only (a ``\\r`` inside is part
         of the line), so that the search sees what a search of the whole text
-        sees (a line of CR-ended lines ending with ``{`` at a ``\r`` is no head)."""
+        sees (a line of CR-ended lines ending with ``{`` at a ``\\r`` is no head)."""
         first = text.rfind("\n", 0, window.start) + 1          # same in both texts
         last_new = text.find("\n", window.new_end)
         if last_new < 0:
