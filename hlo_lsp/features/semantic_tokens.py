@@ -76,10 +76,17 @@ def opcode_modifiers(opcode: str) -> int:
 
 
 class _Encoder:
-    """Appends tokens in text order and produces the relative encoding."""
+    """Takes tokens (in text order as a rule) and produces the relative encoding.
+
+    The model does not always hold things in text order: a split file's header
+    may follow the computations of a part without one, an instruction nested as
+    an operand comes before its user, an inline computation after the one
+    holding it. Tokens are therefore kept until :meth:`finish`, which sorts them
+    when one came before the token added before it (the relative encoding of
+    unsorted tokens put them off the document)."""
 
     __slots__ = ("text", "starts", "nstarts", "encoding", "ascii", "line", "prev_line",
-                 "prev_char", "data")
+                 "prev_char", "data", "_raw", "_last", "_sorted")
 
     def __init__(self, lines: LineIndex) -> None:
         self.text = lines.text
@@ -91,6 +98,9 @@ class _Encoder:
         self.prev_line = 0
         self.prev_char = 0
         self.data: list[int] = []
+        self._raw: list[tuple[int, int, int, int]] = []
+        self._last = -1
+        self._sorted = True
 
     def seek(self, offset: int) -> None:
         """Position the line cursor before ``offset`` (for range requests)."""
@@ -102,8 +112,24 @@ class _Encoder:
         return len(segment.encode("utf-16-le", "surrogatepass")) // 2
 
     def add(self, start: int, end: int, ttype: int, mods: int) -> None:
+        """A token over ``[start, end)`` (character offsets)."""
         if end <= start:
             return
+        if start < self._last:
+            self._sorted = False
+        self._last = start
+        self._raw.append((start, end, ttype, mods))
+
+    def finish(self) -> list[int]:
+        """The encoded tokens, in text order."""
+        raw = self._raw if self._sorted else sorted(self._raw, key=lambda t: t[0])
+        emit = self._emit
+        for start, end, ttype, mods in raw:
+            emit(start, end, ttype, mods)
+        self._raw = []
+        return self.data
+
+    def _emit(self, start: int, end: int, ttype: int, mods: int) -> None:
         text = self.text
         starts = self.starts
         # One token per line: the line starts of the index (lines end at \n,
@@ -190,7 +216,7 @@ def semantic_tokens(module: HloModule, lines: LineIndex | None = None, start: in
             if ins.start < start:
                 continue
             _instruction(ins, scope, text, add)
-    return enc.data
+    return enc.finish()
 
 
 def _header(comp: Computation, text: str, add) -> None:

@@ -156,3 +156,26 @@ def test_columns_and_lengths_count_utf16_code_units():
     new32 = sorted(k for k in utf32 if k[0] == row)
     assert new32[-1][1] == old[-1][1] + 1
     assert utf32[new32[-2]][0] == before[old[-2]][0] + 1
+
+
+def test_tokens_are_in_text_order_when_the_model_is_not():
+    """Found by the fuzz run (seed 21): a split file whose first part lost its
+    header takes its module name from the second part, so the header's tokens
+    came before those of the first part's computation and the relative encoding
+    put tokens past the end of their line. An instruction nested as an operand
+    (placed before its user in the model) is another such case."""
+    text = ("e {\n  ROOT t = f32[4]{0} negate(f32[4]{0} a)\n}\n// -----\n"
+            "HloModule m, is_scheduled=true\n\nENTRY %main (p: f32[]) -> f32[] {\n"
+            "  ROOT %e = f32[] exponential(f32[] negate(f32[] parameter(0)))\n}\n")
+    lines = LineIndex(text)
+    data = semantic_tokens(parse(text), lines)
+    line = col = 0
+    seen = []
+    for i in range(0, len(data), 5):
+        dl, dc, length = data[i:i + 3]
+        assert dl >= 0 and (dl > 0 or dc >= 0), (i // 5, data[i:i + 5])
+        line, col = line + dl, (col + dc if dl == 0 else dc)
+        start, end = lines.offset(line, 0), lines.offset(line + 1, 0)
+        assert col + length <= len(text[start:end].rstrip("\n")), (line, col, length)
+        seen.append(text[start + col:start + col + length])
+    assert "HloModule" in seen and "m" in seen and "exponential" in seen and "negate" in seen
