@@ -386,8 +386,9 @@ def _shift_shape(shape: ShapeToken, delta: int) -> None:
 def _shifted_shape(token: ShapeToken, delta: int) -> ShapeToken:
     """A copy of ``token`` (and its elements) with every offset moved by ``delta``."""
     def copy(t: ShapeToken) -> ShapeToken:
+        # The decoded shape depends on the text only: the copy keeps it.
         return ShapeToken(t.text, t.start + delta, t.end + delta,
-                          None if t.elements is None else [])
+                          None if t.elements is None else [], t.decoded)
 
     top = copy(token)
     stack = [(token, top)]
