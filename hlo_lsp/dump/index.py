@@ -41,7 +41,6 @@ import os
 import re
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple, Sequence
 
@@ -893,18 +892,8 @@ class _ModuleIndex:
                     break
 
 
-_module_indexes: "weakref.WeakKeyDictionary[HloModule, _ModuleIndex]" = weakref.WeakKeyDictionary()
-_module_lock = threading.Lock()
-
-
 def _index_of(module: HloModule) -> _ModuleIndex:
-    with _module_lock:
-        idx = _module_indexes.get(module)
-    if idx is None:
-        idx = _ModuleIndex(module)
-        with _module_lock:
-            _module_indexes[module] = idx
-    return idx
+    return module.derived("workspace_index", _ModuleIndex)
 
 
 def instruction_names(module: HloModule) -> dict[str, Instruction]:

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 import weakref
 from dataclasses import dataclass
 
@@ -349,12 +348,21 @@ class CostModel:
     (two threads may compute the same value; both get equal results)."""
 
     def __init__(self, module: HloModule) -> None:
-        self.module = module
+        # Weak: the model is kept on its module (HloModule.derived), and a strong
+        # reference back would make a cycle that only a full collection frees.
+        self._module = weakref.ref(module)
         self._instructions: dict[int, Cost] = {}
         self._computations: dict[str, Cost] = {}
         self._user_maps: dict[str, dict[str, list[Instruction]]] = {}
         self._busy: set[str] = set()
         self._fusions: dict[str, Instruction] | None = None
+
+    @property
+    def module(self) -> HloModule:
+        """The module this model counts (it must still be alive)."""
+        module = self._module()
+        assert module is not None, "a cost model outlived its module"
+        return module
 
     # -- public queries ------------------------------------------------------
 
@@ -792,18 +800,10 @@ def _array_leaves(shape: Shape | None, fn) -> int:
     return fn(shape) if shape is not None else 0
 
 
-_MODELS: "weakref.WeakKeyDictionary[HloModule, CostModel]" = weakref.WeakKeyDictionary()
-_MODELS_LOCK = threading.Lock()
-
-
 def cost_model(module: HloModule) -> CostModel:
     """The one :class:`CostModel` of ``module`` (made on first use, freed with
-    the module)."""
-    with _MODELS_LOCK:
-        model = _MODELS.get(module)
-        if model is None:
-            model = _MODELS[module] = CostModel(module)
-        return model
+    the module: see :meth:`HloModule.derived`)."""
+    return module.derived("cost_model", CostModel)
 
 
 def instruction_cost(module: HloModule, ins: Instruction) -> Cost:

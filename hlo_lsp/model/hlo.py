@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 import weakref
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from hlo_lsp.model.shapes import ArrayShape, Shape, TupleShape, decode_shape
 
@@ -495,6 +496,11 @@ class ModulePart:
     header_attributes: list[Attribute]
 
 
+_T = TypeVar("_T")
+#: Serialises the first computation of :meth:`HloModule.derived` values.
+_DERIVED_LOCK = threading.RLock()
+
+
 @dataclass(eq=False)
 class HloModule:
     """A parsed HLO text document.
@@ -598,6 +604,28 @@ class HloModule:
             if a.name == name:
                 return a
         return None
+
+    def derived(self, key: str, make: Callable[["HloModule"], _T]) -> _T:
+        """The value ``make(self)`` computed once per module and kept on it, so it
+        lives exactly as long as the module: the indexes and models that later
+        layers build from a module (the cost model, the workspace's name index).
+
+        A value must not hold the module strongly (keep a ``weakref``): the cycle
+        would keep every edited version's module, text included, until a full
+        collection, which the analyses' paused collector makes rare. (A
+        ``WeakKeyDictionary`` keyed by the module is worse: a value that refers to
+        its key keeps it forever.) Thread-safe: ``make`` runs at most once per key."""
+        cache = self.__dict__.get("_derived")
+        if cache is None:
+            cache = self.__dict__.setdefault("_derived", {})
+        try:
+            return cache[key]
+        except KeyError:
+            pass
+        with _DERIVED_LOCK:
+            if key not in cache:
+                cache[key] = make(self)
+            return cache[key]
 
     @cached_property
     def callers(self) -> dict[str, list[tuple[Instruction, ComputationRef]]]:

@@ -168,3 +168,24 @@ def test_a_wide_tuple_is_decoded_once_for_the_whole_module(monkeypatch):
     total = cost_model(module).total()
     assert total.flops == (n + 1) * 8 * 128
     assert len(calls) < 5 * n, len(calls)    # each tuple read: quadratic, over n * n
+
+
+def test_a_module_with_a_cost_model_is_freed_without_the_collector():
+    # The storm of issue 12: every edited version's module (text included) stayed
+    # alive after a hover had built its cost model, until a full collection.
+    import gc
+    import weakref
+
+    from hlo_lsp.dump.index import instruction_names
+
+    module = parse(DOT)
+    assert module_cost(module).flops > 0
+    assert cost_model(module) is cost_model(module)  # one model per module
+    assert "d" in instruction_names(module)
+    gone = weakref.ref(module)
+    gc.disable()
+    try:
+        del module
+        assert gone() is None, "the cost model or the name index keeps its module alive"
+    finally:
+        gc.enable()
