@@ -57,6 +57,11 @@ CHUNKED_PARSE_CHARS = 16 * 1024    # parse bigger documents computation by compu
 BIG_DOCUMENT_CHARS = 256 * 1024    # answer from the snapshot while these are indexed
 PROGRESS_CHARS = 1024 * 1024       # report indexing progress for bigger documents
 OPEN_YIELD_S = 0.03                # big documents: let the first requests run first
+#: An edit of a chunked document is analysed this long after it arrives: the
+#: requests an editor sends with an edit (hover, inlay hints, semantic tokens)
+#: are answered from the latest analysis, mapped, before the new analysis moves
+#: its computations (while it moves them, requests wait for its model).
+EDIT_YIELD_S = 0.005
 MAX_FULL_PARSE_CHARS = int(os.environ.get("HLO_LSP_MAX_FULL_PARSE_MB", "48")) * 1024 * 1024
 #: Files read from disk: at most this many characters of text held (the models
 #: they parse to are about 15x bigger in memory), least recently used first out.
@@ -95,7 +100,8 @@ class Analysis:
 
 def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             previous: HloModule | None = None, window: EditWindow | None = None,
-            snapshot: Snapshot | None = None, keep_previous: bool = True) -> Analysis:
+            snapshot: Snapshot | None = None, keep_previous: bool = True,
+            on_model: Callable[[HloModule], None] | None = None) -> Analysis:
     """Parse ``text`` (runs in a worker thread) and check it.
 
     Documents over :data:`CHUNKED_PARSE_CHARS` are parsed computation by
@@ -104,8 +110,10 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
     ``keep_previous`` the reused computations that move are copied, else moved
     in place. Documents over :data:`MAX_FULL_PARSE_CHARS` get no full model
     (bounded memory). ``snapshot`` (of this text) lends its line index and
-    skeleton. Never raises: an internal error becomes a diagnostic on the first
-    character."""
+    skeleton. ``on_model`` is called (in this thread) with the finished model
+    before the semantic checks run, so that requests can be answered from it
+    while they do. Never raises: an internal error becomes a diagnostic on the
+    first character."""
     lines = snapshot.lines if snapshot is not None else LineIndex(text, encoding)
     if len(text) > MAX_FULL_PARSE_CHARS:
         module = HloModule(text)
@@ -127,6 +135,8 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
                 module = parse_chunked(text, skeleton, previous, window, keep_previous)
             if module is None:
                 module = parse(text)
+            if on_model is not None:
+                on_model(module)
             problems = diagnostics(module)
     except Exception as exc:  # noqa: BLE001 - the server must survive any input
         log.exception("parse failed for %s", uri)
@@ -239,6 +249,16 @@ class _Document:
         # The version of the analysis whose computations the running analysis
         # moves in place (no request may read it any more), else None.
         self.consumed: int | None = None
+        # The running analysis' model once it is built, before its semantic
+        # checks end: requests are answered from it meanwhile (see peek).
+        self.provisional: Analysis | None = None
+        # Set (and replaced) whenever what peek returns may have changed.
+        self.stage = asyncio.Event()
+
+    def advance(self) -> None:
+        """Wake the requests waiting in :meth:`DocumentStore.views`."""
+        self.stage.set()
+        self.stage = asyncio.Event()
 
     def window_since(self, base: int, version: int) -> EditWindow | None:
         """The edit from version ``base`` to ``version``, if every step is known."""
@@ -381,8 +401,9 @@ class DocumentStore:
         doc = self._docs[uri]
         base = doc.snapshot
         text, lines, window = apply_changes(base.text, base.lines, changes)
+        delay = EDIT_YIELD_S if len(text) >= CHUNKED_PARSE_CHARS else 0.0
         self._schedule(uri, base.successor(version, text, lines, window), window,
-                       base.version, 0.0)
+                       base.version, delay)
         return text
 
     def replace(self, uri: str, version: int, text: str) -> None:
@@ -398,6 +419,8 @@ class DocumentStore:
         if doc.task is not None and not doc.task.done():
             doc.task.cancel()
         doc.latest = None
+        doc.provisional = None
+        doc.advance()
 
         async def wake() -> None:
             async with doc.changed:
@@ -454,14 +477,21 @@ class DocumentStore:
             if self.listener is not None and len(text) >= PROGRESS_CHARS and previous is None:
                 progress = await self.listener.begin_progress(
                     f"Indexing {os.path.basename(self.to_path(uri) or uri)}")
+            def model_ready(module: HloModule) -> None:  # in the worker thread
+                provisional = Analysis(uri, version, module, snapshot.lines, 0.0)
+                loop.call_soon_threadsafe(self._model_ready, doc, provisional)
+
             try:
                 if self._shut:
                     return
                 result = await loop.run_in_executor(
-                    self.pool, analyze, uri, version, text, snapshot.encoding,
-                    previous.module if previous is not None else None, window, snapshot, keep)
+                    self.pool, functools.partial(
+                        analyze, uri, version, text, snapshot.encoding,
+                        previous.module if previous is not None else None, window, snapshot,
+                        keep, on_model=model_ready))
             finally:
                 doc.running = False
+                doc.provisional = None
                 if progress is not None:
                     self.listener.end_progress(progress, "indexed")
             async with doc.changed:
@@ -472,6 +502,7 @@ class DocumentStore:
                 # must not be handed out.
                 doc.consumed = None
                 doc.changed.notify_all()
+                doc.advance()
         log.info("analyzed %s v%s (%d chars) in %.3f s", uri, version, len(text),
                  result.seconds)
         if self.listener is not None and not doc.closed:
@@ -501,16 +532,45 @@ class DocumentStore:
         if doc.ready() is not None:
             return View(latest, latest.lines)
         if doc.consumed == latest.version:
-            return None
+            # Being moved: the running analysis' model, once built, instead.
+            latest = doc.provisional
+            if latest is None:
+                return None
+            if latest.version == doc.version:
+                return View(latest, latest.lines)
         window = doc.window_since(latest.version, doc.version)
         return View(latest, doc.snapshot.lines, window) if window is not None else None
 
-    @contextlib.asynccontextmanager
-    async def view(self, uri: str) -> AsyncIterator[View | None]:
-        """``async with store.view(uri) as view``: the current analysis (waiting
-        for it), leased, as a :class:`View`."""
-        async with self.lease(uri) as analysis:
-            yield None if analysis is None else View(analysis, analysis.lines)
+    def _model_ready(self, doc: _Document, provisional: Analysis) -> None:
+        if doc.closed or not doc.running or doc.consumed is None:
+            return  # finished meanwhile, or the previous analysis is still readable
+        doc.provisional = provisional
+        doc.advance()
+
+    async def views(self, uri: str, seen: View | None = None) -> AsyncIterator[View]:
+        """The views :meth:`peek` gives as the analyses of ``uri`` progress, from
+        now until one of the current version: each differs from the one before
+        (the first from ``seen``, a view the caller already tried). A request
+        that cannot be answered from a view (its position is in text changed
+        since) takes the next; it never waits for more than the analysis
+        running now. Ends when the document closes. Each view is valid until
+        the caller's next ``await``."""
+        while True:
+            doc = self._docs.get(uri)
+            if doc is None or doc.closed:
+                return
+            stage = doc.stage
+            view = self.peek(uri)
+            if view is not None and (seen is None or view.analysis is not seen.analysis
+                                     or view.window != seen.window):
+                yield view
+                seen = view
+                if view.window is None and view.analysis is doc.latest:
+                    return  # the current version: nothing newer to wait for
+                continue
+            if doc.ready() is not None and view is not None:
+                return
+            await stage.wait()
 
     async def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the current version of ``uri``: of the opened document,

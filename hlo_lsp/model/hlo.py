@@ -296,7 +296,11 @@ class Computation:
 
     def shift(self, delta: int) -> None:
         """Move every offset of this computation by ``delta`` characters (used when
-        an edit earlier in the document moved an unchanged computation)."""
+        an edit earlier in the document moved an unchanged computation).
+
+        The hot loop of an edit in a big document (every computation after the
+        edit moves): written out flat, with array shapes (no elements) moved
+        without the stack that tuples need."""
         if not delta:
             return
         _shift_ref(self.name, delta)
@@ -311,24 +315,41 @@ class Computation:
         for comp in self.nested:
             comp.shift(delta)
         for ins in self.instructions:
-            _shift_ref(ins.name, delta)
+            r = ins.name
+            r.start += delta
+            r.end += delta
             ins.opcode_start += delta
             ins.start += delta
             ins.end += delta
-            if ins.shape is not None:
-                _shift_shape(ins.shape, delta)
+            t = ins.shape
+            if t is not None:
+                if t.elements is None:
+                    t.start += delta
+                    t.end += delta
+                else:
+                    _shift_shape(t, delta)
             for op in ins.operands:
-                _shift_ref(op.ref, delta)
-                if op.shape is not None:
-                    _shift_shape(op.shape, delta)
+                r = op.ref
+                r.start += delta
+                r.end += delta
+                t = op.shape
+                if t is not None:
+                    if t.elements is None:
+                        t.start += delta
+                        t.end += delta
+                    else:
+                        _shift_shape(t, delta)
             for a in ins.attributes:
                 a.name_start += delta
                 a.value_start += delta
                 a.value_end += delta
             for c in ins.called:
-                _shift_ref(c.ref, delta)
+                r = c.ref
+                r.start += delta
+                r.end += delta
             for r in ins.control_predecessors:
-                _shift_ref(r, delta)
+                r.start += delta
+                r.end += delta
 
     def shifted(self, delta: int) -> "Computation":
         """A copy of this computation with every offset moved by ``delta``

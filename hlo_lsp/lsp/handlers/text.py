@@ -117,7 +117,8 @@ def register(server: HloLanguageServer) -> None:
             return _hover(view.lines, result.markdown, span) if span else _UNKNOWN
 
         # While edits are analysed: the latest finished analysis, mapped.
-        if (got := answer(ls.store.peek(uri))) is not _UNKNOWN:
+        seen = ls.store.peek(uri)
+        if (got := answer(seen)) is not _UNKNOWN:
             return got
         snap = ls.store.pending_snapshot(uri)
         if snap is not None:
@@ -142,9 +143,12 @@ def register(server: HloLanguageServer) -> None:
                     ls.quick_pool, quick)
             if result is not None:
                 return _hover(lines, result.markdown, (result.start, result.end))
-        async with ls.store.view(uri) as view:
-            got = answer(view)
-            return None if got is _UNKNOWN else got
+        # Else the next model the running analysis builds (never a wait behind
+        # the edits typed after this request).
+        async for view in ls.store.views(uri, seen):
+            if (got := answer(view)) is not _UNKNOWN:
+                return got
+        return None
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded(default=[])
@@ -171,7 +175,8 @@ def register(server: HloLanguageServer) -> None:
                     out.append(loc)
             return out
 
-        if (got := answer(ls.store.peek(uri))) is not _UNKNOWN and got:
+        seen = ls.store.peek(uri)
+        if (got := answer(seen)) is not _UNKNOWN and got:
             return got
         snap = ls.store.pending_snapshot(uri)
         if snap is not None:
@@ -182,9 +187,10 @@ def register(server: HloLanguageServer) -> None:
             if spans:
                 return [types.Location(uri=uri, range=to_range(lines, s.start, s.end))
                         for s in spans]
-        async with ls.store.view(uri) as view:
-            got = answer(view)
-            return [] if got is _UNKNOWN else got
+        async for view in ls.store.views(uri, seen):
+            if (got := answer(view)) is not _UNKNOWN:
+                return got
+        return []
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded(default=[])

@@ -231,3 +231,47 @@ def test_a_request_is_about_the_version_it_arrived_with():
         assert contextvars.copy_context().run(handler) == "answered"   # arrived now
 
     asyncio.run(run())
+
+
+def test_requests_during_an_edit_never_wait_for_the_semantic_checks(monkeypatch):
+    # Issue 12, typing storms: while an edit's analysis moves the previous model's
+    # computations in place, requests are answered from the new model as soon as
+    # it is built, not after the checks of the whole module.
+    import hlo_lsp.lsp.documents as documents
+
+    text = read(TRAIN_AFTER)   # 60 KB: parsed computation by computation
+    assert len(text) >= documents.CHUNKED_PARSE_CHARS
+    uri = TRAIN_AFTER.as_uri()
+    checks_slow = asyncio.Event()
+    real = documents.diagnostics
+
+    def slow_diagnostics(module):
+        if checks_slow.is_set():
+            time.sleep(1.5)
+        return real(module)
+
+    monkeypatch.setattr(documents, "diagnostics", slow_diagnostics)
+
+    async def run():
+        store = _store()
+        store.open(uri, 1, text)
+        first = await store.analysis(uri)
+        checks_slow.set()
+        store.change(uri, 2, _insert_at_top(text, "// a comment line\n"))
+        # Sent with the edit: the latest analysis, mapped through the edit.
+        with_edit = store.peek(uri)
+        assert with_edit.analysis is first and with_edit.window is not None
+        t0 = time.perf_counter()
+        views = store.views(uri, with_edit)
+        view = await asyncio.wait_for(views.__anext__(), 1.0)
+        assert time.perf_counter() - t0 < 1.0
+        assert view.analysis.version == 2 and view.window is None
+        assert view.analysis is not store._docs[uri].latest  # the checks still run
+        assert _offsets(view.analysis.module) == _offsets(parse(view.analysis.module.text))
+        # The finished analysis is the next view, and the last.
+        last = await asyncio.wait_for(views.__anext__(), 5.0)
+        assert last.analysis.version == 2 and last.analysis.problems is not None
+        with pytest.raises(StopAsyncIteration):
+            await views.__anext__()
+
+    asyncio.run(run())
