@@ -292,14 +292,23 @@ def now_iso() -> str:
 
 # ------------------------------------------------------------------ flags ---
 
+#: A word of XLA_FLAGS as XLA reads it (xla/parse_flags_from_env.cc): characters up
+#: to white space, where a double-quoted part ("...", no escapes) may hold any but '"'.
+_XLA_WORD = re.compile(r'(?:[^\s"]|"[^"]*"?)+')
+
+
+def xla_flag_words(xla_flags: str | None) -> list[str]:
+    """The flags of ``xla_flags`` as XLA splits them: at white space outside
+    double quotes (single quotes, ``#``, ``$`` and backslashes are ordinary
+    characters there, unlike in a shell), quotes kept as written."""
+    return _XLA_WORD.findall(xla_flags or "")
+
+
 def strip_dump_flags(xla_flags: str | None) -> str:
     """``xla_flags`` without ``--xla_dump_to`` and ``--xla_dump_hlo_as_text`` (the
     flags hlo-lsp sets itself); other flags keep their order and spelling
     (quoted values stay quoted)."""
-    try:
-        tokens = shlex.split(xla_flags or "", posix=False)
-    except ValueError:  # unbalanced quote: fall back to whitespace
-        tokens = (xla_flags or "").split()
+    tokens = xla_flag_words(xla_flags)
     return " ".join(t for t in tokens
                     if not re.match(r"^--xla_dump_to(=|$)", t)
                     and not re.match(r"^--xla_dump_hlo_as_text(=|$)", t))

@@ -587,7 +587,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     so that the editor does not ask about the user's own command; a failure to
     remember it is said in the summary.
 
-    ``launcher`` (used when ``plan`` is not given; else ``plan.launcher``) runs
+    ``launcher`` (used when ``plan`` is not given, default ``recipe.launcher``;
+    else ``plan.launcher``) runs
     the program elsewhere (:mod:`hlo_lsp.dump.launchers`): its argument list
     from :func:`hlo_lsp.dump.launchers.launched_argv` runs here, with the
     environment that matters travelling on the command line. ``on_stage`` is
@@ -607,7 +608,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     env = dict(base_env if base_env is not None else os.environ)
     work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
     try:
-        plan = plan if plan is not None else plan_run(recipe, env, launcher)
+        plan = plan if plan is not None else plan_run(
+            recipe, env, launcher if launcher is not None else recipe.launcher)
     except RecipeError as exc:
         shutil.rmtree(work, ignore_errors=True)
         result.error = str(exc)
