@@ -18,9 +18,10 @@ import asyncio
 import json
 import os
 import pathlib
-import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import pytest_lsp
@@ -237,6 +238,81 @@ async def test_slurm_cancel_leaves_no_job(slurm, tmp_path):
     assert snapshot(dump) == before
 
 
+async def test_slurm_cancel_from_the_editor_reaches_the_job(client, slurm, tmp_path):
+    """The settings' own command through the settings' launcher: asked once (a new
+    launcher); the progress names the job; its cancel button runs scancel."""
+    project = _project(tmp_path)
+    dump = project / "dump"
+    dump.mkdir()
+    old = dump / "module_0001.jit_step.cpu_after_optimizations.txt"
+    old.write_text("HloModule jit_step\n")
+    before = snapshot(dump)
+    client.set_configuration({"platform": "cpu", "cwd": str(project),
+                              "command": ["sh", "-c", f"sleep 300; exec {sys.executable} prog.py"],
+                              "launcher": {"preset": "slurm", "args": ["--time=5"]}},
+                             section="hlo.recompile")
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="proj")],
+        initialization_options={"xlaDiagnostics": False}))
+    client.answers = ["Run"]
+    task = asyncio.ensure_future(client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="hlo.recompile", arguments=[old.as_uri()])))
+    token = job = None
+    for _ in range(300):
+        for t, reports in client.progress_reports.items():
+            for r in reports:
+                message = getattr(r, "message", None) or ""
+                if str(t).startswith("hlo-recompile") and message.startswith("running in SLURM"):
+                    token, job = t, message.split("job ")[1].rstrip(")")
+        if token is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert token is not None, client.progress_reports
+    [asked] = client.message_requests
+    assert "first time" in asked.message and "Full command line: `srun -v " in asked.message
+    assert any(line.split()[0] == job for line in slurm.jobs())
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(task, 60)
+    assert result["cancelled"] and not result["ok"] and result["jobId"] == job
+    logs = [m.message for m in client.log_messages]
+    assert any(f"stopping the remote side: scancel {job}" in m for m in logs), logs
+    for _ in range(100):
+        if not slurm.jobs():
+            break
+        await asyncio.sleep(0.1)
+    assert slurm.jobs() == []
+    assert snapshot(dump) == before
+
+
+def test_slurm_ctrl_c_of_hlo_lsp_dump_cancels_the_job(slurm, tmp_path):
+    project = _project(tmp_path)
+    env = dict(os.environ)
+    proc = subprocess.Popen([sys.executable, "-m", "hlo_lsp", "dump", "--launcher", "slurm",
+                             "--launcher-arg=--time=5", "--platform", "cpu", "--out", "dump",
+                             "--", "sh", "-c", "sleep 300"], cwd=project, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):
+            if any(line.endswith(" RUNNING") for line in slurm.jobs()):
+                break
+            time.sleep(0.1)
+        assert any(line.endswith(" RUNNING") for line in slurm.jobs())
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert "stopping the remote side: scancel " in err
+    for _ in range(100):
+        if not slurm.jobs():
+            break
+        time.sleep(0.1)
+    assert slurm.jobs() == []
+
+
 # -------------------------------------------------------------------- ssh ---
 
 def _ssh_launcher(sshd, **kw):
@@ -308,7 +384,6 @@ def test_ssh_cancel_kills_the_remote_process_group(sshd, tmp_path):
     for _ in range(100):
         if not any(alive(p) for p in pids):
             break
-        import time
         time.sleep(0.1)
     assert not any(alive(p) for p in pids), "the remote program outlived the cancel"
     assert snapshot(dump) == before
