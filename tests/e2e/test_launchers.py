@@ -200,6 +200,34 @@ async def test_slurm_dump_and_recompile_from_the_editor(client, slurm, tmp_path)
     assert slurm.jobs() == []
 
 
+def test_slurm_queued_job_reports_queued_then_running(slurm, tmp_path):
+    """The node's one CPU is taken: srun waits, the stages say so with the job id,
+    then the job runs and the dump is refreshed."""
+    project = _project(tmp_path)
+    dump = project / "dump"
+    blocker = subprocess.Popen(["srun", "--time=5", "--job-name=blocker", "sleep", "4"],
+                               env={**os.environ, **slurm.env}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if any(line.endswith("blocker RUNNING") for line in slurm.jobs()):
+                break
+            time.sleep(0.1)
+        recipe = new_recipe([sys.executable, "prog.py"], str(project), str(dump), "cpu",
+                            launcher=preset_launcher("slurm", args=["--time=5"]))
+        stages = []
+        result = asyncio.run(recompile(recipe, dump, platform="cpu", on_stage=stages.append,
+                                       probe=False))
+    finally:
+        blocker.wait(30)
+    assert result.ok, result.summary
+    job = result.job_id
+    assert [s.message() for s in stages] == [f"queued in SLURM (job {job})",
+                                             f"running in SLURM (job {job})"]
+    assert result.stages == [s.message() for s in stages]
+    assert "sine(" in _after(dump).read_text()
+
+
 async def test_slurm_cancel_leaves_no_job(slurm, tmp_path):
     """A job that sleeps before the program is cancelled once it runs: scancel
     reaches it, squeue is empty, the old dump is unchanged."""
