@@ -246,8 +246,6 @@ def launcher_from_options(preset: str | None = None, argv: str | Sequence[str] |
         ssh_options = shlex.split(ssh_options)
     if argv:
         words = shlex.split(argv) if isinstance(argv, str) else list(argv)
-        if words and os.path.basename(words[0]) in ("local",):
-            return None
         return make_launcher(words, True if shared is None else shared, "custom")
     if not preset:
         return None

@@ -168,6 +168,12 @@ async def test_slurm_dump_and_recompile_from_the_editor(client, slurm, tmp_path)
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=old.as_uri(), language_id="hlo", version=1,
                                              text=old.read_text())))
+    text = old.read_text()
+    at = types.Position(line=text[:text.index("HloModule")].count("\n"), character=3)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=old.as_uri()),
+        range=types.Range(start=at, end=at), context=types.CodeActionContext(diagnostics=[])))
+    assert actions[0].title == "Recompile with JAX on CPU through slurm and refresh"
     (project / "prog.py").write_text(PROGRAM_V2)
     result = await asyncio.wait_for(client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="hlo.recompile", arguments=[old.as_uri()])),
