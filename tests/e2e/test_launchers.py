@@ -391,6 +391,67 @@ def test_ssh_dump_copies_back_and_a_failure_keeps_the_old_dump(sshd, tmp_path):
     assert _remote_leftovers() == leftovers
 
 
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def ssh_client(lsp_client: LanguageClient, sshd):
+    lsp_client.answers = []
+    lsp_client.message_requests = []
+
+    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def answer(params: types.ShowMessageRequestParams):
+        lsp_client.message_requests.append(params)
+        title = lsp_client.answers.pop(0) if lsp_client.answers else None
+        return types.MessageActionItem(title=title) if title else None
+
+    yield
+    if lsp_client.capabilities is not None:
+        await lsp_client.shutdown_session()
+
+
+async def test_ssh_launcher_from_the_editor_settings(ssh_client, sshd, tmp_path):
+    """The VS Code settings' ssh launcher (not shared): asked once with the full
+    command line, the dump comes back and is swapped in; a failing remote
+    program leaves the old dump."""
+    client = ssh_client
+    project = _project(tmp_path)
+    done = _dump_cli(project, "--platform", "cpu", "--out", "dump", "--", sys.executable,
+                     "prog.py")
+    assert done.returncode == 0, done.stderr
+    dump = project / "dump"
+    client.set_configuration({"platform": "cpu", "launcher": {
+        "preset": "ssh", "host": sshd.host, "sshOptions": sshd.options}},
+        section="hlo.recompile")
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="proj")],
+        initialization_options={"xlaDiagnostics": False}))
+    leftovers = _remote_leftovers()
+    (project / "prog.py").write_text(PROGRAM_V2)
+    client.answers = ["Run"]
+    result = await asyncio.wait_for(client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="hlo.recompile",
+                                   arguments=[_after(dump).as_uri()])), COMMAND_TIMEOUT_S)
+    assert result["ok"], result
+    [asked] = client.message_requests
+    assert "Launcher (ssh): `ssh -o BatchMode=yes -p " in asked.message
+    assert "copied back" in asked.message
+    assert f"Full command line: `ssh -o BatchMode=yes {' '.join(sshd.options)} {sshd.host} " \
+        in asked.message
+    assert result["launcher"] == "ssh" and result["stages"][-1] == "copying back"
+    assert result["launched"].startswith("ssh -o BatchMode=yes")
+    assert "cosine(" in _after(dump).read_text()
+    assert _remote_leftovers() == leftovers
+
+    before = snapshot(dump)
+    (project / "prog.py").write_text(PROGRAM_FAILS)
+    result = await asyncio.wait_for(client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="hlo.recompile",
+                                   arguments=[_after(dump).as_uri()])), COMMAND_TIMEOUT_S)
+    assert not result["ok"] and "boom from the remote program" in result["stderrTail"]
+    assert len(client.message_requests) == 1  # the same launcher: not asked again
+    assert snapshot(dump) == before
+    assert _remote_leftovers() == leftovers
+
+
 def test_ssh_cancel_kills_the_remote_process_group(sshd, tmp_path):
     project = _project(tmp_path, text=PROGRAM_SLEEPS)
     dump = project / "dump"
