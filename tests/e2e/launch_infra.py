@@ -32,6 +32,9 @@ import pytest
 
 REQUIRED = bool(os.environ.get("HLO_LSP_REQUIRE_LAUNCHERS"))
 START_TIMEOUT_S = 30.0
+#: Debian's sftp server (openssh-sftp-server), as Debian's sshd_config names it: scp
+#: speaks SFTP since OpenSSH 9.0.
+SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 
 
 def need(*programs: str, root: bool = False) -> None:
@@ -206,7 +209,12 @@ class Sshd:
 def sshd_server(root: pathlib.Path):
     """Start sshd on a free loopback port with keys in ``root``; yield a
     :class:`Sshd`; stop it, and remove /run/sshd when it was created here."""
-    need("sshd", "ssh", "ssh-keygen", "rsync", root=True)
+    need("sshd", "ssh", "ssh-keygen", "rsync", "scp", root=True)
+    if not os.path.exists(SFTP_SERVER):
+        message = f"missing {SFTP_SERVER} (Debian: apt-get install openssh-sftp-server)"
+        if REQUIRED:
+            pytest.fail(f"HLO_LSP_REQUIRE_LAUNCHERS is set but: {message}")
+        pytest.skip(message)
     root.mkdir(parents=True, exist_ok=True)
     for name in ("host_key", "user_key"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / name)],
@@ -226,6 +234,7 @@ PermitRootLogin yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 PubkeyAuthentication yes
+Subsystem sftp {SFTP_SERVER}
 """)
     privsep = pathlib.Path("/run/sshd")
     made_privsep = not privsep.exists()

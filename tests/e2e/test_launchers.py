@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -450,6 +451,27 @@ async def test_ssh_launcher_from_the_editor_settings(ssh_client, sshd, tmp_path)
     assert len(client.message_requests) == 1  # the same launcher: not asked again
     assert snapshot(dump) == before
     assert _remote_leftovers() == leftovers
+
+
+def test_ssh_copy_back_with_scp_when_rsync_is_missing(sshd, tmp_path, monkeypatch):
+    """Without rsync on this machine's PATH the dump comes back with scp, over the
+    same options (ssh's -p PORT given to scp as -P PORT)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("ssh", "scp"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    project = _project(tmp_path)
+    dump = project / "dump"
+    recipe = new_recipe([sys.executable, "prog.py"], str(project), str(dump), "cpu",
+                        launcher=_ssh_launcher(sshd))
+    lines = []
+    result = asyncio.run(recompile(recipe, dump, platform="cpu", probe=False,
+                                   on_output=lambda stream, line: lines.append(line)))
+    assert result.ok, result.summary
+    [copy] = [line for line in lines if "copying the dump back" in line]
+    assert "copying the dump back: scp -r -q -o BatchMode=yes -P " in copy
+    assert "sine(" in _after(dump).read_text()
 
 
 def test_ssh_cancel_kills_the_remote_process_group(sshd, tmp_path):
