@@ -595,8 +595,9 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     told each stage (queued in SLURM with its job id, running, copying back;
     also in ``stages`` of the result). Without a shared file system the program
     dumps into a remote temporary directory that is copied back
-    (:func:`hlo_lsp.dump.launchers.copy_back_argv`) into the new directory
-    before the swap, and removed afterwards; a failure there leaves the old
+    (:func:`hlo_lsp.dump.launchers.copy_back_argv`: rsync, and scp when rsync
+    fails or is missing) into the new directory before the swap, and removed
+    afterwards; a failure there leaves the old
     dump. Cancelling or a timeout first stops the remote side
     (:func:`hlo_lsp.dump.launchers.cancel_argv`: scancel, a kill of the remote
     process group), then the local process tree.
@@ -697,6 +698,14 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                 on_output("stderr", f"hlo-lsp: copying the dump back: {shlex.join(copy)}")
             back = await run_program(copy, local_cwd, env, on_output=on_output,
                                      cancel=cancel, timeout=COPY_BACK_TIMEOUT_S)
+            if copy[0] == "rsync" and back.returncode not in (0, None):
+                # rsync must be on both machines; scp needs only the remote's sshd.
+                copy = copy_back_argv(launcher, remote_dir, str(work), tool="scp")
+                if on_output is not None:
+                    on_output("stderr", f"hlo-lsp: rsync failed, copying with scp: "
+                                        f"{shlex.join(copy)}")
+                back = await run_program(copy, local_cwd, env, on_output=on_output,
+                                         cancel=cancel, timeout=COPY_BACK_TIMEOUT_S)
             if back.cancelled:
                 result.cancelled, result.returncode = True, None
                 return _done(result, t0)

@@ -474,6 +474,28 @@ def test_ssh_copy_back_with_scp_when_rsync_is_missing(sshd, tmp_path, monkeypatc
     assert "sine(" in _after(dump).read_text()
 
 
+def test_ssh_copy_back_falls_back_to_scp_when_rsync_fails(sshd, tmp_path, monkeypatch):
+    """rsync is here but fails (as when the remote machine has none: status 127
+    from its shell): the copy is made again with scp, which needs only sshd."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "rsync").write_text("#!/bin/sh\necho 'sh: 1: rsync: not found' >&2\nexit 127\n")
+    (bin_dir / "rsync").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    project = _project(tmp_path)
+    dump = project / "dump"
+    recipe = new_recipe([sys.executable, "prog.py"], str(project), str(dump), "cpu",
+                        launcher=_ssh_launcher(sshd))
+    lines = []
+    result = asyncio.run(recompile(recipe, dump, platform="cpu", probe=False,
+                                   on_output=lambda stream, line: lines.append(line)))
+    assert result.ok, result.summary
+    assert any(line.startswith("hlo-lsp: copying the dump back: rsync ") for line in lines)
+    assert any(line.startswith("hlo-lsp: rsync failed, copying with scp: scp -r -q ")
+               for line in lines), lines
+    assert "sine(" in _after(dump).read_text()
+
+
 def test_ssh_cancel_kills_the_remote_process_group(sshd, tmp_path):
     project = _project(tmp_path, text=PROGRAM_SLEEPS)
     dump = project / "dump"
