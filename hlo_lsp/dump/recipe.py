@@ -646,6 +646,16 @@ def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
     return env
 
 
+def travelling_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
+                   platform: str) -> dict[str, str]:
+    """The environment that travels with the command through a launcher (the
+    other machine has its own environment; these are the variables that decide
+    what XLA does): the :func:`recorded_env` of :func:`program_env` — ``XLA_FLAGS``
+    dumping into ``dump_to``, ``JAX_PLATFORMS=platform``, the recipe's
+    ``CUDA_VISIBLE_DEVICES`` and ``JAX_*`` — sorted by name."""
+    return recorded_env(program_env(base_env, recipe, dump_to, platform))
+
+
 def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
     """The variables of :data:`RECORDED_ENV` and every ``JAX_*`` variable
     (:data:`RECORDED_PREFIX`) that are set in ``env``, sorted by name."""

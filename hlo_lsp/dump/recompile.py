@@ -46,7 +46,7 @@ from hlo_lsp.dump import trust
 from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv, copy_back_argv,
                                     launched_argv, new_job_name, parse_stage,
                                     remote_cleanup_argv, remote_dump_dir)
-from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, RunPlan, deviceless_command, now_iso, parse_probe_output, plan_run, platform_label, probe_env, program_env, python_interpreter, recorded_env, save_recipe
+from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, RunPlan, deviceless_command, now_iso, parse_probe_output, plan_run, platform_label, probe_env, program_env, python_interpreter, recorded_env, save_recipe, travelling_env
 from hlo_lsp.dump.targets import Target, read_deviceless
 
 TERMINATE_GRACE_S = 3.0
@@ -633,8 +633,9 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     local_cwd = cwd
     if launcher is not None:
         try:
-            launched = launched_argv(launcher, argv, recorded_env(run_env), cwd, dump_to,
-                                     job_name)
+            launched = launched_argv(launcher, argv,
+                                     travelling_env(env, recipe, dump_to, platform), cwd,
+                                     dump_to, job_name)
         except LauncherError as exc:
             shutil.rmtree(work, ignore_errors=True)
             result.error = str(exc)

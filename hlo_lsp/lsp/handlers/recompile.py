@@ -36,6 +36,13 @@
   :meth:`hlo_lsp.lsp.protocol.HloLanguageServer.source_dirs`. In XLA's reports,
   the links of :mod:`hlo_lsp.lsp.handlers.reports`.
 
+Launchers (issue 16): the program runs through the launcher of the setting
+``hlo.recompile.launcher``, else of the recipe (:mod:`hlo_lsp.dump.launchers`:
+SLURM, ssh, containers); it is part of the confirmed plan, so its first run
+asks, showing the full command line that starts here (:func:`launched_preview`);
+its stages (queued in SLURM with the job id, running, copying back) are
+progress reports, and a cancel reaches the remote side.
+
 Settings: :class:`hlo_lsp.lsp.settings.RecompileSettings`, from the
 initialization options and, when the client supports it, the
 ``workspace/configuration`` section ``hlo.recompile`` (which wins).
@@ -59,7 +66,7 @@ from hlo_lsp.dump.launchers import Launcher, LauncherError, Stage, launched_argv
 from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, RunPlan, choose_platform,
                                  configured_recipe, default_platform, infer_recipe,
                                  launch_platform, load_recipe, plan_run, platform_label,
-                                 program_env, recipe_path, recorded_env)
+                                 recipe_path, travelling_env)
 from hlo_lsp.dump.recompile import recompile
 from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
@@ -290,7 +297,7 @@ def launched_preview(plan: RunPlan, recipe: Recipe, platform: str) -> str:
     if plan.launcher is None:
         return ""
     dump = "<new dump directory>"
-    env = recorded_env(program_env(os.environ, recipe, dump, platform))
+    env = travelling_env(os.environ, recipe, dump, platform)
     return shlex.join(launched_argv(plan.launcher, plan.argv, env, plan.cwd, dump,
                                     "hlo-lsp-XXXXXXXX"))
 
