@@ -100,7 +100,8 @@ class Launcher:
     program's file system is this machine's (the dump is written in place;
     else the launcher must be ``ssh`` and the dump is copied back). ``name``:
     the preset it came from ("custom" for an argument list), shown to the
-    user. Build it with :func:`make_launcher`, which checks it."""
+    user (:func:`checked_name`). Build it with :func:`make_launcher`, which
+    checks it."""
 
     argv: tuple[str, ...]
     shared: bool = True
@@ -178,11 +179,26 @@ def make_launcher(argv: Sequence[str], shared: bool = True, name: str = "custom"
         if "{env}" in a and a != "{env}" and "{command}" not in a:
             raise LauncherError(f"the launcher argument {a!r}: {{env}} stands alone or "
                                 "in the shell command line with {command}")
-    launcher = Launcher(argv, bool(shared), name or "custom")
+    launcher = Launcher(argv, bool(shared), checked_name(name, argv))
     if not launcher.shared and launcher.kind != "ssh":
         raise LauncherError("only an ssh launcher can work without a shared file system "
                             "(the dump is copied back over ssh)")
     return launcher
+
+
+#: The program each preset starts (what a name shown to the user must match).
+_PRESET_PROGRAM = {"slurm": "srun", "ssh": "ssh", "docker": "docker", "podman": "podman",
+                   "apptainer": "apptainer"}
+
+
+def checked_name(name: str | None, argv: Sequence[str]) -> str:
+    """``name`` when it is a preset whose program ``argv`` starts (``slurm`` for
+    ``srun ...``), else ``"custom"``: the name shown in titles and reports comes
+    from what runs, never from a recipe's say-so (a recipe calling ``ssh evil``
+    "slurm" is shown as custom)."""
+    if name in _PRESET_PROGRAM and argv and os.path.basename(argv[0]) == _PRESET_PROGRAM[name]:
+        return name
+    return "custom"
 
 
 def preset_launcher(name: str, *, args: Sequence[str] | None = None,
@@ -430,6 +446,6 @@ def cancel_argv(launcher: Launcher, job_name: str, job: str | None) -> list[str]
 
 
 __all__ = ["DEFAULT_ARGS", "Launcher", "LauncherError", "PLACEHOLDERS", "PRESETS", "Stage",
-           "cancel_argv", "copy_back_argv", "launched_argv",
+           "cancel_argv", "checked_name", "copy_back_argv", "launched_argv",
            "launcher_from_options", "make_launcher", "new_job_name", "parse_stage",
            "preset_launcher", "remote_cleanup_argv", "remote_dump_dir", "ssh_prefix"]

@@ -121,6 +121,19 @@ def run(args: argparse.Namespace) -> int:
             return 2
         args.platform = "cpu"
     launcher = None
+    given = [flag for flag, value in (("--launcher-arg", args.launcher_arg),
+                                      ("--host", args.host),
+                                      ("--ssh-options", args.ssh_options),
+                                      ("--image", args.image))
+             if value is not None]
+    if given and (not args.launcher or args.launcher.lower() not in PRESETS):
+        _say(f"error: {', '.join(given)} {'is an option' if len(given) == 1 else 'are options'}"
+             f" of a launcher preset: give --launcher {'|'.join(PRESETS[1:])}"
+             + (" (an argument list holds its own options)" if args.launcher else ""))
+        return 2
+    if args.shared is not None and not args.launcher:
+        _say("error: --shared/--not-shared describe a launcher: give --launcher")
+        return 2
     if args.launcher:
         preset = args.launcher if args.launcher.lower() in PRESETS else None
         try:

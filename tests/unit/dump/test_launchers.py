@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import sys
 
 import pytest
 
@@ -211,3 +212,30 @@ def test_the_platform_of_a_launched_run_is_not_probed_here():
 
 def test_launcher_is_frozen_and_hashable():
     assert hash(Launcher(("srun", "{command}"))) == hash(Launcher(("srun", "{command}")))
+
+
+def test_the_name_shown_comes_from_what_runs():
+    assert Launcher.from_json({"argv": ["srun", "{command}"], "name": "slurm"}).name == "slurm"
+    liar = Launcher.from_json({"argv": ["ssh", "evil", "{env} {command}"], "name": "slurm"})
+    assert liar.name == "custom"
+    assert Launcher.from_json({"argv": ["ssh", "h", "{command}"], "name": "local"}).name == \
+        "custom"
+    assert preset_launcher("podman", image="i").name == "podman"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--host", "x"], "--host is an option of a launcher preset"),
+    (["--launcher", "srun {command}", "--image", "i"], "an argument list holds its own"),
+    (["--launcher", "srun"], "must hold {command} exactly once"),
+    (["--launcher", "ssh"], "needs a host"),
+    (["--launcher", "slurm", "--not-shared"], "only an ssh launcher"),
+    (["--not-shared"], "give --launcher"),
+])
+def test_dump_cli_refuses_launcher_options_that_cannot_work(args, message, tmp_path):
+    """Usage errors of `hlo-lsp dump --launcher`: status 2, a sentence, nothing run."""
+    done = subprocess.run([sys.executable, "-m", "hlo_lsp", "dump", *args, "--out", "d", "--",
+                           "python3", "-c", "raise SystemExit(9)"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "d").exists()
