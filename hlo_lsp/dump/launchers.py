@@ -26,8 +26,10 @@ How a placeholder is written depends on the argument it is in:
 
 - an argument that is exactly ``{command}`` (or ``{env}``) becomes the
   command's words (or the ``NAME=value`` words), each one argument;
-- an argument that holds ``{command}`` among other text is a *shell command
-  line* (what ``ssh`` and ``sh -c`` take): every placeholder in it is quoted
+- an argument that holds ``{command}`` among other text, and the last
+  argument of an ``ssh`` launcher (which must hold ``{command}``: ssh hands it
+  to the remote shell), is a *shell command line* (what ``ssh`` and ``sh -c``
+  take): every placeholder in it is quoted
   with :func:`shlex.quote` / :func:`shlex.join` (``NAME=`` + quoted value for
   the environment, so that the shell reads assignments);
 - any other argument is one word: placeholders are replaced by their plain
@@ -125,8 +127,9 @@ class Launcher:
 
     def is_shell(self) -> bool:
         """Whether ``{command}`` is part of a shell command line (an argument
-        holding it among other text) rather than an argument of its own."""
-        return self.argv[self.command_index()] != "{command}"
+        holding it among other text, or any ``ssh`` launcher's: ssh hands its
+        command to the remote shell) rather than an argument of its own."""
+        return self.kind == "ssh" or self.argv[self.command_index()] != "{command}"
 
     def to_json(self) -> dict:
         """The JSON object stored in a recipe's ``launcher`` field."""
@@ -180,6 +183,11 @@ def make_launcher(argv: Sequence[str], shared: bool = True, name: str = "custom"
             raise LauncherError(f"the launcher argument {a!r}: {{env}} stands alone or "
                                 "in the shell command line with {command}")
     launcher = Launcher(argv, bool(shared), checked_name(name, argv))
+    if launcher.kind == "ssh" and ("{command}" not in argv[-1] or any(
+            "{env}" in a for a in argv[:-1])):
+        raise LauncherError(f"the ssh launcher `{shlex.join(argv)}`: its last argument is "
+                            "the command line the remote shell runs, and holds {command} "
+                            "(and {env}, if used)")
     if not launcher.shared and launcher.kind != "ssh":
         raise LauncherError("only an ssh launcher can work without a shared file system "
                             "(the dump is copied back over ssh)")
@@ -312,14 +320,15 @@ def launched_argv(launcher: Launcher, command: Sequence[str], env: Mapping[str, 
     quoted["command"] = shlex.join(words)
     quoted["env"] = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     out: list[str] = []
+    ssh = launcher.kind == "ssh"  # its command is a line for the remote shell
     for arg in launcher.argv:
-        if arg == "{command}":
+        if arg == "{command}" and not ssh:
             out.extend(words)
-        elif arg == "{env}":
+        elif arg == "{env}" and not ssh:
             out.extend(env_words)
         elif "{command}" in arg:
             line = _substitute(arg, quoted)
-            if launcher.kind == "ssh":
+            if ssh:
                 line = (f"echo {PGID_MARK}$$ >&2; mkdir -p -- {shlex.quote(dump)} && "
                         + line)
             out.append(line)

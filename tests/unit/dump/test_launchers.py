@@ -69,6 +69,19 @@ def test_not_a_format_string():
     assert launched_argv(launcher, ["x"], {}, "/w", "/d", "j") == ["srun", "{0.__class__}", "x"]
 
 
+def test_an_ssh_command_is_always_a_line_for_the_remote_shell():
+    """`ssh host {command}`: ssh joins its words for the remote shell, so the
+    command goes as one quoted line, never as words re-split there."""
+    launcher = make_launcher(["ssh", "box", "{command}"])
+    argv = launched_argv(launcher, COMMAND, ENV, NASTY_CWD, NASTY_DUMP, "j")
+    assert argv[:2] == ["ssh", "box"] and len(argv) == 3
+    words = shlex.split(argv[2].split(" && ", 1)[1])
+    assert words == ["env", "JAX_PLATFORMS=cpu", f"XLA_FLAGS={ENV['XLA_FLAGS']}", *COMMAND]
+    for bad in (["ssh", "{command}", "box"], ["ssh", "box", "{env}", "{command}"]):
+        with pytest.raises(LauncherError, match="last argument"):
+            make_launcher(bad)
+
+
 def test_only_ssh_can_work_without_a_shared_file_system():
     with pytest.raises(LauncherError, match="only an ssh launcher"):
         make_launcher(["srun", "{command}"], shared=False)
