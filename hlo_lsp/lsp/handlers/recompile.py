@@ -512,10 +512,15 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         now = time.monotonic()
         if token is not None and line.strip() and now - last_report >= PROGRESS_EVERY_S:
             last_report = now
+            # Through a launcher, the stage stays in view: "running in SLURM (job 12): ..."
             ls.work_done_progress.report(token, types.WorkDoneProgressReport(
-                message=line[:120]))
+                message=(f"{stage_now}: {line}" if stage_now else line)[:120]))
+
+    stage_now = ""
 
     def on_stage(stage: Stage) -> None:
+        nonlocal stage_now
+        stage_now = stage.message()
         log_message(f"[hlo.recompile] {stage.message()}", types.MessageType.Info)
         if token is not None:
             ls.work_done_progress.report(token, types.WorkDoneProgressReport(
