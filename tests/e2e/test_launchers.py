@@ -273,6 +273,24 @@ async def test_slurm_cancel_leaves_no_job(slurm, tmp_path):
     assert snapshot(dump) == before
 
 
+def test_slurm_timeout_cancels_the_job(slurm, tmp_path):
+    """hlo.recompile.timeout / --timeout stops the job too, through scancel."""
+    project = _project(tmp_path)
+    dump = project / "dump"
+    recipe = new_recipe(["sh", "-c", "sleep 300"], str(project), str(dump), "cpu",
+                        launcher=preset_launcher("slurm", args=["--time=5"]))
+    lines = []
+    result = asyncio.run(recompile(recipe, dump, platform="cpu", timeout=3, save=False,
+                                   on_output=lambda stream, line: lines.append(line)))
+    assert result.timed_out and not result.ok and result.job_id
+    assert f"hlo-lsp: stopping the remote side: scancel {result.job_id}" in lines
+    for _ in range(100):
+        if not slurm.jobs():
+            break
+        time.sleep(0.1)
+    assert slurm.jobs() == []
+
+
 async def test_slurm_cancel_from_the_editor_reaches_the_job(client, slurm, tmp_path):
     """The settings' own command through the settings' launcher: asked once (a new
     launcher); the progress names the job; its cancel button runs scancel."""
