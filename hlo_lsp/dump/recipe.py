@@ -45,6 +45,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from hlo_lsp.dump.launchers import Launcher, LauncherError
 from hlo_lsp.dump.targets import RUNNER
 from hlo_lsp.model.collectives import replica_and_partition_count
 from hlo_lsp.model.frames import python_stack
@@ -95,7 +96,9 @@ class Recipe:
     :func:`hlo_lsp.dump.targets.builtin_targets` or a GpuTargetConfig path;
     ``platform`` is then "cpu", where the program itself ran). ``origin``
     ("recipe", "setting", "inferred" or "cli") and ``note`` (why an inferred
-    recipe was proposed) are not saved.
+    recipe was proposed) are not saved. ``launcher``: how the program is run
+    elsewhere (:class:`hlo_lsp.dump.launchers.Launcher`: SLURM, ssh, a
+    container), recorded by ``hlo-lsp dump --launcher``; None to run it here.
     """
 
     command: list[str]
@@ -110,21 +113,27 @@ class Recipe:
     origin: str = "recipe"
     note: str = ""
     target: str | None = None
+    launcher: Launcher | None = None
 
     def to_json(self) -> dict:
-        """The JSON object stored in ``hlo-lsp-recipe.json``."""
-        return {"format": FORMAT, "command": list(self.command), "cwd": self.cwd,
-                "env": dict(self.env), "platform": self.platform,
-                "jax_version": self.jax_version, "jaxlib_version": self.jaxlib_version,
-                "python": self.python, "created": self.created, "host": self.host,
-                "target": self.target}
+        """The JSON object stored in ``hlo-lsp-recipe.json`` (``launcher`` only
+        when there is one)."""
+        out = {"format": FORMAT, "command": list(self.command), "cwd": self.cwd,
+               "env": dict(self.env), "platform": self.platform,
+               "jax_version": self.jax_version, "jaxlib_version": self.jaxlib_version,
+               "python": self.python, "created": self.created, "host": self.host,
+               "target": self.target}
+        if self.launcher is not None:
+            out["launcher"] = self.launcher.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: object, origin: str = "recipe") -> "Recipe":
         """Decode :meth:`to_json` output. Raises RecipeError when a field has the
         wrong type: ``command`` (non-empty list of strings), ``cwd`` (non-empty
         string), ``env`` (object of strings named like environment variables),
-        ``platform`` (one of :data:`PLATFORMS`), the optional strings; or when a
+        ``platform`` (one of :data:`PLATFORMS`), the optional strings,
+        ``launcher`` (:meth:`hlo_lsp.dump.launchers.Launcher.from_json`); or when a
         string that becomes part of a command line holds a NUL character."""
         if not isinstance(data, dict):
             raise RecipeError("the recipe is not a JSON object")
@@ -151,12 +160,20 @@ class Recipe:
                                     data.get("target") or "")):
             raise RecipeError("the recipe holds a NUL character")
 
+        launcher = None
+        if data.get("launcher") is not None:
+            try:
+                launcher = Launcher.from_json(data["launcher"])
+            except LauncherError as exc:
+                raise RecipeError(str(exc)) from None
+
         def opt(name: str) -> str | None:
             return data.get(name) or None
 
         return cls(list(command), cwd, dict(env), platform,
                    opt("jax_version"), opt("jaxlib_version"), opt("python"),
-                   opt("created") or "", opt("host") or "", origin, target=opt("target"))
+                   opt("created") or "", opt("host") or "", origin, target=opt("target"),
+                   launcher=launcher)
 
     def display_command(self) -> str:
         """The command as a shell would print it."""
@@ -275,14 +292,23 @@ def now_iso() -> str:
 
 # ------------------------------------------------------------------ flags ---
 
+#: A word of XLA_FLAGS as XLA reads it (xla/parse_flags_from_env.cc): characters up
+#: to white space, where a double-quoted part ("...", no escapes) may hold any but '"'.
+_XLA_WORD = re.compile(r'(?:[^\s"]|"[^"]*"?)+')
+
+
+def xla_flag_words(xla_flags: str | None) -> list[str]:
+    """The flags of ``xla_flags`` as XLA splits them: at white space outside
+    double quotes (single quotes, ``#``, ``$`` and backslashes are ordinary
+    characters there, unlike in a shell), quotes kept as written."""
+    return _XLA_WORD.findall(xla_flags or "")
+
+
 def strip_dump_flags(xla_flags: str | None) -> str:
     """``xla_flags`` without ``--xla_dump_to`` and ``--xla_dump_hlo_as_text`` (the
     flags hlo-lsp sets itself); other flags keep their order and spelling
     (quoted values stay quoted)."""
-    try:
-        tokens = shlex.split(xla_flags or "", posix=False)
-    except ValueError:  # unbalanced quote: fall back to whitespace
-        tokens = (xla_flags or "").split()
+    tokens = xla_flag_words(xla_flags)
     return " ".join(t for t in tokens
                     if not re.match(r"^--xla_dump_to(=|$)", t)
                     and not re.match(r"^--xla_dump_hlo_as_text(=|$)", t))
@@ -391,6 +417,23 @@ def choose_platform(requested: str | None, recipe_platform: str | None = None,
     return "cpu", note
 
 
+def launch_platform(requested: str | None, recipe_platform: str | None) -> str:
+    """The JAX platform of a run through a launcher (SLURM, ssh, a container).
+    This machine's devices say nothing about the other one, so nothing is
+    probed: an explicit platform is used as is (``gpu`` means ``cuda``),
+    ``auto``/None is ``recipe_platform`` when it is one of :data:`PLATFORMS`,
+    else ``cuda``. Raises PlatformError for an unknown name."""
+    req = (requested or "auto").lower()
+    if req == "gpu":
+        return "cuda"
+    if req == "auto":
+        return recipe_platform if recipe_platform in PLATFORMS else "cuda"
+    if req not in PLATFORMS:
+        raise PlatformError(f"unknown platform {requested!r}: use one of auto, gpu, "
+                            f"{', '.join(PLATFORMS)}")
+    return req
+
+
 # ----------------------------------------------------------- the program ---
 
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?(?:\.exe)?$")
@@ -476,6 +519,8 @@ class RunPlan:
     ``env_changes``: those that differ from the server's environment. hlo-lsp
     also sets ``JAX_PLATFORMS`` and the dump flags of ``XLA_FLAGS`` (the run's
     platform and its new dump directory), which are not part of the plan.
+    ``launcher``: how the command is run elsewhere (SLURM, ssh, a container),
+    None to run it here; a new launcher is a new plan (:meth:`fingerprint`).
     """
 
     argv: tuple[str, ...]
@@ -483,6 +528,7 @@ class RunPlan:
     interpreter: str | None
     env: tuple[tuple[str, str], ...] = ()
     env_changes: tuple[tuple[str, str], ...] = ()
+    launcher: Launcher | None = None
 
     def display_command(self) -> str:
         """The command line as a POSIX shell would read it (:func:`shlex.join`)."""
@@ -495,25 +541,38 @@ class RunPlan:
 
     def fingerprint(self) -> str:
         """SHA-256 (hex) of the canonical JSON of ``argv``, ``cwd``,
-        ``interpreter`` and ``env``: equal plans run the same program, in the
-        same place, with the same interpreter and recorded variables."""
-        canonical = json.dumps({"argv": list(self.argv), "cwd": self.cwd,
-                                "interpreter": self.interpreter, "env": dict(self.env)},
-                               sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        ``interpreter``, ``env`` and, when there is one, ``launcher`` (its
+        argument list and whether it shares the file system): equal plans run
+        the same program, in the same place, with the same interpreter and
+        recorded variables, through the same launcher."""
+        data = {"argv": list(self.argv), "cwd": self.cwd,
+                "interpreter": self.interpreter, "env": dict(self.env)}
+        if self.launcher is not None:
+            data["launcher"] = {"argv": list(self.launcher.argv),
+                                "shared": self.launcher.shared}
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=True)
         return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def plan_run(recipe: Recipe, base_env: Mapping[str, str] | None = None) -> RunPlan:
+def plan_run(recipe: Recipe, base_env: Mapping[str, str] | None = None,
+             launcher: Launcher | None = None) -> RunPlan:
     """What running ``recipe`` with the server's environment ``base_env``
-    (default: this process's) executes: see :class:`RunPlan`. Looks at the disk
-    (which files are executable). Raises RecipeError when ``recipe.cwd`` is not
-    absolute (:func:`load_recipe` resolves a relative one against the dump
-    directory; nothing is resolved against the server's working directory)."""
+    (default: this process's) through ``launcher`` (None: here) executes: see
+    :class:`RunPlan`. Looks at the disk (which files are executable). The
+    command is resolved on this machine (:func:`resolved_command`) only when it
+    runs on this machine's files: without a launcher or through SLURM; over
+    ssh or in a container it runs as written (paths name the other machine's
+    or the image's files), with no interpreter recorded. Raises RecipeError when
+    ``recipe.cwd`` is not absolute (:func:`load_recipe` resolves a relative one
+    against the dump directory; nothing is resolved against the server's
+    working directory)."""
     if not os.path.isabs(recipe.cwd):
         raise RecipeError(f"the working directory {recipe.cwd!r} is not an absolute path")
     env = dict(os.environ if base_env is None else base_env)
     run_env = program_env(env, recipe, "", "cpu")
-    argv = resolved_command(recipe, run_env)
+    here = launcher is None or launcher.kind == "slurm"
+    argv = resolved_command(recipe, run_env) if here else list(recipe.command)
 
     def recorded(values: Mapping[str, str]) -> dict[str, str]:
         out = {k: v for k, v in recorded_env(values).items() if k != "JAX_PLATFORMS"}
@@ -522,9 +581,10 @@ def plan_run(recipe: Recipe, base_env: Mapping[str, str] | None = None) -> RunPl
 
     effective, before = recorded(run_env), recorded(env)
     return RunPlan(tuple(argv), os.path.normpath(recipe.cwd),
-                   python_interpreter(argv, recipe.cwd, run_env),
+                   python_interpreter(argv, recipe.cwd, run_env) if here else None,
                    tuple(sorted(effective.items())),
-                   tuple(sorted((k, v) for k, v in effective.items() if before.get(k) != v)))
+                   tuple(sorted((k, v) for k, v in effective.items() if before.get(k) != v)),
+                   launcher)
 
 
 def deviceless_command(argv: Sequence[str], target_config: str, target_name: str,
@@ -586,6 +646,16 @@ def program_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
     return env
 
 
+def travelling_env(base_env: Mapping[str, str], recipe: Recipe, dump_to: str,
+                   platform: str) -> dict[str, str]:
+    """The environment that travels with the command through a launcher (the
+    other machine has its own environment; these are the variables that decide
+    what XLA does): the :func:`recorded_env` of :func:`program_env` — ``XLA_FLAGS``
+    dumping into ``dump_to``, ``JAX_PLATFORMS=platform``, the recipe's
+    ``CUDA_VISIBLE_DEVICES`` and ``JAX_*`` — sorted by name."""
+    return recorded_env(program_env(base_env, recipe, dump_to, platform))
+
+
 def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
     """The variables of :data:`RECORDED_ENV` and every ``JAX_*`` variable
     (:data:`RECORDED_PREFIX`) that are set in ``env``, sorted by name."""
@@ -608,18 +678,21 @@ def device_count(module) -> tuple[int, str]:
 
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
                base_env: Mapping[str, str] | None = None, origin: str = "cli",
-               target: str | None = None) -> Recipe:
+               target: str | None = None, launcher: Launcher | None = None) -> Recipe:
     """A recipe for running ``command`` in ``cwd`` so that it dumps into
     ``dump_dir`` on ``platform`` (versions not probed yet; see
     :func:`hlo_lsp.dump.recompile.probe_versions_async`), compiled for ``target``
-    (a target GPU spec, see :class:`Recipe`) when given."""
+    (a target GPU spec, see :class:`Recipe`) when given, run through
+    ``launcher`` (None: on this machine)."""
     base = dict(os.environ if base_env is None else base_env)
     cwd = os.path.abspath(cwd)
     probe = Recipe(list(command), cwd)
     env = program_env(base, probe, os.path.abspath(dump_dir), platform)
+    here = launcher is None or launcher.kind == "slurm"
     return Recipe(list(command), cwd, recorded_env(env), platform,
-                  python=python_interpreter(command, cwd, env), created=now_iso(),
-                  host=socket.gethostname(), origin=origin, target=target)
+                  python=python_interpreter(command, cwd, env) if here else None,
+                  created=now_iso(), host=socket.gethostname(), origin=origin,
+                  target=target, launcher=launcher)
 
 
 # -------------------------------------------------------------- inference ---

@@ -29,23 +29,31 @@ import contextlib
 import os
 import pathlib
 import shutil
+import shlex
 import signal
 import socket
 import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Awaitable, Callable, Iterable, Mapping
 
 from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
                                 module_label, parse_dump_name)
 from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
 from hlo_lsp.model.summary import KernelSummary, kernel_summary
 from hlo_lsp.dump import trust
-from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, RunPlan, deviceless_command, now_iso, parse_probe_output, plan_run, platform_label, probe_env, program_env, python_interpreter, recorded_env, save_recipe
+from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv, copy_back_argv,
+                                    launched_argv, new_job_name, parse_stage,
+                                    remote_cleanup_argv, remote_dump_dir)
+from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, RunPlan, deviceless_command, now_iso, parse_probe_output, plan_run, platform_label, probe_env, program_env, python_interpreter, recorded_env, save_recipe, travelling_env
 from hlo_lsp.dump.targets import Target, read_deviceless
 
 TERMINATE_GRACE_S = 3.0
+#: How long a launcher's remote stop (scancel, a kill over ssh) may take.
+REMOTE_STOP_TIMEOUT_S = 15.0
+#: How long copying a dump back over ssh may take.
+COPY_BACK_TIMEOUT_S = 600.0
 STDERR_TAIL_LINES = 40
 MAX_COUNTED_BYTES = 256 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
@@ -114,14 +122,17 @@ async def _pump(stream: asyncio.StreamReader | None, name: str,
 async def run_program(argv: list[str], cwd: str, env: Mapping[str, str], *,
                       on_output: OutputCallback | None = None,
                       cancel: asyncio.Event | None = None,
-                      timeout: float | None = None) -> RunResult:
+                      timeout: float | None = None,
+                      on_stop: Callable[[], Awaitable[None]] | None = None) -> RunResult:
     """Run ``argv`` in ``cwd`` with exactly ``env``; stdin is /dev/null, each line of
     stdout/stderr goes to ``on_output(stream_name, line)`` as it arrives.
 
     Setting ``cancel`` or passing ``timeout`` seconds kills the process tree
     (:func:`kill_process_tree`) and returns with ``cancelled``/``timed_out``. If the
     awaiting task itself is cancelled, the tree is SIGKILLed before
-    CancelledError propagates. A command that cannot be started gives
+    CancelledError propagates. ``on_stop`` (a launcher's remote cancel: scancel,
+    a kill over ssh) is awaited first in each of these cases, for at most
+    :data:`REMOTE_STOP_TIMEOUT_S` seconds. A command that cannot be started gives
     ``returncode=None`` and ``error``; it never raises OSError.
     """
     t0 = time.monotonic()
@@ -145,8 +156,11 @@ async def run_program(argv: list[str], cwd: str, env: Mapping[str, str], *,
         if waiter not in done:
             cancelled = stopper is not None and stopper in done
             timed_out = not cancelled
+            await _stop_remote(on_stop)
             await kill_process_tree(proc)
     except asyncio.CancelledError:
+        if proc.returncode is None:
+            await _stop_remote(on_stop)
         _signal_group(proc.pid, signal.SIGKILL)
         raise
     finally:
@@ -160,6 +174,15 @@ async def run_program(argv: list[str], cwd: str, env: Mapping[str, str], *,
             waiter.cancel()
     return RunResult(None if (cancelled or timed_out) else proc.returncode, cancelled,
                      timed_out, "\n".join(tail), time.monotonic() - t0)
+
+
+async def _stop_remote(on_stop: Callable[[], Awaitable[None]] | None) -> None:
+    """Await ``on_stop`` for at most :data:`REMOTE_STOP_TIMEOUT_S`; its errors are
+    swallowed (the local process tree is killed next in any case)."""
+    if on_stop is None:
+        return
+    with contextlib.suppress(Exception, asyncio.TimeoutError):
+        await asyncio.wait_for(on_stop(), REMOTE_STOP_TIMEOUT_S)
 
 
 async def probe_versions_async(python: str, cwd: str, env: Mapping[str, str],
@@ -450,6 +473,11 @@ class RecompileResult:
     compiled for it without the device (``platform`` is then "cpu"), and
     ``deviceless``: the runner's record of that compile
     (:meth:`hlo_lsp.dump.targets.DevicelessRecord.statement`, failed modules).
+    ``launcher``: the launcher's name ("slurm", "ssh", "docker"..., "custom")
+    when the program ran through one, else None; ``launched``: the full command
+    line that ran here (launcher included, :func:`shlex.join`); ``job_id``: the
+    SLURM job id (or the remote process group over ssh) when seen; ``stages``:
+    the stages reported (:meth:`hlo_lsp.dump.launchers.Stage.message`).
     """
 
     ok: bool
@@ -468,6 +496,10 @@ class RecompileResult:
     summary: str = ""
     target: str | None = None
     deviceless: str = ""
+    launcher: str | None = None
+    launched: str = ""
+    job_id: str | None = None
+    stages: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """A JSON-ready dict (what the ``hlo.recompile`` command returns)."""
@@ -478,7 +510,9 @@ class RecompileResult:
                 "stderrTail": self.stderr_tail, "mapping": dict(self.mapping),
                 "changes": [c.to_json() for c in self.changes],
                 "recipeFile": self.recipe_file, "summary": self.summary,
-                "target": self.target, "deviceless": self.deviceless}
+                "target": self.target, "deviceless": self.deviceless,
+                "launcher": self.launcher, "launched": self.launched, "jobId": self.job_id,
+                "stages": list(self.stages)}
 
 
 def summarize(result: RecompileResult, focus: Iterable[str] = (),
@@ -487,6 +521,10 @@ def summarize(result: RecompileResult, focus: Iterable[str] = (),
     the changes of the modules in ``focus`` (module names) plus other modules
     whose counts changed, at most ``max_lines`` of them."""
     where = platform_label(result.platform)
+    if result.launcher:
+        where += f" through the {result.launcher} launcher"
+        if result.job_id and result.launcher != "ssh":
+            where += f" (job {result.job_id})"
     if result.target:
         where = f"{result.target.upper()} without a GPU (the program ran on the CPU)"
     if result.cancelled:
@@ -522,7 +560,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                     cancel: asyncio.Event | None = None, timeout: float | None = None,
                     base_env: Mapping[str, str] | None = None, save: bool = True,
                     probe: bool = True, target: Target | None = None,
-                    plan: RunPlan | None = None) -> RecompileResult:
+                    plan: RunPlan | None = None, launcher: Launcher | None = None,
+                    on_stage: Callable[[Stage], None] | None = None) -> RecompileResult:
     """Run ``recipe`` on ``platform`` so that XLA dumps into a new temporary
     directory next to ``dump_dir``, then swap the new dump in (:func:`swap_dump`).
 
@@ -547,6 +586,21 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     is remembered as confirmed when it is saved (:func:`hlo_lsp.dump.trust.remember`),
     so that the editor does not ask about the user's own command; a failure to
     remember it is said in the summary.
+
+    ``launcher`` (used when ``plan`` is not given, default ``recipe.launcher``;
+    else ``plan.launcher``) runs
+    the program elsewhere (:mod:`hlo_lsp.dump.launchers`): its argument list
+    from :func:`hlo_lsp.dump.launchers.launched_argv` runs here, with the
+    environment that matters travelling on the command line. ``on_stage`` is
+    told each stage (queued in SLURM with its job id, running, copying back;
+    also in ``stages`` of the result). Without a shared file system the program
+    dumps into a remote temporary directory that is copied back
+    (:func:`hlo_lsp.dump.launchers.copy_back_argv`: rsync, and scp when rsync
+    fails or is missing) into the new directory before the swap, and removed
+    afterwards; a failure there leaves the old
+    dump. Cancelling or a timeout first stops the remote side
+    (:func:`hlo_lsp.dump.launchers.cancel_argv`: scancel, a kill of the remote
+    process group), then the local process tree.
     """
     dump_path = pathlib.Path(dump_dir).resolve()
     dump_path.mkdir(parents=True, exist_ok=True)
@@ -554,32 +608,72 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                              target=target.name if target else None)
     env = dict(base_env if base_env is not None else os.environ)
     work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
-    run_env = program_env(env, recipe, str(work), platform)
     try:
-        plan = plan if plan is not None else plan_run(recipe, env)
+        plan = plan if plan is not None else plan_run(
+            recipe, env, launcher if launcher is not None else recipe.launcher)
     except RecipeError as exc:
         shutil.rmtree(work, ignore_errors=True)
         result.error = str(exc)
         return _done(result, time.monotonic())
+    launcher = plan.launcher
+    job_name = new_job_name()
+    remote_dir = remote_dump_dir(job_name) if launcher is not None and not launcher.shared \
+        else None
+    dump_to = remote_dir or str(work)
+    run_env = program_env(env, recipe, dump_to, platform)
     argv, cwd = list(plan.argv), plan.cwd
     result.command = plan.display_command()
     if target is not None:
         try:
-            argv = deviceless_command(argv, target.path, target.name, str(work))
+            argv = deviceless_command(argv, target.path, target.name, dump_to)
         except RecipeError as exc:
             shutil.rmtree(work, ignore_errors=True)
             result.error = str(exc)
             return _done(result, time.monotonic())
-    python = python_interpreter(argv, cwd, run_env) if probe else None
+    local_cwd = cwd
+    if launcher is not None:
+        try:
+            launched = launched_argv(launcher, argv,
+                                     travelling_env(env, recipe, dump_to, platform), cwd,
+                                     dump_to, job_name)
+        except LauncherError as exc:
+            shutil.rmtree(work, ignore_errors=True)
+            result.error = str(exc)
+            return _done(result, time.monotonic())
+        result.launcher = launcher.name
+        result.launched = shlex.join(launched)
+        if launcher.kind == "ssh" and not os.path.isdir(cwd):
+            local_cwd = str(dump_path)  # the working directory is the other machine's
+        argv = launched
+    # The version probe starts the interpreter here: not for a program run elsewhere.
+    python = python_interpreter(argv, cwd, run_env) if probe and launcher is None else None
     versions = (asyncio.ensure_future(probe_versions_async(python, cwd, run_env))
                 if python and os.path.isdir(cwd) else None)
+
+    def watch(stream: str, line: str) -> None:
+        stage = parse_stage(launcher, line) if launcher is not None else None
+        if stage is not None:
+            result.job_id = stage.job or result.job_id
+            _stage(result, stage, on_stage)
+        if on_output is not None:
+            on_output(stream, line)
+
+    async def stop_remote() -> None:
+        stop = cancel_argv(launcher, job_name, result.job_id) if launcher else None
+        if stop is not None:
+            if on_output is not None:
+                on_output("stderr", f"hlo-lsp: stopping the remote side: {shlex.join(stop)}")
+            await run_program(stop, local_cwd, env, on_output=on_output,
+                              timeout=REMOTE_STOP_TIMEOUT_S)
+
     t0 = time.monotonic()
     try:
-        if not os.path.isdir(cwd):
+        if not os.path.isdir(local_cwd):
             result.error = f"the working directory {cwd} does not exist"
             return _done(result, t0)
-        run = await run_program(argv, cwd, run_env, on_output=on_output,
-                                cancel=cancel, timeout=timeout)
+        run = await run_program(argv, local_cwd, run_env, on_output=watch,
+                                cancel=cancel, timeout=timeout,
+                                on_stop=stop_remote if launcher is not None else None)
         result.returncode, result.cancelled, result.timed_out = (
             run.returncode, run.cancelled, run.timed_out)
         result.stderr_tail = run.stderr_tail
@@ -595,7 +689,33 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
             result.error = (f"the program exited with status {run.returncode}"
                             if run.returncode and run.returncode > 0 else
                             f"the program was killed by signal {-(run.returncode or 0)}")
+            if launcher is not None:
+                result.error += f" (run through the {launcher.name} launcher)"
             return _done(result, t0)
+        if remote_dir is not None:
+            _stage(result, Stage("copying back", result.job_id, launcher.kind), on_stage)
+            copy = copy_back_argv(launcher, remote_dir, str(work))
+            if on_output is not None:
+                on_output("stderr", f"hlo-lsp: copying the dump back: {shlex.join(copy)}")
+            back = await run_program(copy, local_cwd, env, on_output=on_output,
+                                     cancel=cancel, timeout=COPY_BACK_TIMEOUT_S)
+            if copy[0] == "rsync" and back.returncode not in (0, None):
+                # rsync must be on both machines; scp needs only the remote's sshd.
+                copy = copy_back_argv(launcher, remote_dir, str(work), tool="scp")
+                if on_output is not None:
+                    on_output("stderr", f"hlo-lsp: rsync failed, copying with scp: "
+                                        f"{shlex.join(copy)}")
+                back = await run_program(copy, local_cwd, env, on_output=on_output,
+                                         cancel=cancel, timeout=COPY_BACK_TIMEOUT_S)
+            if back.cancelled:
+                result.cancelled, result.returncode = True, None
+                return _done(result, t0)
+            if back.returncode != 0:
+                result.error = (f"copying the dump back from {remote_dir} failed "
+                                f"(`{shlex.join(copy)}`: "
+                                f"{back.error or f'status {back.returncode}'})")
+                result.stderr_tail = back.stderr_tail
+                return _done(result, t0)
         new_files = hlo_files(work)
         record = read_deviceless(work) if target is not None else None
         if record is not None:
@@ -637,7 +757,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                            jaxlib_v or recipe.jaxlib_version, python or recipe.python,
                            now_iso(), socket.gethostname(),
                            target=(target.name if target.builtin else target.path)
-                           if target else None)
+                           if target else None, launcher=recipe.launcher)
             try:
                 result.recipe_file = str(save_recipe(saved, dump_path))
             except OSError as exc:
@@ -645,7 +765,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
             else:
                 if recipe.origin == "cli":
                     try:
-                        trust.remember(plan_run(saved, env))
+                        trust.remember(plan_run(saved, env, saved.launcher))
                     except (OSError, RecipeError) as exc:
                         result.summary = (f"(could not remember the command as yours in "
                                           f"{trust.state_dir()}: {exc}; the editor will "
@@ -655,6 +775,21 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
         shutil.rmtree(work, ignore_errors=True)
         if versions is not None and not versions.done():
             versions.cancel()
+        if remote_dir is not None:
+            with contextlib.suppress(Exception):
+                await run_program(remote_cleanup_argv(launcher, remote_dir), local_cwd, env,
+                                  timeout=REMOTE_STOP_TIMEOUT_S)
+
+
+def _stage(result: "RecompileResult", stage: Stage,
+           on_stage: Callable[[Stage], None] | None) -> None:
+    """Record ``stage`` in ``result.stages`` (once per message) and tell ``on_stage``."""
+    message = stage.message()
+    if result.stages and result.stages[-1] == message:
+        return
+    result.stages.append(message)
+    if on_stage is not None:
+        on_stage(stage)
 
 
 def _done(result: RecompileResult, t0: float) -> RecompileResult:

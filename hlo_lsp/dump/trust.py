@@ -69,6 +69,8 @@ def remember(plan: RunPlan, state: pathlib.Path | None = None) -> pathlib.Path:
     record = {"fingerprint": plan.fingerprint(), "argv": list(plan.argv), "cwd": plan.cwd,
               "interpreter": plan.interpreter, "env": dict(plan.env),
               "confirmed": now_iso()}
+    if plan.launcher is not None:
+        record["launcher"] = plan.launcher.to_json()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)

@@ -119,7 +119,8 @@ class RecompileReply:
     ``shownDocuments``: URIs the server asked the editor to show. The other
     fields describe the run (``timedOut``, ``returncode``, ``platform``,
     ``command``, ``dumpDir``, ``seconds``, ``stderrTail``, ``changes``,
-    ``recipeFile``, ``target``, ``deviceless``; see docs/recompile.md).
+    ``recipeFile``, ``target``, ``deviceless``, ``launcher``, ``launched``,
+    ``jobId``, ``stages``; see docs/recompile.md).
     """
 
     ok: bool = False
@@ -141,6 +142,14 @@ class RecompileReply:
     #: ``deviceless``: the sentence saying so (kernels chosen without autotuning).
     target: str | None = None
     deviceless: str | None = None
+    #: The launcher the program ran through (``slurm``, ``ssh``, ``docker``...,
+    #: ``custom``; None: on the server's machine), the full command line that
+    #: ran (``launched``), the SLURM job id (or remote process group over ssh)
+    #: and the stages reported (``queued in SLURM (job 12)``, ``copying back``).
+    launcher: str | None = None
+    launched: str = ""
+    job_id: str | None = None
+    stages: list[str] = attrs.field(factory=list)
 
 
 def recompile_reply(**fields: Any) -> dict:

@@ -26,6 +26,7 @@ import attrs
 import cattrs
 
 from hlo_lsp.dump.index import DEFAULT_MAX_FILES, DEFAULT_MAX_SCANNED, DEFAULT_SIZE_LIMIT
+from hlo_lsp.dump.launchers import PRESETS, Launcher, launcher_from_options
 from hlo_lsp.features.inlay_hints import CATEGORIES
 from hlo_lsp.model.accelerators import ACCELERATORS
 
@@ -80,6 +81,40 @@ class InlayHintSettings:
 
 
 @attrs.frozen
+class LauncherSettings:
+    """``hlo.recompile.launcher``: where the recompile runs the program (SLURM, ssh,
+    a container); see docs/recompile.md, "Launchers"."""
+
+    preset: str | None = attrs.field(default=None, validator=_one_of(*PRESETS), metadata=_doc(
+        "`local`, `slurm`, `ssh`, `docker`, `podman` or `apptainer`", "`local` (no launcher)"))
+    argv: str | list[str] | None = attrs.field(default=None, metadata=_doc(
+        "the launcher as an argument list (or shell words) with the placeholders "
+        "`{command}`, `{env}`, `{cwd}`, `{dump}`, `{jobname}`; wins over `preset`", "none"))
+    args: tuple[str, ...] | None = attrs.field(default=None, metadata=_doc(
+        "the preset's own arguments (srun options, `docker run` options...)",
+        "`--gpus=1` (slurm), `--gpus=all` (docker), `--device=nvidia.com/gpu=all` (podman), "
+        "`--nv` (apptainer)"))
+    host: str | None = attrs.field(default=None, metadata=_doc(
+        "ssh: the machine (`user@host` or a Host of ~/.ssh/config)", "none"))
+    ssh_options: tuple[str, ...] = attrs.field(default=(), metadata=_doc(
+        "ssh: options before the host (`-p`, `-i`, `-o Key=value`), also used to copy "
+        "the dump back"))
+    image: str | None = attrs.field(default=None, metadata=_doc(
+        "docker, podman, apptainer: the image holding CUDA and JAX", "none"))
+    shared: bool | None = attrs.field(default=None, metadata=_doc(
+        "whether the program's machine sees this machine's files at the same paths; "
+        "false: the dump is written in a remote temporary directory and copied back "
+        "(ssh only)", "true, but false for `ssh`"))
+
+    def launcher(self) -> Launcher | None:
+        """The launcher these settings describe (None: run here).
+        Raises :class:`hlo_lsp.dump.launchers.LauncherError`."""
+        return launcher_from_options(self.preset, self.argv, args=self.args, host=self.host,
+                                     ssh_options=self.ssh_options, image=self.image,
+                                     shared=self.shared)
+
+
+@attrs.frozen
 class RecompileSettings:
     """``hlo.recompile``: how the recompile action runs a dump's JAX program."""
 
@@ -99,14 +134,21 @@ class RecompileSettings:
         "jits is also compiled for that GPU (needs `jax[cuda12]`; no autotuning). Used "
         "unless `platform` is set to a device", "the recipe's target, else none; the "
         "code action offers `h100`"))
+    launcher: LauncherSettings = attrs.field(factory=LauncherSettings)
 
     def overridden_by(self, answer: Any) -> "RecompileSettings":
         """These settings with the non-empty values of a ``workspace/configuration``
-        answer for section ``hlo.recompile`` (which wins over initialization options)."""
+        answer for section ``hlo.recompile`` (which wins over initialization options;
+        a non-empty ``launcher`` object replaces the whole launcher)."""
         if not isinstance(answer, dict):
             return self
         given = {k: v for k, v in answer.items() if v not in (None, "", [])}
-        return structure(RecompileSettings, given, base=self)
+        launcher = given.pop("launcher", None)
+        out = structure(RecompileSettings, given, base=self)
+        if isinstance(launcher, dict) and any(v not in (None, "", []) for v in launcher.values()):
+            # A launcher is one thing: the answer's replaces the initialization options'.
+            out = attrs.evolve(out, launcher=structure(LauncherSettings, launcher))
+        return out
 
 
 @attrs.frozen

@@ -364,6 +364,15 @@ local function test_setup()
     H.eq(def and def.default_config.filetypes, { 'hlo' }, 'lspconfig default_config.filetypes')
     package.loaded['lspconfig.configs'] = nil
   end
+  -- The launcher option (issue 16) reaches both the initialization options and
+  -- the workspace/configuration settings of hlo.recompile.
+  local launcher = { preset = 'slurm', args = { '--gpus=1', '--partition=gpu' } }
+  hlo.config.launcher = launcher
+  local cc = hlo.client_config('/tmp')
+  H.eq(cc.init_options.recompile.launcher, launcher, 'setup{launcher}: init_options.recompile.launcher')
+  H.eq(cc.settings.hlo.recompile.launcher, launcher, 'setup{launcher}: settings.hlo.recompile.launcher')
+  hlo.config.launcher = nil
+  H.eq(hlo.client_config('/tmp').settings, {}, 'no launcher: settings untouched')
   -- Root: nearest marker, else the file's directory.
   local dump = H.example_dump()
   vim.cmd('silent edit ' .. vim.fn.fnameescape(dump))

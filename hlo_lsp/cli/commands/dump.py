@@ -3,6 +3,17 @@
     hlo-lsp dump [--platform auto|cuda|rocm|cpu|tpu] [--cpu-fallback] [--out DIR]
                  [--timeout SECONDS] -- python train.py ARGS...
     hlo-lsp dump --target h100|a100|l4|b200|CONFIG.txtpb [--out DIR] -- python train.py ARGS...
+    hlo-lsp dump --launcher slurm|ssh|docker|podman|apptainer|'ARGV {command}'
+                 [--launcher-arg ARG]... [--host HOST] [--ssh-options OPTS] [--image IMAGE]
+                 [--shared | --not-shared] [--platform P] [--out DIR] -- python train.py
+
+With ``--launcher``, the program runs where the GPUs are: as a SLURM job
+(``srun``), on another machine over ssh (the dump is copied back), or in a
+container (:mod:`hlo_lsp.dump.launchers`); the launcher is recorded in the
+recipe, so that recompiling from the editor runs it the same way, and
+remembered as confirmed (it is the user's own command line). ``--platform
+auto`` then means ``cuda`` (this machine's devices say nothing about the
+other one).
 
 With ``--target``, no GPU is needed: the program runs on the CPU as it would, and
 every function it jits is also compiled for the target GPU (JAX's deviceless
@@ -30,7 +41,8 @@ import asyncio
 import os
 import sys
 
-from hlo_lsp.dump.recipe import PLATFORMS, PlatformError, RecipeError, choose_platform, new_recipe, platform_label
+from hlo_lsp.dump.launchers import PRESETS, LauncherError, launcher_from_options
+from hlo_lsp.dump.recipe import PLATFORMS, PlatformError, RecipeError, choose_platform, launch_platform, new_recipe, platform_label
 from hlo_lsp.dump.targets import TargetError, builtin_targets, resolve_target
 
 
@@ -59,6 +71,23 @@ def add_subcommand(subparsers) -> None:
                         "replaced only when the program succeeds")
     p.add_argument("--timeout", type=float, default=None,
                    help="stop the program after this many seconds")
+    p.add_argument("--launcher", default=None, metavar="LAUNCHER",
+                   help=f"run the program through a launcher: a preset ({', '.join(PRESETS)}) "
+                        "or an argument list as shell words holding {command}, e.g. "
+                        "'srun --gpus=1 --partition=gpu {command}'; recorded in the recipe")
+    p.add_argument("--launcher-arg", action="append", default=None, metavar="ARG",
+                   help="an argument of the preset (srun or `docker run` options), "
+                        "repeatable; write --launcher-arg=--partition=gpu")
+    p.add_argument("--host", default=None, help="ssh launcher: the machine")
+    p.add_argument("--ssh-options", default=None, metavar="OPTS",
+                   help="ssh launcher: ssh options as shell words, e.g. '-p 2222 -i KEY'")
+    p.add_argument("--image", default=None, help="container launchers: the image")
+    shared = p.add_mutually_exclusive_group()
+    shared.add_argument("--shared", dest="shared", action="store_true", default=None,
+                        help="the launcher's machine sees DIR at the same path")
+    shared.add_argument("--not-shared", dest="shared", action="store_false",
+                        help="ssh launcher: dump into a remote temporary directory and copy "
+                             "it back (the default for ssh)")
     p.add_argument("program", nargs=argparse.REMAINDER,
                    help="the command to run, after --, e.g. -- python train.py")
     p.set_defaults(run=run)
@@ -91,13 +120,40 @@ def run(args: argparse.Namespace) -> int:
             _say(f"error: {exc}")
             return 2
         args.platform = "cpu"
+    launcher = None
+    given = [flag for flag, value in (("--launcher-arg", args.launcher_arg),
+                                      ("--host", args.host),
+                                      ("--ssh-options", args.ssh_options),
+                                      ("--image", args.image))
+             if value is not None]
+    if given and (not args.launcher or args.launcher.lower() not in PRESETS):
+        _say(f"error: {', '.join(given)} {'is an option' if len(given) == 1 else 'are options'}"
+             f" of a launcher preset: give --launcher {'|'.join(PRESETS[1:])}"
+             + (" (an argument list holds its own options)" if args.launcher else ""))
+        return 2
+    if args.shared is not None and not args.launcher:
+        _say("error: --shared/--not-shared describe a launcher: give --launcher")
+        return 2
+    if args.launcher:
+        preset = args.launcher if args.launcher.lower() in PRESETS else None
+        try:
+            launcher = launcher_from_options(preset, None if preset else args.launcher,
+                                             args=args.launcher_arg, host=args.host,
+                                             ssh_options=args.ssh_options, image=args.image,
+                                             shared=args.shared)
+        except (LauncherError, ValueError) as exc:
+            _say(f"error: --launcher: {exc}")
+            return 2
     hint = ("Use --platform cpu to dump on the CPU."
             if args.platform != "auto" else
             "Use --platform cpu to dump on the CPU, or --cpu-fallback to fall back to "
             "it when there is no GPU.")
     try:
-        platform, note = choose_platform(args.platform, None,
-                                         allow_cpu_fallback=args.cpu_fallback, hint=hint)
+        if launcher is not None and target is None:
+            platform, note = launch_platform(args.platform, None), ""
+        else:
+            platform, note = choose_platform(args.platform, None,
+                                             allow_cpu_fallback=args.cpu_fallback, hint=hint)
     except PlatformError as exc:
         _say(f"error: {exc}")
         return 2
@@ -106,13 +162,19 @@ def run(args: argparse.Namespace) -> int:
     out = os.path.abspath(args.out)
     recipe = new_recipe(command, os.getcwd(), out, platform,
                         target=(target.name if target.builtin else target.path)
-                        if target else None)
+                        if target else None, launcher=launcher)
     if target is not None:
         _say(f"running `{recipe.display_command()}` on the CPU and compiling what it "
              f"jits for {target.label} without a GPU, dumping into {out}")
     else:
         _say(f"running `{recipe.display_command()}` on {platform_label(platform)} "
              f"(JAX_PLATFORMS={platform}), dumping into {out}")
+
+    if launcher is not None:
+        _say(f"through the {launcher.name} launcher `{launcher.display()}`")
+
+    def stage(s) -> None:
+        _say(s.message())
 
     def echo(stream: str, line: str) -> None:
         print(line, file=sys.stdout if stream == "stdout" else sys.stderr, flush=True)
@@ -122,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
     had_dump = bool(hlo_files(out))
     try:
         result = asyncio.run(recompile(recipe, out, platform=platform, on_output=echo,
-                                       timeout=args.timeout, target=target))
+                                       timeout=args.timeout, target=target,
+                                       launcher=launcher, on_stage=stage))
     except KeyboardInterrupt:
         _say(f"interrupted; the program was stopped and {out} is unchanged")
         return 130

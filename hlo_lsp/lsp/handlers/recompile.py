@@ -36,6 +36,13 @@
   :meth:`hlo_lsp.lsp.protocol.HloLanguageServer.source_dirs`. In XLA's reports,
   the links of :mod:`hlo_lsp.lsp.handlers.reports`.
 
+Launchers (issue 16): the program runs through the launcher of the setting
+``hlo.recompile.launcher``, else of the recipe (:mod:`hlo_lsp.dump.launchers`:
+SLURM, ssh, containers); it is part of the confirmed plan, so its first run
+asks, showing the full command line that starts here (:func:`launched_preview`);
+its stages (queued in SLURM with the job id, running, copying back) are
+progress reports, and a cancel reaches the remote side.
+
 Settings: :class:`hlo_lsp.lsp.settings.RecompileSettings`, from the
 initialization options and, when the client supports it, the
 ``workspace/configuration`` section ``hlo.recompile`` (which wins).
@@ -46,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shlex
 import time
 from typing import Any
 
@@ -54,9 +62,11 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump import trust
+from hlo_lsp.dump.launchers import Launcher, LauncherError, Stage, launched_argv
 from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, RunPlan, choose_platform,
                                  configured_recipe, default_platform, infer_recipe,
-                                 load_recipe, plan_run, platform_label, recipe_path)
+                                 launch_platform, load_recipe, plan_run, platform_label,
+                                 recipe_path, travelling_env)
 from hlo_lsp.dump.recompile import recompile
 from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
@@ -144,6 +154,20 @@ def _target_spec(options: dict, settings: RecompileSettings,
     return recipe.target if recipe is not None and recipe.origin == "recipe" else None
 
 
+def _launcher(settings: RecompileSettings, recipe: Recipe | None) -> Launcher | None:
+    """The launcher a recompile runs through: the setting ``hlo.recompile.launcher``
+    when it names one (``preset: "local"`` runs here whatever the recipe says),
+    else the launcher a recipe file records (``hlo-lsp dump --launcher``; confirmed
+    like the rest of the recipe), else None (here). Raises LauncherError for a
+    setting that cannot be used."""
+    mine = settings.launcher
+    if mine.preset or mine.argv:
+        return mine.launcher()
+    if recipe is not None and recipe.origin == "recipe":
+        return recipe.launcher
+    return None
+
+
 def _action_title(platform: str | None, target: str | None) -> str:
     if target:
         name = os.path.basename(target) if os.sep in target else target.upper()
@@ -157,8 +181,19 @@ def _planned_actions(settings: RecompileSettings,
     recompile first (see the module docstring). May start ``nvidia-smi`` once
     (:func:`hlo_lsp.dump.recipe.default_platform`): call it off the event loop."""
     target = _target_spec({}, settings, recipe)
+    try:
+        launcher = _launcher(settings, recipe)
+    except LauncherError:
+        launcher = None
     if target:
         first = _action_title(None, target)
+    elif launcher is not None:
+        try:
+            platform = launch_platform(settings.platform, recipe.platform if recipe else None)
+        except PlatformError:
+            platform = "cuda"
+        first = (f"Recompile with JAX on {platform_label(platform)} through "
+                 f"{launcher.name} and refresh")
     else:
         try:
             platform = choose_platform(settings.platform,
@@ -254,15 +289,35 @@ async def _resolve_recipe(ls: HloLanguageServer, uri: str, path: str,
                         "hlo.recompile.command to choose the command.)")
 
 
+def launched_preview(plan: RunPlan, recipe: Recipe, platform: str) -> str:
+    """The full command line a run of ``plan`` through its launcher starts here
+    (:func:`hlo_lsp.dump.launchers.launched_argv`, :func:`shlex.join`), with
+    ``<new dump directory>`` and ``hlo-lsp-XXXXXXXX`` standing for the directory and
+    the job name each run makes anew; "" without a launcher."""
+    if plan.launcher is None:
+        return ""
+    dump = "<new dump directory>"
+    env = travelling_env(os.environ, recipe, dump, platform)
+    return shlex.join(launched_argv(plan.launcher, plan.argv, env, plan.cwd, dump,
+                                    "hlo-lsp-XXXXXXXX"))
+
+
 def confirmation_message(reason: str, plan: RunPlan, platform: str,
-                         target: Target | None, state: str) -> str:
+                         target: Target | None, state: str, launched: str = "") -> str:
     """The text of the confirmation: ``reason``, then exactly what runs (the
     command line as :func:`shlex.join` writes it, the working directory, the
     interpreter, the environment changes, the variables hlo-lsp sets, the
-    deviceless runner when compiling for ``target``) and where a Run is
-    remembered (``state``, the state directory)."""
-    lines = [reason,
-             f"Command: `{plan.display_command()}`",
+    deviceless runner when compiling for ``target``; with a launcher, the
+    launcher and the full command line ``launched`` that starts here,
+    :func:`launched_preview`) and where a Run is remembered (``state``, the
+    state directory)."""
+    lines = [reason]
+    if plan.launcher is not None:
+        copy = ("" if plan.launcher.shared else
+                "; the dump is written in a remote temporary directory and copied back")
+        lines += [f"Launcher ({plan.launcher.name}): `{plan.launcher.display()}`{copy}",
+                  f"Full command line: `{launched}`"]
+    lines += [f"Command: `{plan.display_command()}`",
              f"Directory: {plan.cwd}",
              f"Interpreter: {plan.interpreter or 'none (the command does not start Python)'}",
              f"Environment changes: {plan.display_env()} (and hlo-lsp's "
@@ -270,20 +325,22 @@ def confirmation_message(reason: str, plan: RunPlan, platform: str,
     if target is not None:
         lines.append(f"Runner: hlo-lsp's deviceless runner, compiling what it jits for "
                      f"{target.label}")
-    lines.append(f"Run is remembered for exactly this command, directory, interpreter and "
-                 f"environment (in {state}); a changed recipe asks again.")
+    lines.append(f"Run is remembered for exactly this command, directory, interpreter, "
+                 f"environment{' and launcher' if plan.launcher else ''} (in {state}); a "
+                 f"changed recipe{' or launcher' if plan.launcher else ''} asks again.")
     return "\n".join(lines)
 
 
 async def _confirmed(ls: HloLanguageServer, reason: str, plan: RunPlan, platform: str,
-                     target: Target | None) -> bool:
+                     target: Target | None, launched: str = "") -> bool:
     """Whether ``plan`` may run: confirmed before, or the user answers Run now
     (then remembered). Any other answer, or none, is a no."""
     if await asyncio.to_thread(trust.is_confirmed, plan):
         return True
     answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
         type=types.MessageType.Warning,
-        message=confirmation_message(reason, plan, platform, target, str(trust.state_dir())),
+        message=confirmation_message(reason, plan, platform, target, str(trust.state_dir()),
+                                     launched),
         actions=[types.MessageActionItem(title=RUN),
                  types.MessageActionItem(title=CANCEL)]))
     if answer is None or answer.title != RUN:
@@ -385,9 +442,20 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
     recipe, why, reason = await _resolve_recipe(ls, uri, path, settings)
     if recipe is None:
         return _fail(ls, why)
+    try:
+        launcher = _launcher(settings, recipe)
+    except LauncherError as exc:
+        return _fail(ls, f"Cannot recompile: hlo.recompile.launcher: {exc}")
     target: Target | None = None
     spec = _target_spec(options, settings, recipe)
-    if spec:
+    if launcher is not None and not spec:
+        try:
+            platform, note = launch_platform(
+                options.get("platform") or settings.platform,
+                recipe.platform if recipe.origin == "recipe" and not recipe.target else None), ""
+        except PlatformError as exc:
+            return _fail(ls, f"Cannot recompile: {exc}")
+    elif spec:
         try:
             target = await asyncio.to_thread(resolve_target, spec, recipe.cwd)
         except TargetError as exc:
@@ -404,20 +472,28 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
             return _fail(ls, f"Cannot recompile: {exc}")
     timeout = settings.timeout
     try:
-        plan = await asyncio.to_thread(plan_run, recipe)
-    except RecipeError as exc:
+        plan = await asyncio.to_thread(plan_run, recipe, None, launcher)
+        launched = launched_preview(plan, recipe, platform)
+    except (RecipeError, LauncherError) as exc:
         return _fail(ls, f"Cannot recompile: {exc}")
-    if reason and not await _confirmed(ls, reason, plan, platform, target):
+    if launcher is not None and not reason:
+        # The user's own command, but a launcher runs it elsewhere: the first run of
+        # each new launcher shows the full command line.
+        reason = (f"The recompile runs through the {launcher.name} launcher of your settings "
+                  "for the first time with this command.")
+    if reason and not await _confirmed(ls, reason, plan, platform, target, launched):
         _say(ls, types.MessageType.Info, "Recompile cancelled; nothing was run.")
         return recompile_reply(cancelled=True, error="not confirmed",
                                summary="Recompile cancelled; nothing was run.",
-                               command=plan.display_command())
+                               command=plan.display_command(), launched=launched)
 
     cancel = asyncio.Event()
     _watch_request_cancel(ls, cancel)
     name = parse_dump_name(os.path.basename(path))
     where = (f"for {target.name.upper()} (no GPU needed)" if target is not None
              else f"on {platform_label(platform)}")
+    if launcher is not None:
+        where += f" through {launcher.name}"
     title = f"Recompiling {name.module_name if name else 'dump'} {where}"
     token = await _start_progress(ls, title, plan.display_command(), cancel)
     log_lines = 0
@@ -436,11 +512,25 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         now = time.monotonic()
         if token is not None and line.strip() and now - last_report >= PROGRESS_EVERY_S:
             last_report = now
+            # Through a launcher, the stage stays in view: "running in SLURM (job 12): ..."
             ls.work_done_progress.report(token, types.WorkDoneProgressReport(
-                message=line[:120]))
+                message=(f"{stage_now}: {line}" if stage_now else line)[:120]))
+
+    stage_now = ""
+
+    def on_stage(stage: Stage) -> None:
+        nonlocal stage_now
+        stage_now = stage.message()
+        log_message(f"[hlo.recompile] {stage.message()}", types.MessageType.Info)
+        if token is not None:
+            ls.work_done_progress.report(token, types.WorkDoneProgressReport(
+                message=stage.message()))
 
     if note:
         log_message(f"[hlo.recompile] {note}", types.MessageType.Info)
+    if launched:
+        log_message(f"[hlo.recompile] through the {launcher.name} launcher: `{launched}`",
+                    types.MessageType.Info)
     log_message(f"[hlo.recompile] running `{plan.display_command()}` in {plan.cwd} "
                 f"(JAX_PLATFORMS={platform})"
                 + (f", compiling what it jits for {target.label}" if target else ""),
@@ -453,7 +543,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         result = await recompile(recipe, dump_dir, platform=platform, open_files=open_files,
                                  on_output=on_output, cancel=cancel, timeout=timeout,
                                  save=recipe.origin != "setting", target=target,
-                                 plan=plan)
+                                 plan=plan, on_stage=on_stage)
     finally:
         if token is not None:
             ls.end_progress(token, "done")
@@ -477,7 +567,9 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         mapping={from_fs_path(k): (from_fs_path(v) if v else None)
                  for k, v in result.mapping.items()},
         changes=[c.to_json() for c in result.changes], recipe_file=result.recipe_file,
-        shown_documents=shown, target=result.target, deviceless=result.deviceless)
+        shown_documents=shown, target=result.target, deviceless=result.deviceless,
+        launcher=result.launcher, launched=result.launched, job_id=result.job_id,
+        stages=list(result.stages))
 
 
 # --------------------------------------------------------------- register ---

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import logging
 
-from hlo_lsp.lsp.settings import (InlayHintSettings, RecompileSettings, Settings,
-                                  WorkspaceSettings, markdown_table, normalise, parse_settings)
+from hlo_lsp.lsp.settings import (InlayHintSettings, LauncherSettings, RecompileSettings,
+                                  Settings, WorkspaceSettings, markdown_table, normalise,
+                                  parse_settings)
 from tests.helpers import ROOT
 
 
@@ -67,5 +68,47 @@ def test_workspace_configuration_answer_overrides_non_empty_values():
 
 def test_protocol_doc_tables_are_generated_from_the_classes():
     doc = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
-    for cls in (Settings, InlayHintSettings, RecompileSettings, WorkspaceSettings):
+    for cls in (Settings, InlayHintSettings, RecompileSettings, LauncherSettings,
+                WorkspaceSettings):
         assert markdown_table(cls) in doc, f"docs/protocol.md: table of {cls.__name__} is stale"
+
+
+def test_launcher_settings_describe_a_launcher():
+    s = parse_settings({"hlo.recompile.launcher": {
+        "preset": "ssh", "host": "gpu-box", "sshOptions": ["-p", "2222"]}}).recompile
+    launcher = s.launcher.launcher()
+    assert launcher.argv == ("ssh", "-o", "BatchMode=yes", "-p", "2222", "gpu-box",
+                             "cd {cwd} && {env} {command}")
+    assert not launcher.shared
+    custom = parse_settings({"hlo": {"recompile": {"launcher": {
+        "argv": ["srun", "--gpus=1", "{command}"]}}}}).recompile.launcher.launcher()
+    assert custom.argv == ("srun", "--gpus=1", "{command}") and custom.shared
+    assert parse_settings({}).recompile.launcher.launcher() is None
+
+
+def test_a_launcher_in_the_configuration_answer_replaces_the_whole_launcher():
+    base = parse_settings({"hlo.recompile.launcher": {"argv": ["srun", "{command}"]}}).recompile
+    got = base.overridden_by({"launcher": {"preset": "slurm", "args": ["--time=5"]}})
+    assert got.launcher == LauncherSettings(preset="slurm", args=("--time=5",))
+    assert base.overridden_by({"launcher": {}}).launcher == base.launcher
+
+
+def test_a_bad_launcher_setting_is_ignored(caplog):
+    caplog.set_level(logging.WARNING)
+    s = parse_settings({"hlo.recompile.launcher": {"preset": "kubernetes", "host": 3}})
+    assert s.recompile.launcher == LauncherSettings()
+    assert "setting preset ignored" in caplog.text and "setting host ignored" in caplog.text
+
+
+def test_vscode_contributes_the_launcher_setting_as_the_server_reads_it():
+    import json
+
+    import attrs
+
+    from hlo_lsp.dump.launchers import PRESETS
+    from hlo_lsp.lsp.settings import camel
+    pkg = json.loads((ROOT / "editors/vscode/package.json").read_text(encoding="utf-8"))
+    launcher = pkg["contributes"]["configuration"]["properties"]["hlo.recompile.launcher"]
+    assert launcher["type"] == "object" and launcher["default"] == {}
+    assert set(launcher["properties"]) == {camel(f.name) for f in attrs.fields(LauncherSettings)}
+    assert tuple(launcher["properties"]["preset"]["enum"]) == PRESETS

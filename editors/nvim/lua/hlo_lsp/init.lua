@@ -52,6 +52,10 @@ M.defaults = {
   -- directories, the dump directory and its parents, the workspace root and
   -- its parents, the server's working directory.
   source_root = nil,
+  -- Where :HloRecompile runs the program (issue 16): the `hlo.recompile.launcher`
+  -- setting, e.g. { preset = 'slurm', args = { '--gpus=1', '--partition=gpu' } },
+  -- { preset = 'ssh', host = 'gpu-box' } or { argv = { 'srun', '{command}' } }.
+  launcher = nil,
   -- Start the server automatically. false: only register the config (for
   -- nvim-lspconfig or your own vim.lsp.enable call).
   autostart = true,
@@ -129,12 +133,19 @@ function M.client_config(root_dir)
   if c.source_root ~= nil then
     init_options = vim.tbl_extend('force', init_options or {}, { sourceRoot = c.source_root })
   end
+  local settings = c.settings or {}
+  if c.launcher ~= nil then
+    -- Both: the initialization options (the code action's title) and the
+    -- workspace/configuration answer for `hlo.recompile` (each run).
+    init_options = vim.tbl_deep_extend('force', init_options or {}, { recompile = { launcher = c.launcher } })
+    settings = vim.tbl_deep_extend('force', settings, { hlo = { recompile = { launcher = c.launcher } } })
+  end
   return {
     name = M.name,
     cmd = cmd,
     root_dir = root_dir,
     capabilities = capabilities,
-    settings = c.settings or {},
+    settings = settings,
     init_options = init_options,
     handlers = c.handlers,
     flags = c.flags,
