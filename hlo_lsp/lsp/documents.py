@@ -236,7 +236,6 @@ class _Document:
         self.snapshot = snapshot
         self.version = snapshot.version
         self.latest: Analysis | None = None
-        self.changed = asyncio.Condition()
         self.task: asyncio.Task | None = None
         self.closed = False
         # One analysis at a time: edits made meanwhile coalesce behind it.
@@ -279,17 +278,20 @@ class _Document:
             return self.latest
         return None
 
-    async def current(self) -> Analysis | None:
+    async def current(self, model: bool = False) -> Analysis | None:
         """The analysis of the version current when this is called, or of a later
-        one, once done; None once closed. It does not chase the edits made while
-        it waits: during a typing storm a request waits for one analysis, not
-        for the storm to end."""
+        one, once done (with ``model``: once its model is built, before its
+        semantic checks end, see :attr:`provisional`); None once closed. It
+        does not chase the edits made while it waits: during a typing storm a
+        request waits for one analysis, not for the storm to end."""
         version = self.version
-        async with self.changed:
-            await self.changed.wait_for(
-                lambda: self.closed or (self.latest is not None
-                                        and self.latest.version >= version))
-            return None if self.closed else self.latest
+        while not self.closed:
+            if self.latest is not None and self.latest.version >= version:
+                return self.latest
+            if model and self.provisional is not None and self.provisional.version >= version:
+                return self.provisional
+            await self.stage.wait()
+        return None
 
 
 class StoreListener(Protocol):
@@ -420,12 +422,7 @@ class DocumentStore:
             doc.task.cancel()
         doc.latest = None
         doc.provisional = None
-        doc.advance()
-
-        async def wake() -> None:
-            async with doc.changed:
-                doc.changed.notify_all()
-        asyncio.get_running_loop().create_task(wake())
+        doc.advance()  # the requests waiting for it get None
 
     def close_all(self) -> None:
         """Forget every document and stop their analyses (at shutdown); later
@@ -491,18 +488,20 @@ class DocumentStore:
                         keep, on_model=model_ready))
             finally:
                 doc.running = False
-                doc.provisional = None
+                provisional, doc.provisional = doc.provisional, None
                 if progress is not None:
                     self.listener.end_progress(progress, "indexed")
-            async with doc.changed:
-                if doc.latest is None or result.version >= doc.latest.version:
-                    doc.latest = result
-                    doc.edits = [e for e in doc.edits if e[1] > result.version]
-                # Only now: until the new analysis replaced it, the moved one
-                # must not be handed out.
-                doc.consumed = None
-                doc.changed.notify_all()
-                doc.advance()
+            if provisional is not None and provisional.module is result.module:
+                # What requests derived from the model meanwhile stays valid.
+                for key, value in provisional.derived.items():
+                    result.derived.setdefault(key, value)
+            if doc.latest is None or result.version >= doc.latest.version:
+                doc.latest = result
+                doc.edits = [e for e in doc.edits if e[1] > result.version]
+            # Only now: until the new analysis replaced it, the moved one
+            # must not be handed out.
+            doc.consumed = None
+            doc.advance()
         log.info("analyzed %s v%s (%d chars) in %.3f s", uri, version, len(text),
                  result.seconds)
         if self.listener is not None and not doc.closed:
@@ -520,7 +519,7 @@ class DocumentStore:
         can start meanwhile). The version remembered for :meth:`check_current`
         is the current one, since answers are given in the current text."""
         doc = self._docs.get(uri)
-        if doc is None or doc.latest is None:
+        if doc is None or (doc.latest is None and doc.provisional is None):
             return None
         # The positions of the request are in the text of the version it arrived
         # with: a later edit already applied means they are not in doc.snapshot's.
@@ -531,8 +530,8 @@ class DocumentStore:
             read.append((uri, doc.version))
         if doc.ready() is not None:
             return View(latest, latest.lines)
-        if doc.consumed == latest.version:
-            # Being moved: the running analysis' model, once built, instead.
+        if latest is None or doc.consumed == latest.version:
+            # None yet, or being moved: the running analysis' model, once built.
             latest = doc.provisional
             if latest is None:
                 return None
@@ -542,8 +541,9 @@ class DocumentStore:
         return View(latest, doc.snapshot.lines, window) if window is not None else None
 
     def _model_ready(self, doc: _Document, provisional: Analysis) -> None:
-        if doc.closed or not doc.running or doc.consumed is None:
-            return  # finished meanwhile, or the previous analysis is still readable
+        if doc.closed or not doc.running or (
+                doc.latest is not None and provisional.version <= doc.latest.version):
+            return  # its analysis finished meanwhile
         doc.provisional = provisional
         doc.advance()
 
@@ -587,10 +587,17 @@ class DocumentStore:
     async def lease(self, uri: str) -> AsyncIterator[Analysis | None]:
         """``async with store.lease(uri) as analysis``: the current analysis, which
         no edit changes until the block ends (edits copy what they move while a
-        lease is held). The version read is remembered for :meth:`check_current`."""
-        analysis = await self.analysis(uri)
+        lease is held). It may be an analysis whose semantic checks still run
+        (its ``problems`` are not known yet): a lease is for reading the model.
+        The version read is remembered for :meth:`check_current`."""
         doc = self._docs.get(uri)
-        held = doc is not None and analysis is not None and doc.latest is analysis
+        if doc is not None and self.handles(uri):
+            analysis = await doc.current(model=True)
+        else:
+            analysis = await self.analysis(uri)
+        doc = self._docs.get(uri)
+        held = doc is not None and analysis is not None and (
+            doc.latest is analysis or doc.provisional is analysis)
         if held:
             doc.leases[analysis.version] = doc.leases.get(analysis.version, 0) + 1
         read = _READ.get()

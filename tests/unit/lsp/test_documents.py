@@ -275,3 +275,35 @@ def test_requests_during_an_edit_never_wait_for_the_semantic_checks(monkeypatch)
             await views.__anext__()
 
     asyncio.run(run())
+
+
+def test_a_lease_reads_the_model_before_the_checks_of_a_new_document_end(monkeypatch):
+    # Outline, folding, semantic tokens... of a big document just opened need the
+    # model, not its diagnostics: they no longer wait for the semantic checks, and
+    # what they derive from the model is kept by the finished analysis.
+    import hlo_lsp.lsp.documents as documents
+
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+    real = documents.diagnostics
+
+    def slow_diagnostics(module):
+        time.sleep(1.5)
+        return real(module)
+
+    monkeypatch.setattr(documents, "diagnostics", slow_diagnostics)
+
+    async def run():
+        store = _store()
+        store.open(uri, 1, text)
+        t0 = time.perf_counter()
+        async with store.lease(uri) as early:
+            assert time.perf_counter() - t0 < 1.0
+            assert early.version == 1 and early.module.text == text
+            counted = await store.derive(early, "count", len, early.module.computations)
+        final = await store.analysis(uri)
+        assert time.perf_counter() - t0 >= 1.5
+        assert final is not early and final.module is early.module
+        assert final.derived["count"] == counted == len(parse(text).computations)
+
+    asyncio.run(run())
