@@ -553,8 +553,14 @@ class DocumentStore:
         (the first from ``seen``, a view the caller already tried). A request
         that cannot be answered from a view (its position is in text changed
         since) takes the next; it never waits for more than the analysis
-        running now. Ends when the document closes. Each view is valid until
-        the caller's next ``await``."""
+        running now. Ends when the document closes. A file that is not open
+        gives one view, of its text on disk (none when it cannot be read). Each
+        view is valid until the caller's next ``await``."""
+        if uri not in self._docs:
+            analysis = await self.analysis(uri)
+            if analysis is not None and uri not in self._docs:
+                yield View(analysis, analysis.lines)
+            return
         while True:
             doc = self._docs.get(uri)
             if doc is None or doc.closed:
