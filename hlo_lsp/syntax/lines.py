@@ -47,12 +47,15 @@ def _starts_after_breaks(text: str, start: int, end: int, cr: bool) -> list[int]
 class LineIndex:
     """Line start offsets of ``text``; converts between offsets and positions."""
 
-    __slots__ = ("text", "starts", "encoding", "cr")
+    __slots__ = ("text", "starts", "encoding", "cr", "ascii")
 
     def __init__(self, text: str, encoding: str = "utf-16") -> None:
         self.text = text
         self.encoding = encoding
         self.cr = "\r" in text   # False: every line ends at "\n" (the fast paths)
+        # True: a column is a character count in every encoding, without looking
+        # at the line (lines of 40,000 characters are common in dumps)
+        self.ascii = text.isascii()
         self.starts = [0, *_starts_after_breaks(text, 0, len(text), self.cr)]
 
     def edited(self, text: str, window: EditWindow) -> LineIndex:
@@ -66,6 +69,7 @@ class LineIndex:
         index.text = text
         index.encoding = self.encoding
         index.cr = self.cr or "\r" in text[window.start:window.new_end]
+        index.ascii = self.ascii and text[window.start:window.new_end].isascii()
         if not index.cr:
             keep = bisect.bisect_right(starts, window.start)
             after = bisect.bisect_right(starts, window.old_end)
@@ -117,16 +121,13 @@ class LineIndex:
     def bounds(text: str, offset: int) -> tuple[int, int]:
         """``(start, end)`` of the line of ``text`` holding ``offset``, found by
         searching (no index): ``end`` is the offset of its terminator or ``len(text)``."""
-        start = text.rfind("\n", 0, offset) + 1
-        if "\r" not in text:
-            end = text.find("\n", offset)
-            return start, (len(text) if end < 0 else end)
         if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n":
             offset -= 1  # inside a "\r\n": the line it ends
-        # a lone "\r" after the last "\n" (searched back to that "\n" only, so a
-        # document of "\r"-ended lines costs a line per call, not the document)
+        start = text.rfind("\n", 0, offset) + 1
+        # a lone "\r" after that "\n" (searched back to it only, and forward to
+        # the first break only: a call costs a line, never the document)
         start = max(start, text.rfind("\r", start, offset) + 1)
-        m = _BREAK.search(text, start)
+        m = _BREAK.search(text, offset)
         return start, (m.start() if m else len(text))
 
     @staticmethod
@@ -158,6 +159,8 @@ class LineIndex:
         if self.cr and start < offset < len(self.text) and \
                 self.text[offset - 1] == "\r" and self.text[offset] == "\n":
             offset -= 1
+        if self.ascii:
+            return line, offset - start
         segment = self.text[start:offset]
         if segment.isascii():
             return line, offset - start
@@ -171,6 +174,8 @@ class LineIndex:
             return len(self.text)
         start = self.starts[line]
         end = self._end(line)
+        if self.ascii:
+            return start + max(0, min(character, end - start))
         text = self.text[start:end]
         if text.isascii():
             return start + max(0, min(character, len(text)))

@@ -41,3 +41,24 @@ def test_report_lines_follow_the_index():
     assert (value.line, value.shape) == (2, "f32[]{}")        # no \r in the shape
     line = LineIndex.split(text)[value.line]
     assert line[value.name_start:value.name_end] == "p.1"
+
+
+def test_positions_and_line_bounds_cost_a_line_at_most():
+    # Dumps have lines of 40,000 characters and more (a 2.7 MB corpus file's
+    # outline converted 28,000 positions; whole-document inlay hints looked up
+    # 11,000 line ends): a position costs less than its line, a line's bounds
+    # its line, never the text.
+    import time
+
+    line = "x" * 1_000_000
+    text = "\n".join([line] * 4)
+    index = LineIndex(text)
+    t0 = time.perf_counter()
+    for k in range(0, 1_000_000, 100):
+        assert index.position(1_000_001 + k) == (1, k)
+        assert index.offset(1, k) == 1_000_001 + k
+    short = "\n".join(["y" * 80] * 50_000)   # 4 MB of short lines
+    for k in range(0, len(short), 400):
+        start, end = LineIndex.bounds(short, k)
+        assert start == k - k % 81 and end == start + 80
+    assert time.perf_counter() - t0 < 0.5
