@@ -169,6 +169,8 @@ class Instruction:
     parameter_number: int | None = None
     literal: str | None = None
     _computation: "weakref.ref[Computation] | None" = None
+    #: ``metadata={...}`` decoded, once read (the attributes never change)
+    _metadata: "dict[str, str | int] | None" = field(default=None, repr=False)
 
     @property
     def computation(self) -> "Computation | None":
@@ -189,8 +191,14 @@ class Instruction:
 
     @property
     def metadata(self) -> dict[str, str | int]:
-        a = self.attribute("metadata")
-        return decode_metadata(a.value) if a else {}
+        """``metadata={...}`` decoded (:func:`decode_metadata`), ``{}`` without it;
+        decoded once (the summary, inlay hints and hover each read it for every
+        instruction). The dict is shared: read it, do not change it."""
+        decoded = self._metadata
+        if decoded is None:
+            a = self.attribute("metadata")
+            decoded = self._metadata = decode_metadata(a.value) if a else {}
+        return decoded
 
     def uses(self) -> Iterator[Ref]:
         """Every instruction reference inside this instruction (operands, control deps)."""
