@@ -97,3 +97,20 @@ def chain_module(n: int, fusion_every: int = 0) -> str:
             prev = f"f{i}"
     lines += [f"  ROOT %r = f32[8]{{0}} negate(f32[8]{{0}} %{prev})", "}", ""]
     return "\n".join(lines)
+
+
+def answer_message_requests(client) -> None:
+    """Make a pytest-lsp ``client`` answer ``window/showMessageRequest`` as a
+    user would: with the titles queued in ``client.answers``, in order (none
+    queued: the question is dismissed); every question is kept in
+    ``client.message_requests``."""
+    from lsprotocol import types
+
+    client.answers = []
+    client.message_requests = []
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def answer(params: types.ShowMessageRequestParams):
+        client.message_requests.append(params)
+        title = client.answers.pop(0) if client.answers else None
+        return types.MessageActionItem(title=title) if title else None

@@ -608,13 +608,17 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                              target=target.name if target else None)
     env = dict(base_env if base_env is not None else os.environ)
     work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
+
+    def given_up(error: str) -> RecompileResult:  # before the program ran
+        shutil.rmtree(work, ignore_errors=True)
+        result.error = error
+        return _done(result, time.monotonic())
+
     try:
         plan = plan if plan is not None else plan_run(
             recipe, env, launcher if launcher is not None else recipe.launcher)
     except RecipeError as exc:
-        shutil.rmtree(work, ignore_errors=True)
-        result.error = str(exc)
-        return _done(result, time.monotonic())
+        return given_up(str(exc))
     launcher = plan.launcher
     job_name = new_job_name()
     remote_dir = remote_dump_dir(job_name) if launcher is not None and not launcher.shared \
@@ -627,9 +631,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
         try:
             argv = deviceless_command(argv, target.path, target.name, dump_to)
         except RecipeError as exc:
-            shutil.rmtree(work, ignore_errors=True)
-            result.error = str(exc)
-            return _done(result, time.monotonic())
+            return given_up(str(exc))
     local_cwd = cwd
     if launcher is not None:
         try:
@@ -637,9 +639,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                                      travelling_env(env, recipe, dump_to, platform), cwd,
                                      dump_to, job_name)
         except LauncherError as exc:
-            shutil.rmtree(work, ignore_errors=True)
-            result.error = str(exc)
-            return _done(result, time.monotonic())
+            return given_up(str(exc))
         result.launcher = launcher.name
         result.launched = shlex.join(launched)
         if launcher.kind == "ssh" and not os.path.isdir(cwd):

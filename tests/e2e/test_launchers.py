@@ -35,7 +35,7 @@ from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe, load_recipe, new_recipe, pl
 from hlo_lsp.dump.recompile import hlo_files, recompile
 
 from tests.e2e import launch_infra
-from tests.helpers import alive, snapshot
+from tests.helpers import alive, answer_message_requests, snapshot
 
 jax = pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -131,14 +131,7 @@ def _dump_cli(project: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient, slurm):
-    lsp_client.answers = []
-    lsp_client.message_requests = []
-
-    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def answer(params: types.ShowMessageRequestParams):
-        lsp_client.message_requests.append(params)
-        title = lsp_client.answers.pop(0) if lsp_client.answers else None
-        return types.MessageActionItem(title=title) if title else None
+    answer_message_requests(lsp_client)
 
     yield
     if lsp_client.capabilities is not None:
@@ -412,14 +405,7 @@ def test_ssh_dump_copies_back_and_a_failure_keeps_the_old_dump(sshd, tmp_path):
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def ssh_client(lsp_client: LanguageClient, sshd):
-    lsp_client.answers = []
-    lsp_client.message_requests = []
-
-    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def answer(params: types.ShowMessageRequestParams):
-        lsp_client.message_requests.append(params)
-        title = lsp_client.answers.pop(0) if lsp_client.answers else None
-        return types.MessageActionItem(title=title) if title else None
+    answer_message_requests(lsp_client)
 
     yield
     if lsp_client.capabilities is not None:

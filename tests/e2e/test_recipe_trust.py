@@ -25,7 +25,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from hlo_lsp.dump.recipe import RECIPE_FILE
 from hlo_lsp.dump.trust import STATE_DIR_ENV
 
-from tests.helpers import position_of, snapshot
+from tests.helpers import answer_message_requests, position_of, snapshot
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 TIMEOUT_S = 60
@@ -55,14 +55,7 @@ def state(tmp_path, monkeypatch) -> pathlib.Path:
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient):
-    lsp_client.answers = []
-    lsp_client.message_requests = []
-
-    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def answer(params: types.ShowMessageRequestParams):
-        lsp_client.message_requests.append(params)
-        title = lsp_client.answers.pop(0) if lsp_client.answers else None
-        return types.MessageActionItem(title=title) if title else None
+    answer_message_requests(lsp_client)
 
     yield
     if lsp_client.capabilities is not None:

@@ -30,7 +30,7 @@ from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe, plan_run
 from hlo_lsp.dump.recompile import hlo_files
 
-from tests.helpers import alive, position_of as _pos, snapshot
+from tests.helpers import alive, answer_message_requests, position_of as _pos, snapshot
 
 jax = pytest.importorskip("jax")
 pytestmark = pytest.mark.slow  # runs JAX programs
@@ -186,14 +186,7 @@ def test_gpu_request_without_gpu_is_a_clear_error(tmp_path):
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient):
-    lsp_client.answers = []
-    lsp_client.message_requests = []
-
-    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def answer(params: types.ShowMessageRequestParams):
-        lsp_client.message_requests.append(params)
-        title = lsp_client.answers.pop(0) if lsp_client.answers else None
-        return types.MessageActionItem(title=title) if title else None
+    answer_message_requests(lsp_client)
 
     yield
     if lsp_client.capabilities is not None:

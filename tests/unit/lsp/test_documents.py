@@ -44,6 +44,26 @@ def _insert_at_top(text: str, what: str) -> list:
     return [((line, 0, line, 0), what)]
 
 
+def _slow_checks(monkeypatch, seconds: float = 1.5):
+    """Make every analysis' semantic checks take ``seconds`` longer while the
+    returned event is set (it is set from the start: clear it to go fast)."""
+    import threading
+
+    import hlo_lsp.lsp.documents as documents
+
+    slow = threading.Event()
+    slow.set()
+    real = documents.diagnostics
+
+    def slow_diagnostics(module):
+        if slow.is_set():
+            time.sleep(seconds)
+        return real(module)
+
+    monkeypatch.setattr(documents, "diagnostics", slow_diagnostics)
+    return slow
+
+
 async def _settled(store: DocumentStore, uri: str):
     return await store.analysis(uri)
 
@@ -242,15 +262,8 @@ def test_requests_during_an_edit_never_wait_for_the_semantic_checks(monkeypatch)
     text = read(TRAIN_AFTER)   # 60 KB: parsed computation by computation
     assert len(text) >= documents.CHUNKED_PARSE_CHARS
     uri = TRAIN_AFTER.as_uri()
-    checks_slow = asyncio.Event()
-    real = documents.diagnostics
-
-    def slow_diagnostics(module):
-        if checks_slow.is_set():
-            time.sleep(1.5)
-        return real(module)
-
-    monkeypatch.setattr(documents, "diagnostics", slow_diagnostics)
+    checks_slow = _slow_checks(monkeypatch)
+    checks_slow.clear()
 
     async def run():
         store = _store()
@@ -281,17 +294,9 @@ def test_a_lease_reads_the_model_before_the_checks_of_a_new_document_end(monkeyp
     # Outline, folding, semantic tokens... of a big document just opened need the
     # model, not its diagnostics: they no longer wait for the semantic checks, and
     # what they derive from the model is kept by the finished analysis.
-    import hlo_lsp.lsp.documents as documents
-
     text = read(TRAIN_AFTER)
     uri = TRAIN_AFTER.as_uri()
-    real = documents.diagnostics
-
-    def slow_diagnostics(module):
-        time.sleep(1.5)
-        return real(module)
-
-    monkeypatch.setattr(documents, "diagnostics", slow_diagnostics)
+    _slow_checks(monkeypatch)
 
     async def run():
         store = _store()
