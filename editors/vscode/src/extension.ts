@@ -46,6 +46,8 @@ let commandFallbacks: vscode.Disposable[] = [];
 let starting: Promise<void> | undefined;
 /** The server is started once an HLO document is open (activation on Plain Text must stay cheap). */
 let startRequested = false;
+/** The last start failed (its notification shown): a change of the server settings restarts without asking. */
+let startFailed = false;
 
 let extensionPath: string | undefined;
 
@@ -62,6 +64,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (!(e.affectsConfiguration('hlo.server') || e.affectsConfiguration('hlo.sourceRoot')) || !startRequested) return;
+      if (startFailed && e.affectsConfiguration('hlo.server')) {
+        // the server is not running: the user is fixing the setting the notification named
+        await restart();
+        return;
+      }
       const choice = await vscode.window.showInformationMessage(
         'HLO: the language server settings changed. Restart the server to apply them?',
         'Restart',
@@ -300,15 +307,41 @@ async function startClient(): Promise<void> {
   return starting;
 }
 
+/**
+ * True when the settings now name another server command than `cmd`: the settings
+ * changed while `cmd` was being tried (a remote window such as code-server can hand the
+ * user's settings to the extension host after activation). The caller starts again
+ * instead of reporting a problem of a command the user no longer asks for.
+ */
+async function commandChanged(cmd: ServerCommand): Promise<boolean> {
+  const now = await serverCommand();
+  if (formatCommandLine(now) === formatCommandLine(cmd)) return false;
+  output.appendLine(`The settings changed while starting (now: ${formatCommandLine(now)}); starting again`);
+  return true;
+}
+
 async function doStart(): Promise<void> {
+  // Two tries at most: the second when the settings changed during the first.
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await tryStart(attempt === 0);
+    if (outcome !== 'retry') {
+      startFailed = outcome === 'failed';
+      return;
+    }
+  }
+}
+
+/** One start with the current settings; 'retry' when they changed meanwhile (first try only). */
+async function tryStart(mayRetry: boolean): Promise<'started' | 'failed' | 'retry'> {
   const cmd = await serverCommand();
   output.appendLine(`Starting: ${formatCommandLine(cmd)}`);
   if (cmd.args[0] === '-m' && cmd.args[1] === 'hlo_lsp') {
     // Before languageclient tries (and stacks its own toasts): can this Python run the server?
     const problem = diagnoseProbe(cmd.command, await probeServer(cmd.command));
     if (problem) {
+      if (mayRetry && (await commandChanged(cmd))) return 'retry';
       await showStartProblem(cmd.command, problem);
-      return;
+      return 'failed';
     }
   }
   const run: Executable = {
@@ -370,12 +403,16 @@ async function doStart(): Promise<void> {
     failure = err instanceof Error ? err.message : String(err);
   }
   if (failure !== undefined) {
+    if (mayRetry && (await commandChanged(cmd))) {
+      await stopClient();
+      return 'retry';
+    }
     const cause = cmd.args[0] === '-m' && cmd.args[1] === 'hlo_lsp' ? await serverImportError(cmd.command) : undefined;
     await showStartProblem(cmd.command, {
       cause: 'broken',
       message: `\`${formatCommandLine(cmd)}\` failed: ${cause ?? failure} (its output is in Output → ${CLIENT_NAME})`,
     });
-    return;
+    return 'failed';
   }
   const advertised = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
   if (!advertised.includes(RECOMPILE)) {
@@ -390,6 +427,7 @@ async function doStart(): Promise<void> {
     commandFallbacks.push(vscode.commands.registerCommand(GOTO_COUNTERPART, (...args: unknown[]) => views.gotoCounterpart(args)));
   }
   controller.invalidateAll();
+  return 'started';
 }
 
 async function stopClient(): Promise<void> {
