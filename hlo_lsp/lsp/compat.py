@@ -5,13 +5,17 @@ running the command's coroutine, and it keeps the cancellation of a
 server-initiated progress report in a future it does not expose; the recompile
 command needs both to stop its subprocess. Written against pygls 2.x
 (``JsonRPCProtocol._request_futures``, ``JsonRPCProtocol.msg_id``,
-``WorkDoneProgress.tokens``). With another major version, or if these are
+``WorkDoneProgress.tokens``). Answers of thousands of items are written as JSON
+encoded once (:func:`send_encoded_result`, pygls' response framing). With another major version, or if these are
 missing, the functions return None: cancelling then only stops the
 ``$/cancelRequest`` answer, never the server.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
 import logging
 from concurrent.futures import Future
 from importlib.metadata import PackageNotFoundError, version
@@ -89,3 +93,31 @@ def forget_progress(server: Any, token: str) -> None:
     tokens = getattr(server.work_done_progress, "tokens", None)
     if isinstance(tokens, dict):
         tokens.pop(token, None)
+
+
+def send_encoded_result(protocol: Any, msg_id: Any, result_json: str) -> bool:
+    """Answer request ``msg_id`` with a result already encoded as JSON (ASCII)
+    text, written into the response as it is (pygls would unstructure a result
+    through cattrs first). Follows pygls 2.x's ``JsonRPCProtocol._send_data``
+    framing (``writer``, ``_include_headers``, ``CONTENT_TYPE``, ``CHARSET``).
+    False when that is not available: the caller then answers the usual way."""
+    if not PYGLS_SUPPORTED:
+        return False
+    try:
+        writer = protocol.writer
+        include_headers = protocol._include_headers
+        result_types = protocol._result_types
+    except AttributeError:
+        return False
+    if writer is None:
+        return False
+    result_types.pop(msg_id, None)
+    body = f'{{"jsonrpc":"2.0","id":{json.dumps(msg_id)},"result":{result_json}}}'
+    if include_headers:
+        body = (f"Content-Length: {len(body)}\r\n"
+                f"Content-Type: {protocol.CONTENT_TYPE}; charset={protocol.CHARSET}\r\n\r\n"
+                + body)
+    res = writer.write(body.encode(protocol.CHARSET))
+    if inspect.isawaitable(res):
+        asyncio.ensure_future(res)
+    return True

@@ -1,5 +1,6 @@
 """From the features' plain data (character offsets, :class:`~hlo_lsp.model.spans.Span`,
-:class:`~hlo_lsp.model.spans.FileTarget`, problems, symbols) to LSP types.
+:class:`~hlo_lsp.model.spans.FileTarget`, problems) to LSP types (the answers
+of thousands of items: :mod:`hlo_lsp.lsp.wire`).
 
 Positions go through the document's :class:`~hlo_lsp.syntax.lines.LineIndex`,
 which counts columns in the encoding negotiated at initialize (UTF-16 unless the
@@ -11,7 +12,6 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from hlo_lsp.features.symbols import Symbol
 from hlo_lsp.model.hlo import Problem, Severity
 from hlo_lsp.model.spans import FileTarget
 from hlo_lsp.syntax.lines import LineIndex
@@ -64,11 +64,3 @@ def file_location(target: FileTarget) -> types.Location | None:
         start=types.Position(line=line, character=col),
         end=types.Position(line=end_line, character=end_col)))
 
-
-def to_document_symbol(sym: Symbol, lines: LineIndex) -> types.DocumentSymbol:
-    """An outline entry and its children."""
-    return types.DocumentSymbol(
-        name=sym.name or "?", kind=SYMBOL_KINDS[sym.kind], detail=sym.detail or None,
-        range=to_range(lines, sym.start, sym.end),
-        selection_range=to_range(lines, sym.selection_start, sym.selection_end),
-        children=[to_document_symbol(c, lines) for c in sym.children] or None)

@@ -17,6 +17,7 @@ collector is kept off the request path (:mod:`hlo_lsp.lsp.collector`).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import uuid
@@ -36,10 +37,12 @@ from hlo_lsp import __version__
 from hlo_lsp.features.diagnostics import merge_xla, xla_problem
 from hlo_lsp.dump.sources import source_dirs
 from hlo_lsp.lsp.collector import ModelCollector
-from hlo_lsp.lsp.compat import forget_progress, send_error, structure_request
+from hlo_lsp.lsp.compat import forget_progress, send_encoded_result, send_error, \
+    structure_request
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp.documents import Analysis, DocumentStore
 from hlo_lsp.lsp.settings import Settings, parse_settings
+from hlo_lsp.lsp.wire import Encoded
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
 from hlo_lsp.syntax.xla import XlaOracle, available as xla_available
 
@@ -72,7 +75,9 @@ class HloProtocol(LanguageServerProtocol):
       the incremental analysis;
     - a request whose params cannot be read is answered with ``InvalidParams``
       (-32602), as JSON-RPC 2.0 wants, instead of being dropped with a logged
-      traceback."""
+      traceback;
+    - a result encoded as JSON by the handler (:class:`hlo_lsp.lsp.wire.Encoded`:
+      the answers of thousands of items) is written as it is."""
 
     def structure_message(self, data: dict[str, Any]):
         is_request, message = structure_request(self, data)
@@ -82,6 +87,13 @@ class HloProtocol(LanguageServerProtocol):
             log.warning("invalid params for %s (request %s)", data.get("method"), data.get("id"))
             return _UnreadableRequest(data["id"], str(data["method"]))
         return message
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is None and isinstance(result, Encoded):
+            if send_encoded_result(self, msg_id, result.text):
+                return
+            result = json.loads(result.text)
+        super()._send_response(msg_id, result, error)
 
     def handle_message(self, message):
         if isinstance(message, _UnreadableRequest):

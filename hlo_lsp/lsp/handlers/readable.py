@@ -27,8 +27,8 @@ from hlo_lsp.features.inlay_hints import inlay_hints
 from hlo_lsp.features.readable import render
 from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, semantic_tokens
 from hlo_lsp.features.summary import format_markdown, format_text
-from hlo_lsp.lsp import messages
-from hlo_lsp.lsp.convert import to_offset, to_position, to_range
+from hlo_lsp.lsp import messages, wire
+from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
@@ -37,7 +37,6 @@ from hlo_lsp.model.summary import KernelSummary, kernel_summary
 
 LEGEND = types.SemanticTokensLegend(token_types=list(TOKEN_TYPES),
                                     token_modifiers=list(TOKEN_MODIFIERS))
-_KINDS = {"type": types.InlayHintKind.Type, "parameter": types.InlayHintKind.Parameter}
 
 
 async def summary_of(ls: HloLanguageServer, a: Analysis) -> KernelSummary:
@@ -66,7 +65,7 @@ def register(server: HloLanguageServer) -> None:
                     types.InlayHintOptions(resolve_provider=False))
     @guarded(default=[])
     async def on_inlay_hint(ls: HloLanguageServer,
-                            params: types.InlayHintParams) -> list[types.InlayHint]:
+                            params: types.InlayHintParams) -> list | wire.Encoded:
         async with ls.lease(params.text_document.uri) as a:
             if a is None:
                 return []
@@ -74,12 +73,9 @@ def register(server: HloLanguageServer) -> None:
             end = to_offset(a.lines, params.range.end)
             categories = ls.settings.inlay_hints.categories()
 
-            def compute() -> list[types.InlayHint]:
-                return [types.InlayHint(position=to_position(a.lines, h.offset), label=h.label,
-                                        kind=_KINDS.get(h.kind) if h.kind else None,
-                                        tooltip=h.tooltip or None,
-                                        padding_left=h.padding_left or None)
-                        for h in inlay_hints(a.module, start, end, categories)]
+            def compute() -> wire.Encoded:
+                return wire.encode(wire.inlay_hints(
+                    inlay_hints(a.module, start, end, categories), a.lines))
 
             # A whole-document request on a large dump is tens of thousands of hints.
             return await asyncio.to_thread(compute)
@@ -88,24 +84,25 @@ def register(server: HloLanguageServer) -> None:
     @guarded(default=None)
     async def on_semantic_tokens_full(ls: HloLanguageServer,
                                       params: types.SemanticTokensParams
-                                      ) -> types.SemanticTokens | None:
+                                      ) -> wire.Encoded | None:
         async with ls.lease(params.text_document.uri) as a:
             if a is None:
                 return None
             data = await ls.store.derive(a, "tokens", semantic_tokens, a.module, a.lines)
-            return types.SemanticTokens(data=data)
+            # hundreds of thousands of integers: one json.dumps, no cattrs
+            return wire.encode({"data": data})
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
     @guarded(default=None)
     async def on_semantic_tokens_range(ls: HloLanguageServer,
                                        params: types.SemanticTokensRangeParams
-                                       ) -> types.SemanticTokens | None:
+                                       ) -> wire.Encoded | None:
         async with ls.lease(params.text_document.uri) as a:
             if a is None:
                 return None
             start = to_offset(a.lines, params.range.start)
             end = to_offset(a.lines, params.range.end)
-            return types.SemanticTokens(data=semantic_tokens(a.module, a.lines, start, end))
+            return wire.encode({"data": semantic_tokens(a.module, a.lines, start, end)})
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     @guarded(default=[])

@@ -30,7 +30,8 @@ from hlo_lsp.features.inline_regions import KINDS, inline_regions
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import document_symbols
 from hlo_lsp.lsp import messages
-from hlo_lsp.lsp.convert import file_location, to_document_symbol, to_offset, to_range
+from hlo_lsp.lsp import wire
+from hlo_lsp.lsp.convert import file_location, to_offset, to_range
 from hlo_lsp.lsp.documents import View
 from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.protocol import HloLanguageServer
@@ -208,12 +209,18 @@ def register(server: HloLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded(default=[])
     async def on_document_symbol(ls: HloLanguageServer, params: types.DocumentSymbolParams
-                                 ) -> list[types.DocumentSymbol]:
+                                 ) -> list[types.DocumentSymbol] | wire.Encoded:
         async with ls.lease(params.text_document.uri) as a:
             if a is None:
                 return []
             full = a.module.instruction_count() <= MAX_OUTLINE_INSTRUCTIONS
-            return [to_document_symbol(s, a.lines) for s in document_symbols(a.module, full)]
+
+            def compute() -> wire.Encoded:
+                return wire.encode([wire.document_symbol(s, a.lines)
+                                    for s in document_symbols(a.module, full)])
+
+            # Tens of thousands of entries on a dump of megabytes.
+            return await asyncio.to_thread(compute)
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(default=[])
@@ -229,16 +236,20 @@ def register(server: HloLanguageServer) -> None:
 
     @server.feature(messages.INLINE_REGIONS)
     @guarded(default=[])
-    async def on_inline_regions(ls: HloLanguageServer, params: Any) -> list[dict]:
+    async def on_inline_regions(ls: HloLanguageServer, params: Any) -> list | wire.Encoded:
         parsed = messages.parse_params(messages.DocumentParams, params)
         if parsed is None:
             return []
         async with ls.lease(parsed.text_document.uri) as a:
             if a is None:
                 return []
-            return messages.to_json([
-                messages.InlineRegion(to_range(a.lines, r.start, r.end), r.kind)
-                for r in inline_regions(a.module, KINDS)])
+
+            def compute() -> wire.Encoded:
+                # messages.InlineRegion, field by field
+                return wire.encode([{"range": wire.range_(a.lines, r.start, r.end), "kind": r.kind}
+                                    for r in inline_regions(a.module, KINDS)])
+
+            return await asyncio.to_thread(compute)
 
 
 #: dump directory -> what hover says of a dump compiled without a device, read
