@@ -21,6 +21,9 @@ import os
 import re
 from dataclasses import dataclass
 
+from hlo_lsp.model.accelerators import DEFAULT, ACCELERATORS, Accelerator, accelerator, \
+    accelerator_for_platform
+
 #: Optimization stages of a dump name (``DumpName.stage``); per-pass dumps are
 #: ``"pass:<NNNN.pipeline.after_x.before_y>"``.
 BEFORE_OPTIMIZATIONS = "before_optimizations"
@@ -208,9 +211,27 @@ def report_path(path: str, kind: str) -> str | None:
     return paths[0] if kind == "buffer-assignment" else paths[1]
 
 
+def device_for(path: str | None, setting: str | None = None) -> Accelerator:
+    """The device estimates are for: ``setting`` (a key or name of
+    :data:`hlo_lsp.model.accelerators.ACCELERATORS`) when it names one; else
+    the device the dump file name's platform implies (also a ``sm90`` written
+    anywhere in the file name); else the CPU default."""
+    chosen = accelerator(setting)
+    if chosen is not None:
+        return chosen
+    if path:
+        base = os.path.basename(path)
+        name = parse_dump_name(base)
+        found = accelerator_for_platform(name.platform) if name is not None else None
+        found = found or accelerator_for_platform(base)  # e.g. "...sm90_gpu_after..."
+        if found is not None:
+            return found
+    return ACCELERATORS[DEFAULT]
+
+
 __all__ = [
     "AFTER_OPTIMIZATIONS", "BEFORE_OPTIMIZATIONS", "DumpName", "NON_HLO_SUFFIXES",
-    "REPORT_SUFFIXES", "counterpart_stage", "hlo_path_for_report", "is_dump_entry",
+    "REPORT_SUFFIXES", "counterpart_stage", "device_for", "hlo_path_for_report", "is_dump_entry",
     "is_hlo_path", "is_non_hlo_dump_file", "is_report_file", "looks_like_hlo",
     "module_id", "module_label", "parse_dump_name", "report_kind", "report_path", "report_paths_for_hlo",
 ]

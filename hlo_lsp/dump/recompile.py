@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable, Mapping
 
 from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
-                                module_label, parse_dump_name)
+                                device_for, module_label, parse_dump_name)
 from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
-from hlo_lsp.model.summary import KernelSummary, kernel_summary
+from hlo_lsp.model.summary import CostComparison, KernelSummary, compare_costs, kernel_summary
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv, copy_back_argv,
                                     launched_argv, new_job_name, parse_stage,
@@ -317,6 +317,10 @@ class ModuleChange:
     ``kCustom:__triton_gemm``...) to (before, after). ``instructions``: the
     instruction-level changes (:func:`hlo_lsp.model.instruction_diff.diff_modules`,
     the same comparison as ``hlo-lsp diff``), None unless both files were read.
+    ``costs``: the change in cost terms (:func:`hlo_lsp.model.summary.compare_costs`:
+    ENTRY's FLOPs, transcendentals and bytes accessed as XLA's cost analysis
+    counts them, the roofline time of the kernels on a device, the kernel
+    groups whose cost changed), None unless both files were read.
     """
 
     module: str
@@ -325,6 +329,7 @@ class ModuleChange:
     custom_calls: dict[str, tuple[int, int]] = field(default_factory=dict)
     fusions: dict[str, tuple[int, int]] = field(default_factory=dict)
     instructions: ModuleDiff | None = None
+    costs: CostComparison | None = None
 
     @property
     def totals(self) -> dict[str, tuple[int, int]]:
@@ -366,14 +371,19 @@ class ModuleChange:
                 "customCalls": {k: list(v) for k, v in self.custom_calls.items()},
                 "fusions": {k: list(v) for k, v in self.fusions.items()},
                 "totals": {k: list(v) for k, v in self.totals.items()},
-                "instructions": self.instructions.to_dict() if self.instructions else None}
+                "instructions": self.instructions.to_dict() if self.instructions else None,
+                "costs": self.costs.to_dict() if self.costs else None}
 
-    def report(self, max_lines: int = 12) -> list[str]:
+    def report(self, max_lines: int = 12, max_kernels: int = 3) -> list[str]:
         """:meth:`describe`, then the instruction changes per Python line
-        (:meth:`hlo_lsp.model.instruction_diff.ModuleDiff.lines`, indented)."""
+        (:meth:`hlo_lsp.model.instruction_diff.ModuleDiff.lines`, indented), then
+        the change in cost (:meth:`hlo_lsp.model.summary.CostComparison.lines`,
+        at most ``max_kernels`` kernel groups) when any cost figure changed."""
         out = [self.describe()]
         if self.instructions is not None:
             out += ["  " + line for line in self.instructions.lines(max_lines)]
+        if self.costs is not None and self.costs.changed:
+            out += ["  " + line for line in self.costs.lines(max_kernels)]
         return out
 
 
@@ -423,16 +433,19 @@ def _after_files(files: Mapping[str, DumpName]) -> dict[tuple[str, int], str]:
 
 
 def compare_dumps(old_dir: str | os.PathLike, old: Mapping[str, DumpName],
-                  new_dir: str | os.PathLike,
-                  new: Mapping[str, DumpName]) -> list[ModuleChange]:
+                  new_dir: str | os.PathLike, new: Mapping[str, DumpName],
+                  device: str | None = None) -> list[ModuleChange]:
     """Per module (name and occurrence), the custom-calls per target and the
     fusions per kind that run in the old and the new dump (the kernels of
     :func:`hlo_lsp.model.summary.kernel_summary`: ENTRY and the computations its
     control flow runs, as ``hlo-lsp diff`` counts them), in module-name order.
     ``old``/``new`` are the HLO files of each directory (:func:`hlo_files`); the
     after-optimizations file of a module is compared, else its
-    before-optimizations file. Parses files: run it in a thread. Never raises
-    on unreadable files (they count as empty)."""
+    before-optimizations file. The change in cost is estimated on the device
+    ``device`` names (a key or name of :data:`hlo_lsp.model.accelerators.ACCELERATORS`),
+    else the one the new file's name implies (:func:`hlo_lsp.dump.names.device_for`).
+    Parses files: run it in a thread. Never raises on unreadable files (they
+    count as empty)."""
     a, b = _after_files(old), _after_files(new)
     changes = []
     for key in sorted(set(a) | set(b)):
@@ -443,6 +456,7 @@ def compare_dumps(old_dir: str | os.PathLike, old: Mapping[str, DumpName],
         change = ModuleChange(key[0], a.get(key), b.get(key))
         if ma is not None and mb is not None:
             change.instructions = diff_modules(ma, mb)
+            change.costs = compare_costs(ma, sa, mb, sb, device_for(b[key], device))
         for out, count in ((change.custom_calls, _by_target), (change.fusions, _by_kind)):
             before, after = count(sa), count(sb)
             for k in {**before, **after}:
@@ -561,7 +575,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                     base_env: Mapping[str, str] | None = None, save: bool = True,
                     probe: bool = True, target: Target | None = None,
                     plan: RunPlan | None = None, launcher: Launcher | None = None,
-                    on_stage: Callable[[Stage], None] | None = None) -> RecompileResult:
+                    on_stage: Callable[[Stage], None] | None = None,
+                    device: str | None = None) -> RecompileResult:
     """Run ``recipe`` on ``platform`` so that XLA dumps into a new temporary
     directory next to ``dump_dir``, then swap the new dump in (:func:`swap_dump`).
 
@@ -600,7 +615,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     afterwards; a failure there leaves the old
     dump. Cancelling or a timeout first stops the remote side
     (:func:`hlo_lsp.dump.launchers.cancel_argv`: scancel, a kill of the remote
-    process group), then the local process tree.
+    process group), then the local process tree. ``device`` (the ``hlo.device``
+    setting) is where the change in cost is estimated (:func:`compare_dumps`).
     """
     dump_path = pathlib.Path(dump_dir).resolve()
     dump_path.mkdir(parents=True, exist_ok=True)
@@ -730,7 +746,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
             return _done(result, t0)
         old_files = hlo_files(dump_path)
         result.changes = await asyncio.to_thread(compare_dumps, dump_path, old_files, work,
-                                                 new_files)
+                                                 new_files, device)
         names = map_files(old_files, new_files)
         for path in open_files:
             base, folder = os.path.basename(path), os.path.dirname(os.path.abspath(path))

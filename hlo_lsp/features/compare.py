@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hlo_lsp.features.cost import format_count, format_seconds
+from hlo_lsp.model.cost import format_count, format_seconds
 from hlo_lsp.features.summary import MAX_COLUMN
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
 from hlo_lsp.model.hlo import HloModule
@@ -188,55 +188,6 @@ def compare(old: KernelSummary, new: KernelSummary, old_module: HloModule | None
     return diff
 
 
-def _change(before: float, after: float, fmt) -> str:
-    """``10.5 GFLOP -> 13.1 GFLOP (+2.6 GFLOP, +24.8%)``."""
-    delta = after - before
-    sign = "+" if delta >= 0 else "-"
-    pct = f", {sign}{abs(delta) / before * 100:.1f}%" if before > 0 else ""
-    return f"{fmt(before)} -> {fmt(after)} ({sign}{fmt(abs(delta))}{pct})"
-
-
-def cost_lines(costs: CostComparison, max_kernels: int = 10) -> list[str]:
-    """The cost change as lines: the total estimated time (roofline on the
-    device), FLOPs, transcendentals and bytes accessed of ENTRY before and
-    after (without XLA's -1 per custom-call it cannot cost; how many there are
-    is said), then the kernel groups whose cost changed (at most
-    ``max_kernels``, largest change in time first), indented."""
-    flop = lambda n: format_count(n, "FLOP")  # noqa: E731
-    byte = lambda n: format_count(n, "B")  # noqa: E731
-    plain = lambda n: format_count(n, "").strip()  # noqa: E731
-    old, new = costs.old_total, costs.new_total
-    lines = [f"Cost (ENTRY as XLA's cost analysis counts it; time: roofline on "
-             f"{costs.device.name})",
-             f"  time             {_change(costs.old_seconds, costs.new_seconds, format_seconds)}",
-             f"  FLOPs            {_change(old.known_flops, new.known_flops, flop)}",
-             f"  transcendentals  "
-             f"{_change(old.transcendentals, new.transcendentals, plain)}",
-             f"  bytes accessed   {_change(old.known_bytes, new.known_bytes, byte)}"]
-    if old.unknown or new.unknown:
-        lines.append(f"  custom-calls XLA's cost analysis cannot cost (-1 FLOP and -1 B each "
-                     f"there, left out of these totals; the time and the kernels below use "
-                     f"the library call's estimate): {old.unknown} -> {new.unknown}")
-    if not costs.kernels:
-        lines.append("  no kernel's cost changed")
-        return lines
-    lines.append(f"  kernels whose cost changed ({len(costs.kernels)}, largest change in "
-                 f"time first):")
-    for c in costs.kernels[:max_kernels]:
-        first = (c.new or c.old)[0]
-        count = f"{len(c.old)} -> {len(c.new)}" if len(c.old) != len(c.new) else \
-            f"{len(c.new)}x"
-        what = c.key.split(" ", 1)[1]
-        lines.append(f"    {first.label} %{first.name} ({count})" +
-                     ("" if what.startswith("%") else f" {short_op_name(what)}"))
-        lines.append(f"      time {_change(c.old_seconds, c.new_seconds, format_seconds)}; "
-                     f"FLOPs {_change(c.old_cost.known_flops, c.new_cost.known_flops, flop)}; "
-                     f"bytes {_change(c.old_cost.known_bytes, c.new_cost.known_bytes, byte)}")
-    if len(costs.kernels) > max_kernels:
-        lines.append(f"    ... {len(costs.kernels) - max_kernels} more")
-    return lines
-
-
 def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") -> str:
     """The plain-text report of ``hlo-lsp diff``."""
     lines = [f"{old_label}: {diff.old.module or '?'} (ENTRY %{diff.old.entry})",
@@ -260,7 +211,7 @@ def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") 
         lines.extend(ins.lines(max_lines=40)[len(ins.warnings) + 1:])
         lines.append("")
     if diff.costs is not None:
-        lines.extend(cost_lines(diff.costs))
+        lines.extend(diff.costs.lines())
         lines.append("")
     lines.append("Counts (before -> after)")
     width = min(max((len(k) for k in diff.counts), default=0), MAX_COLUMN)
@@ -289,7 +240,7 @@ def format_markdown(diff: DumpDiff, old_label: str = "old", new_label: str = "ne
         parts.append(f"**Instructions**: {ins.headline()}" +
                      ("\n\n```\n" + "\n".join(body) + "\n```" if body else ""))
     if diff.costs is not None:
-        body = cost_lines(diff.costs)
+        body = diff.costs.lines()
         parts.append(f"**{body[0]}**\n\n```\n" + "\n".join(body[1:]) + "\n```")
     rows = ["| | before | after |", "|---|---:|---:|"]
     rows.extend(f"| `{k}` | {b} | {a} |" for k, (b, a) in diff.counts.items())
@@ -297,5 +248,5 @@ def format_markdown(diff: DumpDiff, old_label: str = "old", new_label: str = "ne
     return "\n\n".join(parts) + "\n"
 
 
-__all__ = ["DumpDiff", "FusionChange", "TargetChange", "compare", "cost_lines",
+__all__ = ["DumpDiff", "FusionChange", "TargetChange", "compare",
            "format_markdown", "format_text"]

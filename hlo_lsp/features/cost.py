@@ -5,19 +5,15 @@ a roofline estimate on a device (:mod:`hlo_lsp.model.accelerators`):
 
 The device is the one the settings name, else the one the dump's file name
 implies (``sm_9.0_gpu`` -> H100 SXM; :func:`hlo_lsp.dump.names.parse_dump_name`),
-else the CPU default (:func:`device_for`). Costs are computed on first hover of
+else the CPU default (:func:`hlo_lsp.dump.names.device_for`). Costs are computed on first hover of
 an instruction and cached with the module (one fused computation per fusion).
 """
 
 from __future__ import annotations
 
-import os
-
-from hlo_lsp.dump.names import parse_dump_name
-from hlo_lsp.model.accelerators import DEFAULT, ACCELERATORS, Accelerator, accelerator, \
-    accelerator_for_platform
-from hlo_lsp.model.cost import (Cost, cost_model, custom_call_estimate, instruction_cost,
-                                kernel_precision, roofline)
+from hlo_lsp.model.accelerators import DEFAULT, ACCELERATORS, Accelerator
+from hlo_lsp.model.cost import (Cost, cost_model, custom_call_estimate, format_count,
+                                format_seconds, instruction_cost, kernel_precision, roofline)
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.opcodes import COMPUTE
 
@@ -25,40 +21,6 @@ from hlo_lsp.model.opcodes import COMPUTE
 #: work (control flow and bookkeeping have none; a while's body is costed
 #: where its kernels are).
 COSTED = frozenset({"fusion", "custom-call"}) | COMPUTE | {"scaled-dot", "gather", "scatter"}
-
-
-def device_for(path: str | None, setting: str | None = None) -> Accelerator:
-    """The device estimates are for: ``setting`` (a key or name of
-    :data:`hlo_lsp.model.accelerators.ACCELERATORS`) when it names one; else
-    the device the dump file name's platform implies (also a ``sm90`` written
-    anywhere in the file name); else the CPU default."""
-    chosen = accelerator(setting)
-    if chosen is not None:
-        return chosen
-    if path:
-        base = os.path.basename(path)
-        name = parse_dump_name(base)
-        found = accelerator_for_platform(name.platform) if name is not None else None
-        found = found or accelerator_for_platform(base)  # e.g. "...sm90_gpu_after..."
-        if found is not None:
-            return found
-    return ACCELERATORS[DEFAULT]
-
-
-def format_count(n: float, unit: str) -> str:
-    """``2.1e9`` -> ``2.10 G{unit}``; plain under a thousand."""
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {prefix}{unit}"
-    return f"{n:.0f} {unit}"
-
-
-def format_seconds(s: float) -> str:
-    """Seconds as ``12 µs``, ``1.5 ms``, ``3.2 s`` or ``840 ns``."""
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
 
 
 def cost_section(module: HloModule, ins: Instruction, device: Accelerator | None = None) -> str:

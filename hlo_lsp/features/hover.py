@@ -66,7 +66,7 @@ def hover(module: HloModule, offset: int,
     (:func:`hlo_lsp.dump.sources.unresolved_hint`; a few ``stat`` calls). Without
     it, pure: never reads the disk. ``device``: the accelerator of the roofline
     estimate in the Cost section of a kernel (:func:`hlo_lsp.features.cost.cost_section`,
-    :func:`hlo_lsp.features.cost.device_for`; default the CPU default)."""
+    :func:`hlo_lsp.dump.names.device_for`; default the CPU default)."""
     occ = find_at(module, offset)
     if occ is None:
         return None

@@ -7,7 +7,7 @@ Python source) is :func:`hlo_lsp.model.summary.kernel_summary`.
 
 from __future__ import annotations
 
-from hlo_lsp.features.cost import format_count, format_seconds
+from hlo_lsp.model.cost import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.summary import (CATEGORIES, FoldedSummary, Kernel, KernelGroup,
                                    KernelSummary, op_name_pattern, short_op_name)

@@ -974,3 +974,19 @@ def roofline(cost: Cost, device: Accelerator, precision: str = "f32") -> Rooflin
     memory = max(cost.known_bytes, 0.0) / device.memory_bandwidth
     bound = "compute" if compute > memory else "memory"
     return Roofline(max(compute, memory), compute, memory, bound, precision, device)
+
+
+def format_count(n: float, unit: str) -> str:
+    """``2.1e9`` -> ``2.10 G{unit}``; plain under a thousand."""
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {prefix}{unit}"
+    return f"{n:.0f} {unit}"
+
+
+def format_seconds(s: float) -> str:
+    """Seconds as ``12 µs``, ``1.5 ms``, ``3.2 s`` or ``840 ns``."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import target_library
 from hlo_lsp.model.collectives import collective_bytes
-from hlo_lsp.model.cost import (Cost, CostModel, cost_model, custom_call_estimate, kernel_precision,
-                            roofline)
+from hlo_lsp.model.cost import (Cost, CostModel, cost_model, custom_call_estimate, format_count,
+                                format_seconds, kernel_precision, roofline)
 from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
                                    fusion_backend_kind, hlo_fusion_kind)
 from hlo_lsp.model.frames import python_stack, short_frame
@@ -799,6 +799,65 @@ class CostComparison:
                 "bytes_accessed": [self.old_total.bytes_accessed,
                                    self.new_total.bytes_accessed],
                 "kernels": [k.to_dict() for k in self.kernels]}
+
+    @property
+    def changed(self) -> bool:
+        """Whether the totals (FLOPs, transcendentals, bytes accessed, the
+        custom-calls nobody can cost) or any kernel group's cost differ."""
+        a, b = self.old_total, self.new_total
+        return bool(self.kernels) or (a.known_flops, a.transcendentals, a.known_bytes,
+                                      a.unknown) != (b.known_flops, b.transcendentals,
+                                                     b.known_bytes, b.unknown)
+
+    def lines(self, max_kernels: int = 10) -> list[str]:
+        """The cost change as lines: the total estimated time (roofline on the
+        device), FLOPs, transcendentals and bytes accessed of ENTRY before and
+        after (without XLA's -1 per custom-call it cannot cost; how many there are
+        is said), then the kernel groups whose cost changed (at most
+        ``max_kernels``, largest change in time first), indented."""
+        flop = lambda n: format_count(n, "FLOP")  # noqa: E731
+        byte = lambda n: format_count(n, "B")  # noqa: E731
+        plain = lambda n: format_count(n, "").strip()  # noqa: E731
+        old, new = self.old_total, self.new_total
+        lines = [f"Cost (ENTRY as XLA's cost analysis counts it; time: roofline on "
+                 f"{self.device.name})",
+                 f"  time             "
+                 f"{change_text(self.old_seconds, self.new_seconds, format_seconds)}",
+                 f"  FLOPs            {change_text(old.known_flops, new.known_flops, flop)}",
+                 f"  transcendentals  "
+                 f"{change_text(old.transcendentals, new.transcendentals, plain)}",
+                 f"  bytes accessed   {change_text(old.known_bytes, new.known_bytes, byte)}"]
+        if old.unknown or new.unknown:
+            lines.append(f"  custom-calls XLA's cost analysis cannot cost (-1 FLOP and -1 B each "
+                         f"there, left out of these totals; the time and the kernels below use "
+                         f"the library call's estimate): {old.unknown} -> {new.unknown}")
+        if not self.kernels:
+            lines.append("  no kernel's cost changed")
+            return lines
+        lines.append(f"  kernels whose cost changed ({len(self.kernels)}, largest change in "
+                     f"time first):")
+        for c in self.kernels[:max_kernels]:
+            first = (c.new or c.old)[0]
+            count = f"{len(c.old)} -> {len(c.new)}" if len(c.old) != len(c.new) else \
+                f"{len(c.new)}x"
+            what = c.key.split(" ", 1)[1]
+            lines.append(f"    {first.label} %{first.name} ({count})" +
+                         ("" if what.startswith("%") else f" {short_op_name(what)}"))
+            co, cn = c.old_cost, c.new_cost
+            lines.append(f"      time {change_text(c.old_seconds, c.new_seconds, format_seconds)}; "
+                         f"FLOPs {change_text(co.known_flops, cn.known_flops, flop)}; "
+                         f"bytes {change_text(co.known_bytes, cn.known_bytes, byte)}")
+        if len(self.kernels) > max_kernels:
+            lines.append(f"    ... {len(self.kernels) - max_kernels} more")
+        return lines
+
+
+def change_text(before: float, after: float, fmt) -> str:
+    """``10.5 GFLOP -> 13.1 GFLOP (+2.6 GFLOP, +24.8%)``."""
+    delta = after - before
+    sign = "+" if delta >= 0 else "-"
+    pct = f", {sign}{abs(delta) / before * 100:.1f}%" if before > 0 else ""
+    return f"{fmt(before)} -> {fmt(after)} ({sign}{fmt(abs(delta))}{pct})"
 
 
 def compare_costs(old_module: HloModule, old: KernelSummary, new_module: HloModule,

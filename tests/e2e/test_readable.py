@@ -122,6 +122,11 @@ async def test_code_lens_on_entry_and_show_summary(client: LanguageClient):
     assert "**3 fusions (1 Triton GEMM) · 0 custom-calls · 0 collectives**" in md
     assert "| `%gemm_fusion_dot.19.0` | `kCustom __triton_gemm*` | Triton GEMM fusion | dot |" \
         in md
+    # The short report comes first (as `hlo-lsp summary` prints it): kernel groups
+    # by estimated time, then every kernel under a heading of its own.
+    top = md.index("#### Top 3 of 3 kernel groups by estimated time")
+    assert top < md.index("#### All kernels (3)") < md.index("%gemm_fusion_dot.19.0` |")
+    assert "  1  %gemm_fusion_dot.19.0  1x" in md[top:]
 
 
 async def test_execute_readable_view(client: LanguageClient):

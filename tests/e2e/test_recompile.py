@@ -284,11 +284,18 @@ async def test_recompile_after_change_follows_renumbered_module(client, project)
     assert step["fileBefore"] == old_after.name and step["fileAfter"] == new_after.name
     assert step["totals"]["fusions"][0] >= 1 and \
         step["totals"]["fusions"] != [0, 0]
+    # ... and in cost terms (V2 adds an exp and a sum: more transcendentals and FLOPs)
+    costs = step["costs"]
+    assert costs["device"] == "cpu"
+    assert costs["transcendentals"][1] > costs["transcendentals"][0] > 0
+    assert costs["flops"][1] > costs["flops"][0]
     [warm] = [c for c in result["changes"] if c["module"] == "jit_warmup"]
-    assert warm["fileBefore"] is None
+    assert warm["fileBefore"] is None and warm["costs"] is None
     info = [m.message for m in client.messages if m.type == types.MessageType.Info]
     assert any(f"{old_after.name} is now {new_after.name}" in m and "jit_step (" in m
                for m in info), info
+    assert "Cost (ENTRY as XLA's cost analysis counts it; time: roofline on CPU" \
+        in result["summary"]
     # Progress and streamed output.
     [reports] = [r for t, r in client.progress_reports.items() if _ours(t)]
     assert reports[0].kind == "begin" and reports[0].cancellable

@@ -373,6 +373,11 @@ local function test_setup()
   H.eq(cc.settings.hlo.recompile.launcher, launcher, 'setup{launcher}: settings.hlo.recompile.launcher')
   hlo.config.launcher = nil
   H.eq(hlo.client_config('/tmp').settings, {}, 'no launcher: settings untouched')
+  -- The device option reaches the initialization options (the cost estimates).
+  hlo.config.device = 'h100-sxm'
+  H.eq(hlo.client_config('/tmp').init_options.device, 'h100-sxm', 'setup{device}: init_options.device')
+  hlo.config.device = nil
+  H.eq(hlo.client_config('/tmp').init_options, nil, 'no device, no source_root: no init_options')
   -- Root: nearest marker, else the file's directory.
   local dump = H.example_dump()
   vim.cmd('silent edit ' .. vim.fn.fnameescape(dump))

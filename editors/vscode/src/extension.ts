@@ -63,7 +63,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (!(e.affectsConfiguration('hlo.server') || e.affectsConfiguration('hlo.sourceRoot')) || !startRequested) return;
+      const affected = ['hlo.server', 'hlo.sourceRoot', 'hlo.device'].some((k) => e.affectsConfiguration(k));
+      if (!affected || !startRequested) return;
       if (startFailed && e.affectsConfiguration('hlo.server')) {
         // the server is not running: the user is fixing the setting the notification named
         await restart();
@@ -294,11 +295,15 @@ async function serverCommand(): Promise<ServerCommand> {
   return resolveServerCommand({ path, pythonPath, extraArgs });
 }
 
-/** `hlo.sourceRoot` (empty entries dropped) as the server's `sourceRoot`. */
+/** `hlo.sourceRoot` (empty entries dropped) and `hlo.device` (when set) as the server's `sourceRoot` and `device`. */
 function initializationOptions(): Record<string, unknown> {
-  const value = vscode.workspace.getConfiguration('hlo').get<unknown>('sourceRoot', '');
+  const cfg = vscode.workspace.getConfiguration('hlo');
+  const value = cfg.get<unknown>('sourceRoot', '');
   const roots = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v.trim() !== '');
-  return roots.length ? { sourceRoot: roots.length === 1 ? roots[0] : roots } : {};
+  const options: Record<string, unknown> = roots.length ? { sourceRoot: roots.length === 1 ? roots[0] : roots } : {};
+  const device = cfg.get<string>('device', '');
+  if (device) options.device = device;
+  return options;
 }
 
 async function startClient(): Promise<void> {

@@ -18,7 +18,7 @@ import sys
 def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.loading import load
     from hlo_lsp.features.compare import compare, format_text
-    from hlo_lsp.features.cost import device_for
+    from hlo_lsp.dump.names import device_for
     from hlo_lsp.model.summary import kernel_summary
 
     old = load(args.old, args.module)

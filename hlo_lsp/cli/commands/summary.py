@@ -23,7 +23,7 @@ import sys
 def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.loading import load
     from hlo_lsp.dump.targets import deviceless_statement
-    from hlo_lsp.features.cost import device_for
+    from hlo_lsp.dump.names import device_for
     from hlo_lsp.features.summary import FOLDED_ROWS, format_folded, format_text, format_top
     from hlo_lsp.model.summary import fold_summary, kernel_summary, ranked_kernels
 

@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from hlo_lsp.dump.names import device_for
 from hlo_lsp.dump.targets import deviceless_statement
 from hlo_lsp.features.compare import compare, format_markdown as diff_markdown, \
     format_text as diff_text
@@ -33,7 +34,7 @@ from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
-from hlo_lsp.model.summary import KernelSummary, kernel_summary
+from hlo_lsp.model.summary import KernelSummary, fold_summary, kernel_summary
 
 LEGEND = types.SemanticTokensLegend(token_types=list(TOKEN_TYPES),
                                     token_modifiers=list(TOKEN_MODIFIERS))
@@ -128,8 +129,13 @@ def register(server: HloLanguageServer) -> None:
             summary = await summary_of(ls, a)
             path = to_fs_path(a.uri)
             note = (await asyncio.to_thread(deviceless_statement, path) if path else None) or ""
-            return format_text(summary, note) if options.format == "text" \
-                else format_markdown(summary, note)
+            # The short report first (top kernel groups by estimated time, repeated
+            # structure folded), then every kernel under "All kernels".
+            device = device_for(path, ls.settings.device)
+            folded = await ls.store.derive(a, f"folded:{device.key}", fold_summary, a.module,
+                                           summary, device)
+            return format_text(summary, note, folded) if options.format == "text" \
+                else format_markdown(summary, note, folded)
 
     @server.command(READABLE_VIEW)
     @guarded(default=None)

@@ -543,7 +543,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
         result = await recompile(recipe, dump_dir, platform=platform, open_files=open_files,
                                  on_output=on_output, cancel=cancel, timeout=timeout,
                                  save=recipe.origin != "setting", target=target,
-                                 plan=plan, on_stage=on_stage)
+                                 plan=plan, on_stage=on_stage, device=ls.settings.device)
     finally:
         if token is not None:
             ls.end_progress(token, "done")

@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 
 from hlo_lsp.dump.reports import cached_buffer_assignment_for, load_buffer_assignment_for
 from hlo_lsp.dump.targets import deviceless_statement
-from hlo_lsp.features.cost import device_for
+from hlo_lsp.dump.names import device_for
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover

@@ -78,6 +78,19 @@ def test_seed_001_diff_and_recompile_report_count_the_same(tmp_path, capsys):
         k[len("fusion:"):]: v for k, v in counts.items() if k.startswith("fusion:")}
     assert by_kind["__triton_gemm"] == [1, 0]
     assert counts["fusion"] == change.totals["fusions"] == (3, 0)
+
+    # In cost terms, the report and the diff agree too (both on the CPU default:
+    # the diff's files are not named like a dump, so no device is implied; the
+    # report is asked for the same device).
+    [on_cpu] = compare_dumps(old, hlo_files(old), new, hlo_files(new), device="cpu")
+    assert on_cpu.costs.to_dict() == diff["cost"]
+    assert as_json["costs"]["flops"] == diff["cost"]["flops"]
+    assert as_json["costs"]["device"] == "h100-sxm"  # sm_9.0 in the dump's file name
+    lines = "\n".join(on_cpu.report())
+    assert "  Cost (ENTRY as XLA's cost analysis counts it; time: roofline on" in lines
+    assert "    kernels whose cost changed (" in lines
+    assert "cuBLASLt FP8 call %cublas-gemm.clone.1.0 (0 -> 1)" in lines
+    assert "Cost (ENTRY" in report
     # The text of both says the same about the Triton GEMM fusion.
     assert main(["diff", str(FP8_REGRESSION), str(FP8_FUSED)]) == 0
     text = capsys.readouterr().out

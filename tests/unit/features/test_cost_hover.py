@@ -7,7 +7,8 @@ from __future__ import annotations
 import itertools
 
 from tests.helpers import EXAMPLES, FP8_DUMP, TRAIN_AFTER, offset_of, read
-from hlo_lsp.features.cost import device_for, format_count
+from hlo_lsp.dump.names import device_for
+from hlo_lsp.model.cost import format_count
 from hlo_lsp.features.hover import hover
 from hlo_lsp.model.accelerators import ACCELERATORS, accelerator
 from hlo_lsp.model.cost import Cost, cost_model, roofline

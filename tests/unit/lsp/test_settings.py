@@ -112,3 +112,16 @@ def test_vscode_contributes_the_launcher_setting_as_the_server_reads_it():
     assert launcher["type"] == "object" and launcher["default"] == {}
     assert set(launcher["properties"]) == {camel(f.name) for f in attrs.fields(LauncherSettings)}
     assert tuple(launcher["properties"]["preset"]["enum"]) == PRESETS
+
+
+def test_vscode_contributes_the_device_setting_as_the_server_reads_it():
+    import json
+
+    from hlo_lsp.model.accelerators import ACCELERATORS
+    pkg = json.loads((ROOT / "editors/vscode/package.json").read_text(encoding="utf-8"))
+    device = pkg["contributes"]["configuration"]["properties"]["hlo.device"]
+    assert device["enum"] == ["", *ACCELERATORS]
+    assert device["enumDescriptions"][1:] == [a.name for a in ACCELERATORS.values()]
+    for key in ACCELERATORS:
+        assert parse_settings({"device": key}).device == key
+    assert parse_settings({"device": "h200"}).device is None  # unknown: the default

@@ -56,6 +56,10 @@ M.defaults = {
   -- setting, e.g. { preset = 'slurm', args = { '--gpus=1', '--partition=gpu' } },
   -- { preset = 'ssh', host = 'gpu-box' } or { argv = { 'srun', '{command}' } }.
   launcher = nil,
+  -- Accelerator of the cost estimates (hover, summary, recompile report): one of
+  -- 'h100-sxm', 'h100-pcie', 'a100-sxm-80gb', 'b200', 'l4', 'tpu-v5e', 'cpu' (the
+  -- server's `device`). nil: the one the dump's file name implies, else 'cpu'.
+  device = nil,
   -- Start the server automatically. false: only register the config (for
   -- nvim-lspconfig or your own vim.lsp.enable call).
   autostart = true,
@@ -132,6 +136,9 @@ function M.client_config(root_dir)
   local init_options = c.init_options
   if c.source_root ~= nil then
     init_options = vim.tbl_extend('force', init_options or {}, { sourceRoot = c.source_root })
+  end
+  if c.device ~= nil then
+    init_options = vim.tbl_extend('force', init_options or {}, { device = c.device })
   end
   local settings = c.settings or {}
   if c.launcher ~= nil then
