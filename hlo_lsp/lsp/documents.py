@@ -39,14 +39,14 @@ import os
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Protocol
+from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from cachetools import LRUCache
 
 from hlo_lsp.dump.names import is_non_hlo_dump_file
-from hlo_lsp.features.diagnostics import diagnostics
+from hlo_lsp.features.diagnostics import diagnostics, edited_diagnostics
 from hlo_lsp.model.hlo import HloModule, Problem, Severity
-from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, parse_chunked
+from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, edited_chunk, parse_chunked
 from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import parse, paused_gc
@@ -101,7 +101,9 @@ class Analysis:
 def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             previous: HloModule | None = None, window: EditWindow | None = None,
             snapshot: Snapshot | None = None, keep_previous: bool = True,
-            on_model: Callable[[HloModule], None] | None = None) -> Analysis:
+            on_model: Callable[[HloModule], None] | None = None,
+            previous_problems: Sequence[Problem] | None = None,
+            on_edited: Callable[[list[Problem]], None] | None = None) -> Analysis:
     """Parse ``text`` (runs in a worker thread) and check it.
 
     Documents over :data:`CHUNKED_PARSE_CHARS` are parsed computation by
@@ -112,8 +114,12 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
     (bounded memory). ``snapshot`` (of this text) lends its line index and
     skeleton. ``on_model`` is called (in this thread) with the finished model
     before the semantic checks run, so that requests can be answered from it
-    while they do. Never raises: an internal error becomes a diagnostic on the
-    first character."""
+    while they do. ``on_edited`` is called (in this thread) with the first
+    diagnostics of an edit inside one computation, before the rest of the module
+    is moved and checked: those of the edited computation and ``previous_problems``
+    (the previous analysis' problems) elsewhere
+    (:func:`hlo_lsp.features.diagnostics.edited_diagnostics`). Never raises: an
+    internal error becomes a diagnostic on the first character."""
     lines = snapshot.lines if snapshot is not None else LineIndex(text, encoding)
     if len(text) > MAX_FULL_PARSE_CHARS:
         module = HloModule(text)
@@ -132,7 +138,18 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             module = None
             if len(text) >= CHUNKED_PARSE_CHARS:
                 skeleton = snapshot.skeleton if snapshot is not None else None
-                module = parse_chunked(text, skeleton, previous, window, keep_previous)
+                edited = None
+                if (on_edited is not None and previous_problems is not None
+                        and skeleton is not None and window is not None):
+                    found = edited_chunk(text, skeleton, previous, window, keep_previous)
+                    if found is not None:
+                        edited, old_end = found
+                        first = edited_diagnostics(previous_problems, edited, old_end,
+                                                   window.delta, len(previous.frames.frames))
+                        if first is not None:
+                            on_edited(first)
+                module = parse_chunked(text, skeleton, previous, window, keep_previous,
+                                       edited)
             if module is None:
                 module = parse(text)
             if on_model is not None:
@@ -299,6 +316,11 @@ class StoreListener(Protocol):
 
     def analysed(self, analysis: Analysis, current: bool) -> None:
         """A new analysis of an opened document; ``current``: of its latest version."""
+
+    def edited(self, uri: str, version: int, problems: list[Problem],
+               lines: LineIndex) -> None:
+        """The first diagnostics of version ``version`` (of its latest version),
+        known before its analysis ends (see :func:`analyze`, ``on_edited``)."""
 
     async def begin_progress(self, title: str) -> str | None:
         """Start a progress report; its token or None."""
@@ -478,6 +500,10 @@ class DocumentStore:
                 provisional = Analysis(uri, version, module, snapshot.lines, 0.0)
                 loop.call_soon_threadsafe(self._model_ready, doc, provisional)
 
+            def edited(problems: list[Problem]) -> None:  # in the worker thread
+                loop.call_soon_threadsafe(self._edited, uri, doc, version, problems,
+                                          snapshot.lines)
+
             try:
                 if self._shut:
                     return
@@ -485,7 +511,9 @@ class DocumentStore:
                     self.pool, functools.partial(
                         analyze, uri, version, text, snapshot.encoding,
                         previous.module if previous is not None else None, window, snapshot,
-                        keep, on_model=model_ready))
+                        keep, on_model=model_ready,
+                        previous_problems=previous.problems if previous is not None else None,
+                        on_edited=edited if self.listener is not None else None))
             finally:
                 doc.running = False
                 provisional, doc.provisional = doc.provisional, None
@@ -539,6 +567,11 @@ class DocumentStore:
                 return View(latest, latest.lines)
         window = doc.window_since(latest.version, doc.version)
         return View(latest, doc.snapshot.lines, window) if window is not None else None
+
+    def _edited(self, uri: str, doc: _Document, version: int, problems: list[Problem],
+                lines: LineIndex) -> None:
+        if not doc.closed and version == doc.version and self.listener is not None:
+            self.listener.edited(uri, version, problems, lines)
 
     def _model_ready(self, doc: _Document, provisional: Analysis) -> None:
         if doc.closed or not doc.running or (

@@ -43,6 +43,8 @@ from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp.documents import Analysis, DocumentStore
 from hlo_lsp.lsp.settings import Settings, parse_settings
 from hlo_lsp.lsp.wire import Encoded
+from hlo_lsp.model.hlo import Problem
+from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
 from hlo_lsp.syntax.xla import XlaOracle, available as xla_available
 
@@ -138,6 +140,9 @@ class HloLanguageServer(LanguageServer):
         self._tasks: set[asyncio.Task] = set()
         self.shutdown_requested = False
         self._source_dirs: TTLCache = TTLCache(maxsize=256, ttl=SOURCE_DIRS_TTL_S)
+        #: uri -> (version, problems) published by :meth:`edited`, until the
+        #: analysis of that version publishes (or not, when they are the same).
+        self._published: dict[str, tuple[int, list[Problem]]] = {}
 
     # -- lifecycle ------------------------------------------------------------
     def shut_down(self) -> None:
@@ -285,14 +290,29 @@ class HloLanguageServer(LanguageServer):
         task.add_done_callback(self._tasks.discard)
         return task
 
+    def edited(self, uri: str, version: int, problems: list[Problem],
+               lines: LineIndex) -> None:
+        """Publish an edit's first diagnostics (its computation checked, the rest
+        as before); the analysis' own follow when they differ."""
+        self._published[uri] = (version, problems)
+        self._publish(uri, version, problems, lines)
+
     def publish(self, analysis: Analysis) -> None:
-        """textDocument/publishDiagnostics: ours, and XLA's verdict when ours missed it."""
+        """textDocument/publishDiagnostics: ours, and XLA's verdict when ours missed
+        it; nothing when exactly these were published first (:meth:`edited`)."""
         problems = merge_xla(list(analysis.problems), analysis.xla_problems, analysis.lines)
+        early = self._published.pop(analysis.uri, None)
+        if early is not None and early[0] == analysis.version and early[1] == problems:
+            return
+        self._publish(analysis.uri, analysis.version, problems, analysis.lines)
+
+    def _publish(self, uri: str, version: int, problems: list[Problem],
+                 lines: LineIndex) -> None:
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=analysis.uri, version=analysis.version,
-            diagnostics=[to_diagnostic(p, analysis.lines) for p in problems]))
+            uri=uri, version=version, diagnostics=[to_diagnostic(p, lines) for p in problems]))
 
     def clear_diagnostics(self, uri: str) -> None:
+        self._published.pop(uri, None)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 

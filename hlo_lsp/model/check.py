@@ -108,6 +108,14 @@ def check(module: HloModule) -> list[Problem]:
 _LOCAL_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def computation_problems(comp: Computation, frame_count: int) -> list[Problem]:
+    """The problems :func:`check` finds inside ``comp`` alone (not those that
+    need the module: callees, duplicate computation names, ENTRY count), with
+    ``frame_count`` entries in the module's StackFrames table. Cached with the
+    computation: :func:`check` finds them again for free."""
+    return _local_problems(comp, frame_count)[0]
+
+
 def _local_problems(comp: Computation,
                     frame_count: int) -> tuple[list[Problem], list[ComputationRef]]:
     """The problems found inside ``comp`` alone, at its current offsets, and the

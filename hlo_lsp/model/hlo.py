@@ -322,42 +322,7 @@ class Computation:
         self.end += delta
         for comp in self.nested:
             comp.shift(delta)
-        for ins in self.instructions:
-            r = ins.name
-            r.start += delta
-            r.end += delta
-            ins.opcode_start += delta
-            ins.start += delta
-            ins.end += delta
-            t = ins.shape
-            if t is not None:
-                if t.elements is None:
-                    t.start += delta
-                    t.end += delta
-                else:
-                    _shift_shape(t, delta)
-            for op in ins.operands:
-                r = op.ref
-                r.start += delta
-                r.end += delta
-                t = op.shape
-                if t is not None:
-                    if t.elements is None:
-                        t.start += delta
-                        t.end += delta
-                    else:
-                        _shift_shape(t, delta)
-            for a in ins.attributes:
-                a.name_start += delta
-                a.value_start += delta
-                a.value_end += delta
-            for c in ins.called:
-                r = c.ref
-                r.start += delta
-                r.end += delta
-            for r in ins.control_predecessors:
-                r.start += delta
-                r.end += delta
+        _shift_instructions(self.instructions, delta)
 
     def shifted(self, delta: int) -> "Computation":
         """A copy of this computation with every offset moved by ``delta``
@@ -391,11 +356,75 @@ class Computation:
             comp.instructions.append(copy)
         return comp
 
+    def with_instruction(self, index: int, ins: Instruction, delta: int,
+                         copy: bool) -> "Computation":
+        """This computation with ``instructions[index]`` replaced by ``ins``: an
+        edit on that instruction's line, which moved the text after it by
+        ``delta`` characters (the instructions after it and the closing brace
+        move with it). With ``copy`` this computation is left as it is (a
+        request may still read it) and the result holds copies; else its
+        instructions move into the result and this one must no longer be read.
+        Its header and nested computations stay (the edit is below the header
+        of a computation without inline computations)."""
+        base = self.shifted(0) if copy else self
+        after = base.instructions[index + 1:]
+        _shift_instructions(after, delta)
+        comp = Computation(base.name, base.is_entry, base.params, base.result, base.start,
+                           base.body_start, base.end + delta,
+                           base.instructions[:index] + [ins] + after,
+                           base.execution_thread, base.closed, base.inline, base.nested)
+        holder = weakref.ref(comp)
+        for i in comp.instructions:
+            i._computation = holder
+        return comp
+
     def signature(self, with_name: bool = True) -> str:
         """``name(p0: shape, ...) -> shape`` as printed in hovers."""
         params = ", ".join(f"{p.ref.name}: {p.shape.text}" for p in self.params)
         result = f" -> {self.result.text}" if self.result else ""
         return f"{self.name.name if with_name else ''}({params}){result}"
+
+
+def _shift_instructions(instructions: list[Instruction], delta: int) -> None:
+    """Move every offset of ``instructions`` by ``delta`` characters, in place:
+    the hot loop of an edit in a big document, written out flat (array shapes,
+    which have no elements, moved without the stack that tuples need)."""
+    for ins in instructions:
+        r = ins.name
+        r.start += delta
+        r.end += delta
+        ins.opcode_start += delta
+        ins.start += delta
+        ins.end += delta
+        t = ins.shape
+        if t is not None:
+            if t.elements is None:
+                t.start += delta
+                t.end += delta
+            else:
+                _shift_shape(t, delta)
+        for op in ins.operands:
+            r = op.ref
+            r.start += delta
+            r.end += delta
+            t = op.shape
+            if t is not None:
+                if t.elements is None:
+                    t.start += delta
+                    t.end += delta
+                else:
+                    _shift_shape(t, delta)
+        for a in ins.attributes:
+            a.name_start += delta
+            a.value_start += delta
+            a.value_end += delta
+        for c in ins.called:
+            r = c.ref
+            r.start += delta
+            r.end += delta
+        for r in ins.control_predecessors:
+            r.start += delta
+            r.end += delta
 
 
 def _shift_ref(ref: Ref, delta: int) -> None:

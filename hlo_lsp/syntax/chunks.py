@@ -34,7 +34,7 @@ from lark.exceptions import UnexpectedInput
 from hlo_lsp.syntax.edits import EditWindow
 from hlo_lsp.model.spans import Span
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, Problem
-from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment, try_parse
+from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment, try_instruction, try_parse
 from hlo_lsp.syntax.lines import LineIndex
 
 #: A computation header line: a name at column 0, the line ending with "{".
@@ -116,7 +116,8 @@ class Chunk:
 def parse_chunked(text: str, skeleton: Skeleton | None = None,
                   previous: HloModule | None = None,
                   window: EditWindow | None = None,
-                  keep_previous: bool = False) -> HloModule | None:
+                  keep_previous: bool = False,
+                  edited: Chunk | None = None) -> HloModule | None:
     """Parse ``text`` chunk by chunk (one computation each, see :class:`Skeleton`);
     None when the module header or the stack-frame tables do not parse (the
     caller then uses :func:`hlo_lsp.syntax.parser.parse` on the whole text).
@@ -132,8 +133,10 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
     and the ones that stay are shared. With ``window``, the edit that
     turned ``previous.text`` into ``text``, every chunk outside it is reused
     without looking at its text; without it, unchanged chunks are found by
-    comparing their text. The result carries ``chunks`` and ``prefix`` (the
-    parsed module header and stack-frame tables) for the next edit.
+    comparing their text. ``edited``: the chunk the edit falls in, already
+    parsed (:func:`edited_chunk`), taken instead of parsing its text again. The
+    result carries ``chunks`` and ``prefix`` (the parsed module header and
+    stack-frame tables) for the next edit.
     """
     if text.startswith("// -----") or "\n// -----" in text:
         return None  # a split file: parsed part by part, as a whole
@@ -163,7 +166,8 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
         for start, end in bounds:
             chunk = reuse(start, end)
             if chunk is None:
-                chunk = _parse_chunk(text, start, end)
+                chunk = edited if edited is not None and (edited.start, edited.end) == \
+                    (start, end) else _parse_chunk(text, start, end)
             chunks.append(chunk)
     for chunk in chunks:
         items.extend(chunk.computations)
@@ -173,6 +177,76 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
     module.chunks = chunks
     module.prefix = (prefix_end, prefix_items)
     return module
+
+
+#: A computation at least this long (characters) is not parsed again for an edit
+#: that stays on one line of one of its instructions: that line is
+#: (:func:`_edited_line`).
+LINE_EDIT_CHARS = 16 * 1024
+
+
+def edited_chunk(text: str, skeleton: Skeleton, previous: HloModule | None,
+                 window: EditWindow, keep_previous: bool = False) -> tuple[Chunk, int] | None:
+    """The chunk of ``text`` (one computation) that the edit ``window`` (from
+    ``previous.text`` to ``text``) falls in, parsed, and that chunk's end in
+    ``previous.text``; None unless the edit stays inside one computation of a
+    chunked parse ``previous`` (after the module header, the computation's
+    bounds unchanged but for the edit). In a computation of
+    :data:`LINE_EDIT_CHARS` and more, an edit on one instruction's line re-reads
+    that line only (:func:`_edited_line`; with ``keep_previous`` the
+    computation is copied, else its instructions are moved). What an edit's
+    first diagnostics need (:func:`hlo_lsp.features.diagnostics.edited_diagnostics`),
+    handed to :func:`parse_chunked` afterwards so that it is read once."""
+    old: list[Chunk] = getattr(previous, "chunks", None) or []
+    prefix = getattr(previous, "prefix", None)
+    if not old or prefix is None or prefix[0] != skeleton.prefix_end \
+            or window.start < skeleton.prefix_end:
+        return None
+    i = skeleton.chunk_index(window.start)
+    start, end = skeleton.bounds(i)
+    old_end = end - window.delta
+    if i < 0 or window.new_end > end or start == window.start:
+        return None
+    j = bisect.bisect_left([c.start for c in old], start)
+    if j == len(old) or old[j].start != start or old[j].end != old_end:
+        return None
+    chunk = None
+    if end - start >= LINE_EDIT_CHARS:
+        chunk = _edited_line(text, previous.text, old[j], window, keep_previous)
+    return (chunk or _parse_chunk(text, start, end)), old_end
+
+
+def _edited_line(text: str, old_text: str, old: Chunk, window: EditWindow,
+                 keep_previous: bool) -> Chunk | None:
+    """The chunk ``old`` (one computation of ``old_text``) after the edit
+    ``window``, when the edit stays on the line of one of its instructions and
+    the new line parses alone as one instruction: that line parsed, the
+    instructions after it moved (:meth:`Computation.with_instruction`). None
+    otherwise (the caller parses the computation)."""
+    if len(old.computations) != 1 or old.problems:
+        return None
+    comp = old.computations[0]
+    if comp.nested or "\n" in old_text[window.start:window.old_end] \
+            or "\n" in text[window.start:window.new_end]:
+        return None
+    line_start = old_text.rfind("\n", 0, window.start) + 1
+    line_end = old_text.find("\n", window.old_end)
+    instructions = comp.instructions
+    k = bisect.bisect_right([ins.start for ins in instructions], window.start) - 1
+    if line_end < 0 or k < 0:
+        return None
+    ins = instructions[k]
+    # the instruction is that whole line (no other one, nested or not, on it)
+    if not (line_start <= ins.start and ins.end <= line_end) \
+            or old_text[line_start:ins.start].strip() \
+            or (k > 0 and instructions[k - 1].end > line_start) \
+            or (k + 1 < len(instructions) and instructions[k + 1].start < line_end):
+        return None
+    new = try_instruction(text[line_start:line_end + window.delta], line_start)
+    if new is None or new.end > line_end + window.delta:
+        return None
+    moved = comp.with_instruction(k, new, window.delta, keep_previous)
+    return Chunk(old.start, old.end + window.delta, [moved], [])
 
 
 #: Characters of consecutive computations parsed in one call of the parser when

@@ -547,15 +547,30 @@ def try_parse(text: str, start: str, base: int = 0):
         return None
 
 
-def _parse_instruction(text: str, base: int):
+def try_instruction(text: str, base: int = 0) -> Instruction | None:
+    """One instruction line parsed alone (``text`` begins at offset ``base`` of
+    its document), on the fast path only; None when it does not parse, or when
+    it holds nested operand instructions or inline computations (which belong
+    to its computation: the caller reads the computation instead)."""
+    try:
+        parsed, nested, inline = _parse_instruction(text, base, fast_only=True)
+    except (_SlowPathNeeded, UnexpectedInput):
+        return None
+    return parsed if isinstance(parsed, Instruction) and not nested and not inline else None
+
+
+def _parse_instruction(text: str, base: int, fast_only: bool = False):
     """One instruction with what its parse set aside: (instruction, nested
     operand instructions, inline computations), on the fast path when it parses.
 
-    Raises lark.exceptions.UnexpectedInput when it does not."""
+    Raises lark.exceptions.UnexpectedInput when it does not (with ``fast_only``,
+    _SlowPathNeeded when the fast path fails)."""
     try:
         parsed = _run_fast(text, "instruction", base)
         builder = _parser(True)[1]
     except _SlowPathNeeded:
+        if fast_only:
+            raise
         parsed = _run(text, "instruction", base)
         builder = _parser()[1]
     found = (parsed, builder.anonymous, builder.inline)

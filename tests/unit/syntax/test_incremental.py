@@ -6,6 +6,7 @@ the one computed from scratch, on a real dump, for edits of every kind."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -220,3 +221,43 @@ def test_skeleton_after_edits_equals_a_fresh_one_with_mixed_line_endings(seed):
         skeleton = skeleton.edited(edited, EditWindow(a, b, a + len(new)))
         text = edited
         assert skeleton.heads == Skeleton(text).heads
+
+
+def test_edits_on_one_line_of_a_long_computation_reread_that_line_only(monkeypatch):
+    """An edit that stays on one instruction's line is read as that line alone
+    (hlo_lsp.syntax.chunks._edited_line; every computation counts as long
+    here): the model and diagnostics equal a fresh parse's, whether the edit
+    breaks the line or not; with keep_previous the previous model is untouched."""
+    from hlo_lsp.syntax import chunks
+
+    monkeypatch.setattr(chunks, "LINE_EDIT_CHARS", 0)
+    taken = []
+    line_path = chunks._edited_line
+    monkeypatch.setattr(chunks, "_edited_line",
+                        lambda *a: taken.append(line_path(*a)) or taken[-1])
+    rng = random.Random(3)
+    text = read(TRAIN_AFTER)
+    lines, skeleton = LineIndex(text), Skeleton(text)
+    module = parse_chunked(text, skeleton)
+    for step in range(80):
+        names = [m.start() for m in re.finditer(r"(?<=[ (])%[\w.]+", text)]
+        at = rng.choice(names) + rng.randint(1, 3)
+        start, end, new = rng.choice([(at, at, "x"), (at, at + 1, ""), (at, at + 1, "Q"),
+                                      (at, at, "(("), (at, at, " "), (at, at, "7")])
+        rng_ = (*_position(text, start), *_position(text, end))
+        new_text, new_lines, window = apply_changes(text, lines, [(rng_, new)])
+        new_skeleton = skeleton.edited(new_text, window)
+        keep = step % 2 == 0
+        before = fingerprint(module)
+        found = chunks.edited_chunk(new_text, new_skeleton, module, window, keep)
+        incremental = parse_chunked(new_text, new_skeleton, module, window, keep,
+                                    found[0] if found else None)
+        if keep:
+            assert fingerprint(module) == before, step
+        fresh = parse(new_text)
+        assert fingerprint(incremental) == fingerprint(fresh), step
+        assert problems(incremental) == problems(fresh), step
+        text, lines, skeleton, module = new_text, new_lines, new_skeleton, incremental
+    # the line path was taken for many edits; not for lines that broke (nor for
+    # later edits in a computation left broken)
+    assert sum(c is not None for c in taken) > 25 and any(c is None for c in taken)
