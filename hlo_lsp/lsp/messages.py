@@ -261,6 +261,8 @@ class GraphParams:
     position: types.Position | None = None
     hops: int | None = None
     limit: int | None = None
+    #: also the self-contained HTML page of the graph (``GraphReply.page``)
+    page: bool | None = None
 
 
 @attrs.frozen
@@ -324,6 +326,9 @@ class GraphReply:
     message: str = ""
     hops: int | None = None
     limit: int = 0
+    #: the self-contained HTML page (:func:`hlo_lsp.features.graph_page.graph_html`)
+    #: when the params asked for it, else ""
+    page: str = ""
 
 
 for _cls in (GraphParams, GraphNodeInfo, GraphEdgeInfo, GraphClusterInfo, GraphReply):

@@ -1,7 +1,8 @@
 // Drives a page `hlo-lsp graph` or `hlo-lsp memory` wrote in headless Chromium
 // (playwright-core with the system's chromium) and prints what it found as JSON:
 //   node drive.mjs '{"chromium": "/usr/bin/chromium", "url": "file:///...", "kind": "graph",
-//                   "click": "node name" | null, "screenshot": "/path.png" | null}'
+//                   "click": "node name" | null, "selectLine": 0-based line | null,
+//                   "screenshot": "/path.png" | null}'
 // graph: rendered nodes (data-name, data-kind, data-range), edges (by the names of
 // their ends, from each edge's <title>), the messages a click posted, render time.
 // memory: the peak figure and the rows shown.
@@ -49,6 +50,12 @@ try {
       await page.waitForFunction(() => window.__posted.length > 0, null, { timeout: 5000 });
       out.posted = await page.evaluate(() => window.__posted);
       out.selected = await page.textContent("#selected");
+    }
+    if (typeof spec.selectLine === "number") {
+      // what an editor posts when its cursor moves (docs/protocol.md, hlo/graph "page")
+      await page.evaluate((line) => window.postMessage({ type: "hlo-graph-select", line }, "*"), spec.selectLine);
+      await page.waitForSelector(`body[data-cursor-line="${spec.selectLine}"]`, { timeout: 5000 });
+      out.cursor = await page.$$eval("#graph svg g.node.cursor:not([data-stub])", (gs) => gs.map((g) => g.dataset.name));
     }
   } else {
     await page.waitForSelector("#peak");

@@ -96,8 +96,9 @@ def test_fusion_page_shows_the_fused_computation_and_a_click_posts_its_range(dri
     expected = graph(module, computation=fused)
     dot_ins = next(i for i in module.by_name[fused].instructions if i.opcode == "dot")
     shot = tmp_path / "fusion.png"
+    dot_line = text.count("\n", 0, dot_ins.name.start)
     got = drive({"url": page.as_uri(), "kind": "graph", "click": dot_ins.name.name,
-                 "screenshot": str(shot)})
+                 "selectLine": dot_line, "screenshot": str(shot)})
     assert got["errors"] == [] and got["rendered"] == "true"
     assert sorted(n["name"] for n in got["nodes"]) == _names(expected)
     assert collections.Counter(map(tuple, got["edges"])) == _edges(expected)
@@ -113,6 +114,8 @@ def test_fusion_page_shows_the_fused_computation_and_a_click_posts_its_range(dri
     line = text.split("\n")[start["line"]]
     assert line[start["character"]:end["character"]] == "%" + dot_ins.name.name
     assert f":{start['line'] + 1}:" in got["selected"]
+    # the editor's cursor on the dot's line marks the dot's node
+    assert got["cursor"] == [dot_ins.name.name]
     assert _render_ms(drive, got, page.as_uri()) < RENDER_BUDGET_MS, got
     if os.environ.get("HLO_LSP_UPDATE_SCREENSHOTS"):  # docs/images/graph.png
         entry_page = tmp_path / "entry.html"

@@ -80,6 +80,24 @@ async def test_graph_around_the_cursor(client: LanguageClient):
     assert (node["kind"], node["library"]) == ("custom-call", "cuBLASLt FP8")
 
 
+async def test_the_page_an_editor_shows(client: LanguageClient):
+    """With ``page``, the reply carries the page ``hlo-lsp graph`` writes, for the
+    same nodes (VS Code's HLO: Show Graph, Neovim's :HloGraph); without, none."""
+    uri, text = _open(client, FP8_DUMP)
+    at = plain(position_of(text, "%cublas-gemm.1.0 =", 3))
+    reply = await _graph(client, textDocument={"uri": uri}, position=at, hops=1, page=True)
+    page = reply["page"]
+    assert page.startswith("<!DOCTYPE html>") and "hloGraphviz" in page
+    data = json.loads(page.split('id="hlo-graph-data">', 1)[1].split("</script>", 1)[0])
+    assert {n["name"] for n in data["nodes"] if not n.get("stub")} == \
+        {n["name"] for n in reply["nodes"]}
+    assert data["uri"] == uri and "around cublas-gemm.1.0" in page
+    gemm = next(n for n in data["nodes"] if n["name"] == "cublas-gemm.1.0")
+    assert gemm["range"] == next(n for n in reply["nodes"]
+                                 if n["name"] == "cublas-gemm.1.0")["selectionRange"]
+    assert (await _graph(client, textDocument={"uri": uri}, position=at, hops=1))["page"] == ""
+
+
 async def test_malformed_params_and_unknown_computation_answer_null(client: LanguageClient):
     uri, _ = _open(client, FP8_DUMP)
     assert await _graph(client, textDocument={"uri": uri}, computation="nope") is None

@@ -2,7 +2,7 @@
 --   HLO_LSP_CMD='python -m hlo_lsp' nvim --headless -u editors/nvim/tests/minimal_init.lua -c 'luafile editors/nvim/tests/test_lsp.lua'
 -- Opens a real GPU dump (examples/gpu) and checks filetype, attach, hover,
 -- go-to-definition, the metadata toggle (buffer untouched), :HloRestart, the views
--- (:HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart), and that a
+-- (:HloReadable[!], :HloSummary, :HloGraph, :HloCompare, :HloCounterpart), and that a
 -- *-buffer-assignment.txt file gets neither the filetype nor a client.
 local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')
 local api = vim.api
@@ -182,6 +182,26 @@ local function test_views(b, win, gemm_row)
   sb = wait_current('hlo-summary://')
   H.check(sb ~= nil and buffer_text(sb):find('cuBLASLt FP8', 1, true) ~= nil, 'the code lens command hlo.showSummary shows the summary')
   vim.cmd('silent only')
+
+  -- :HloGraph on the custom-call: the page written and handed to the opener
+  api.nvim_win_set_buf(0, b)
+  api.nvim_win_set_cursor(0, { gemm_row + 1, 4 })
+  local opened = nil
+  hlo.config.graph_opener = function(path)
+    opened = path
+  end
+  vim.cmd('HloGraph 2')
+  vim.wait(TIMEOUT, function()
+    return opened ~= nil
+  end, 20)
+  hlo.config.graph_opener = nil
+  if H.check(opened ~= nil and vim.fn.filereadable(opened) == 1, ':HloGraph writes the page and opens it', opened) then
+    local page = table.concat(vim.fn.readfile(opened), '\n')
+    H.contains(page, 'id="hlo-graph-data"', ':HloGraph page carries the graph data')
+    H.contains(page, '"name":"cublas-gemm.1.0"', ':HloGraph page has the custom-call node')
+    H.contains(page, 'around cublas-gemm.1.0', ':HloGraph page is the neighbourhood of the cursor')
+    H.contains(page, 'hloGraphviz', ':HloGraph page inlines the renderer (works offline)')
+  end
 
   -- :HloCompare {file}: the cuBLASLt call of the fused dump disappeared in the gemm-fusion one
   local gpu_dir = vim.fn.fnamemodify(H.example_dump(), ':h')

@@ -27,6 +27,7 @@ import {
   recompileArguments,
   resolveServerCommand,
 } from './serverCommand';
+import { HloGraphPanel } from './graphPanel';
 import { HloViews } from './viewCommands';
 import { GOTO_COUNTERPART, SHOW_SUMMARY } from './views';
 
@@ -38,6 +39,7 @@ let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
 let controller: InlineRegionController;
 let views: HloViews;
+let graphs: HloGraphPanel;
 /**
  * Our own `hlo.recompile` / `hlo.gotoCounterpart` when the server does not advertise
  * them (else vscode-languageclient registers them and the middleware below wraps them).
@@ -56,10 +58,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   output = vscode.window.createOutputChannel(CLIENT_NAME);
   controller = new InlineRegionController(context, () => client, (m) => output.appendLine(m));
   views = new HloViews(() => client, (m) => output.appendLine(m));
+  graphs = new HloGraphPanel(() => client, (m) => output.appendLine(m));
   context.subscriptions.push(
     output,
     controller,
     views,
+    graphs,
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {

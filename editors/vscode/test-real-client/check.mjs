@@ -354,6 +354,32 @@ if (mode === 'examples') {
     await screenshot('cursor-line');
   });
 
+  await check('HLO: Show Graph opens the graph beside the editor; a click on a node reveals its line', async () => {
+    const t = fs.readFileSync(path.join(new URL(url).searchParams.get('folder'), 'jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt'), 'utf8').split('\n');
+    const r = t.findIndex((l) => l.includes('%cublas-gemm.1.0 = '));
+    const target = t.findIndex((l) => l.includes('%wrapped_transpose = ')); // an operand, on another line
+    await gotoLine(r + 1, t[r].indexOf('%cublas-gemm.1.0') + 3);
+    await command('HLO: Show Graph');
+    // the webview: the page the server made, in an iframe of the webview's own iframe
+    const frame = await waitFor('the graph rendered in a webview', async () => {
+      for (const f of page.frames()) {
+        const ok = await f.$('body[data-rendered="true"] #graph svg g.node').catch(() => null);
+        if (ok) return f;
+      }
+      return undefined;
+    }, 60000);
+    const names = await frame.$$eval('#graph svg g.node', (gs) => gs.map((g) => g.dataset.name));
+    assert.ok(names.includes('cublas-gemm.1.0') && names.includes('wrapped_transpose'), `nodes: ${names}`);
+    await screenshot('graph-panel');
+    const node = await frame.$('#graph svg g.node[data-name="wrapped_transpose"]:not([data-stub])');
+    await node.click();
+    await waitFor(`the editor on line ${target + 1}`, async () => (await cursorAt())?.line === target + 1, 15000);
+    await screenshot('graph-click-revealed');
+    // the cursor moved in the editor: its node is marked in the graph
+    await waitFor('the node of the cursor line marked', () =>
+      frame.$eval('#graph svg g.node.cursor', (g) => g.dataset.name).catch(() => undefined), 10000);
+  });
+
   await check('a CPU dump opens as HLO and its metadata is hidden', async () => {
     await openFile('module_0028.jit_train_step.cpu_after_optimizations.txt');
     await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));

@@ -334,6 +334,7 @@ test('package.json: language, grammar, commands, settings', () => {
     'hlo.openReadableViewInlineFusions',
     'hlo.recompile',
     'hlo.restartServer',
+    'hlo.showGraph',
     'hlo.showSummaryView',
     'hlo.toggleMetadata',
   ]);

@@ -2,7 +2,7 @@
 [-f html|dot|svg|json]``: the dataflow graph of a computation or of the
 neighbourhood of an instruction (:func:`hlo_lsp.features.graph.graph`, the same
 data as the ``hlo/graph`` request), as a self-contained HTML page
-(:mod:`hlo_lsp.cli.graph_page`: Graphviz in WebAssembly inlined, nodes coloured
+(:mod:`hlo_lsp.features.graph_page`: Graphviz in WebAssembly inlined, nodes coloured
 by kind, fusion clusters, pan and zoom, a click posts the node's source range),
 Graphviz DOT, SVG (needs Graphviz's ``dot`` on PATH) or JSON.
 """
@@ -31,7 +31,7 @@ def _format(args: argparse.Namespace) -> str:
 def _run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from hlo_lsp.cli.graph_page import graph_html
+    from hlo_lsp.features.graph_page import graph_html
     from hlo_lsp.dump.loading import load
     from hlo_lsp.features.graph import graph, to_dot
     from hlo_lsp.syntax.lines import LineIndex

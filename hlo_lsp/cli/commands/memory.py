@@ -4,7 +4,7 @@ after-optimizations dump, from XLA's reports beside it
 with sizes from the buffer assignment, else an estimate from the buffer
 assignment and the ENTRY schedule. Without ``-o``: the peak and its largest
 buffers as text; with ``-o OUT``: a self-contained HTML page with the chart
-(:mod:`hlo_lsp.cli.graph_page.memory_page`).
+(:mod:`hlo_lsp.features.graph_page.memory_page`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hlo_lsp.cli.graph_page.memory_page import memory_html
+    from hlo_lsp.features.graph_page.memory_page import memory_html
     from hlo_lsp.dump.loading import load
     from hlo_lsp.dump.reports import load_buffer_assignment_for, load_live_range_for
     from hlo_lsp.features.memory import estimated_timeline, format_text, memory_timeline

@@ -3,16 +3,24 @@
 
 The graph is :func:`hlo_lsp.features.graph.graph` (offsets in, plain data out);
 this module only converts its offsets to LSP ranges with the document's line
-index and its dataclasses to :class:`hlo_lsp.lsp.messages.GraphReply`.
+index and its dataclasses to :class:`hlo_lsp.lsp.messages.GraphReply`, with
+the page of :mod:`hlo_lsp.features.graph_page` when asked (VS Code's "HLO: Show
+Graph" panel, Neovim's ``:HloGraph``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
+import attrs
+from pygls.uris import to_fs_path
+
 from hlo_lsp.features.graph import DEFAULT_LIMIT, Graph, graph
+from hlo_lsp.features.graph_page import graph_html
 from hlo_lsp.lsp import messages
+from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
@@ -33,6 +41,15 @@ def graph_reply(g: Graph, lines: LineIndex) -> messages.GraphReply:
                                g.omitted, g.message, g.hops, g.limit)
 
 
+def page_of(g: Graph, a: Analysis, around: bool) -> str:
+    """The graph's page (:func:`hlo_lsp.features.graph_page.graph_html`, as
+    ``hlo-lsp graph`` writes it), titled by the module and what it shows."""
+    path = to_fs_path(a.uri) or a.uri
+    name = a.module.name.name if a.module.name else os.path.basename(path)
+    where = f"around {g.focus}" if around and g.focus else g.computation
+    return graph_html(g, a.lines, os.path.basename(path), a.uri, f"{name}: {where}")
+
+
 def register(server: HloLanguageServer) -> None:
     """Register ``hlo/graph`` on ``server``."""
 
@@ -50,6 +67,11 @@ def register(server: HloLanguageServer) -> None:
 
             def compute() -> dict | None:
                 g = graph(a.module, parsed.computation, around, parsed.hops, limit)
-                return None if g is None else messages.to_json(graph_reply(g, a.lines))
+                if g is None:
+                    return None
+                reply = graph_reply(g, a.lines)
+                if parsed.page:
+                    reply = attrs.evolve(reply, page=page_of(g, a, around is not None))
+                return messages.to_json(reply)
 
             return await asyncio.to_thread(compute)

@@ -264,7 +264,7 @@ def test_cli_graph_writes_a_self_contained_page_and_dot(tmp_path, capsys):
 
 
 def test_script_json_cannot_close_the_script_element():
-    from hlo_lsp.cli.graph_page import script_json
+    from hlo_lsp.features.graph_page import script_json
     text = script_json({"name": "</script><img src=x onerror=alert(1)>&"})
     assert "<" not in text and ">" not in text and "&" not in text
     import json

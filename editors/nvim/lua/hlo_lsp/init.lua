@@ -60,6 +60,9 @@ M.defaults = {
   -- 'h100-sxm', 'h100-pcie', 'a100-sxm-80gb', 'b200', 'l4', 'tpu-v5e', 'cpu' (the
   -- server's `device`). nil: the one the dump's file name implies, else 'cpu'.
   device = nil,
+  -- How :HloGraph opens the page it writes: nil uses vim.ui.open (0.10+) or
+  -- xdg-open; a function(path) does it your way.
+  graph_opener = nil,
   -- Start the server automatically. false: only register the config (for
   -- nvim-lspconfig or your own vim.lsp.enable call).
   autostart = true,

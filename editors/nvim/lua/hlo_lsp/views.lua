@@ -1,8 +1,8 @@
 -- Views built from the server's commands (docs/protocol.md, "Readable HLO" and
 -- "Workspace"): the readable view (`hlo.readableView`) in a read-only scratch buffer
 -- whose lines jump back to the original file, the kernel summary (`hlo.showSummary`),
--- the comparison of two dumps (`hlo.compareDumps`) and the jump to the other
--- optimization stage (`hlo/counterpart`). The server does the work; this module asks
+-- the comparison of two dumps (`hlo.compareDumps`), the jump to the other
+-- optimization stage (`hlo/counterpart`) and the dataflow graph page (`hlo/graph`). The server does the work; this module asks
 -- and shows. Works on Neovim 0.7+.
 local compat = require('hlo_lsp.compat')
 
@@ -12,6 +12,7 @@ M.READABLE_VIEW = 'hlo.readableView'
 M.SHOW_SUMMARY = 'hlo.showSummary'
 M.COMPARE_DUMPS = 'hlo.compareDumps'
 M.COUNTERPART = 'hlo/counterpart'
+M.GRAPH = 'hlo/graph'
 
 --- Readable view buffers: bufnr -> { source_uri, source_lines = {[view row] = source row (0-based)} }
 local readable = {}
@@ -338,6 +339,67 @@ function M.counterpart(bufnr, callback)
   end)
 end
 
+-- ------------------------------------------------------------------ graph
+
+--- The command that opens a file with the system's handler: `graph_opener` of setup(),
+--- else vim.ui.open (0.10+), else xdg-open / open. Returns nil when there is none.
+local function open_file(path)
+  local opener = hlo().config.graph_opener
+  if type(opener) == 'function' then
+    return opener(path)
+  end
+  if vim.ui.open then
+    return vim.ui.open(path)
+  end
+  local cmd = vim.fn.has('mac') == 1 and 'open' or 'xdg-open'
+  if vim.fn.executable(cmd) == 1 then
+    return vim.fn.jobstart({ cmd, path }, { detach = true })
+  end
+  compat.notify('the graph is in ' .. path .. ' (no xdg-open here: open it in a browser)')
+  return nil
+end
+
+--- :HloGraph — `hlo/graph` with `page: true` at the cursor (an instruction: its
+--- neighbourhood of `hops` steps; a computation header: that computation): the page is
+--- written to a temporary .html file and opened in the browser, where a click on a node
+--- shows its file:line.
+---@param opts {hops?: integer, path?: string}|nil
+---@param callback fun(path: string)|nil
+function M.graph(bufnr, opts, callback)
+  bufnr = resolve(bufnr)
+  opts = opts or {}
+  if readable[bufnr] then
+    compat.notify(':HloGraph works in the original file (gd goes there)', vim.log.levels.WARN)
+    return false
+  end
+  local client = hlo().get_client(bufnr)
+  local encoding = client and client.offset_encoding or 'utf-16'
+  local params = vim.lsp.util.make_position_params(0, encoding)
+  params.page = true
+  params.hops = opts.hops
+  return request(bufnr, M.GRAPH, params, M.GRAPH, function(result)
+    if type(result) ~= 'table' or type(result.page) ~= 'string' or result.page == '' then
+      compat.notify('no graph here: put the cursor on an instruction or a computation header', vim.log.levels.WARN)
+      return
+    end
+    local path = opts.path or (vim.fn.tempname() .. '-hlo-graph.html')
+    local f = io.open(path, 'w')
+    if f == nil then
+      compat.notify('cannot write ' .. path, vim.log.levels.ERROR)
+      return
+    end
+    f:write(result.page)
+    f:close()
+    if type(result.message) == 'string' and result.message ~= '' then
+      compat.notify(result.message)
+    end
+    open_file(path)
+    if callback then
+      callback(path)
+    end
+  end)
+end
+
 -- ------------------------------------------------------------------ setup
 
 --- Client-side handler of the code lens command `hlo.showSummary` (vim.lsp.codelens.run).
@@ -352,7 +414,7 @@ function M.register_lsp_commands()
   end
 end
 
---- The user commands :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart.
+--- The user commands :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart, :HloGraph.
 function M.create_commands()
   vim.api.nvim_create_user_command('HloReadable', function(args)
     M.readable(0, { inline_fusions = args.bang, mods = args.mods })
@@ -366,6 +428,9 @@ function M.create_commands()
   vim.api.nvim_create_user_command('HloCounterpart', function()
     M.counterpart(0)
   end, { desc = 'hlo-lsp: the same instruction in the before/after optimizations file' })
+  vim.api.nvim_create_user_command('HloGraph', function(args)
+    M.graph(0, { hops = tonumber(args.args) })
+  end, { nargs = '?', desc = 'hlo-lsp: dataflow graph around the cursor ([hops]) in the browser' })
 end
 
 return M

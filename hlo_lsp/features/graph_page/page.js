@@ -3,7 +3,9 @@
 // data-name, data-kind and data-range (the instruction's LSP range as JSON);
 // clicking a node posts {type: "hlo-graph-reveal", name, uri, range} to the
 // parent window (an editor's webview reveals the line) and shows file:line.
-// Wheel zooms, drag pans, clicking a cluster's title collapses it.
+// Wheel zooms, drag pans, clicking a cluster's title collapses it. The host may
+// post {type: "hlo-graph-select", line} (the editor's cursor line, 0-based): the
+// nodes whose name is on that line are marked (class "cursor") and brought into view.
 (function () {
   "use strict";
   const data = JSON.parse(document.getElementById("hlo-graph-data").textContent);
@@ -38,6 +40,19 @@
         console.log(JSON.stringify(message));
       });
     }
+    window.addEventListener("message", (ev) => {
+      const m = ev.data;
+      if (!m || m.type !== "hlo-graph-select" || typeof m.line !== "number") return;
+      let first = null;
+      for (const g of svg.querySelectorAll("g.node")) {
+        const n = byId.get(g.id);
+        const on = !!n && n.range.start.line === m.line;
+        g.classList.toggle("cursor", on);
+        if (on && !first) first = g;
+      }
+      if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "nearest" });
+      document.body.dataset.cursorLine = String(m.line);
+    });
     // clusters: ancestors of each node's cluster, for collapsing nested ones
     const parentOf = new Map(data.clusters.map((c) => [c.svgId, c.parentSvgId]));
     function inside(clusterSvgId, target) {
