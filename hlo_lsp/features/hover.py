@@ -32,6 +32,7 @@ from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
+from hlo_lsp.features.memory import MemoryTimeline, peak_markdown
 from hlo_lsp.features.references import users
 
 MAX_LISTED = 12
@@ -52,7 +53,8 @@ def hover(module: HloModule, offset: int,
           assignment: BufferAssignment | None = None, *,
           deviceless: str | None = None,
           source_dirs: Sequence[str] | None = None,
-          device: Accelerator | None = None) -> HoverResult | None:
+          device: Accelerator | None = None,
+          memory: MemoryTimeline | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
@@ -66,11 +68,17 @@ def hover(module: HloModule, offset: int,
     (:func:`hlo_lsp.dump.sources.unresolved_hint`; a few ``stat`` calls). Without
     it, pure: never reads the disk. ``device``: the accelerator of the roofline
     estimate in the Cost section of a kernel (:func:`hlo_lsp.features.cost.cost_section`,
-    :func:`hlo_lsp.dump.names.device_for`; default the CPU default)."""
+    :func:`hlo_lsp.dump.names.device_for`; default the CPU default). ``memory``:
+    the dump's memory over the schedule (:func:`hlo_lsp.features.memory.timeline_for`);
+    the hover of the module header then ends with the peak and its largest
+    buffers (:func:`hlo_lsp.features.memory.peak_markdown`)."""
     occ = find_at(module, offset)
     if occ is None:
         return None
     result = _hover(module, occ)
+    if result is not None and occ.kind == Kind.MODULE and memory is not None:
+        return HoverResult(f"{result.markdown}\n\n---\n\n{peak_markdown(memory)}",
+                           result.start, result.end)
     if result is not None and source_dirs is not None:
         result = _with_source_hint(module, occ, result, source_dirs)
     if result is None:

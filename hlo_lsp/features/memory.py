@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlo_lsp.dump.reports import BufferAssignment, LiveRangeReport
+from hlo_lsp.dump.reports import (BufferAssignment, LiveRangeReport, load_buffer_assignment_for,
+                                  load_live_range_for)
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.shapes import format_bytes
 
@@ -240,6 +241,51 @@ def estimated_timeline(module: HloModule, assignment: BufferAssignment) -> Memor
     return t
 
 
+def timeline_for(path: str, module: HloModule) -> MemoryTimeline | None:
+    """The memory timeline of the dump file ``path`` (parsed as ``module``) from
+    the reports XLA wrote beside it: the live-range report with sizes from the
+    buffer assignment (:func:`memory_timeline`), else the estimate from the
+    buffer assignment (:func:`estimated_timeline`); None when neither report is
+    there. Reads files (cached by :mod:`hlo_lsp.dump.reports`)."""
+    report = load_live_range_for(path)
+    assignment = load_buffer_assignment_for(path)
+    if report is not None and report.buffers:
+        return memory_timeline(report, assignment, module)
+    if assignment is not None and assignment.allocations:
+        return estimated_timeline(module, assignment)
+    return None
+
+
+def peak_markdown(t: MemoryTimeline, top: int = 5) -> str:
+    """The peak and its ``top`` largest buffers in a few Markdown lines (the
+    hover of the module header, the editor's summary)."""
+    name = t.steps[t.peak_step] if t.peak_step < len(t.steps) and t.steps[t.peak_step] \
+        else "end"
+    estimate = " (estimate)" if t.source == "estimate" else ""
+    lines = [f"**Memory at the peak{estimate}**: {format_bytes(t.peak_bytes)} at step "
+             f"{t.peak_step} of {len(t.steps)} (`%{name}`), {len(t.peak_buffers)} buffers live; "
+             "largest:", ""]
+    for b in t.peak_buffers[:top]:
+        lines.append(f"- `%{b.key}` {format_bytes(b.size)}" + (f" `{b.shape}`" if b.shape else "")
+                     + f", steps {b.start}-{b.end}")
+    if len(t.peak_buffers) > top:
+        lines.append(f"- ... {len(t.peak_buffers) - top} more (`hlo-lsp memory FILE`)")
+    return "\n".join(lines)
+
+
+def peak_dict(t: MemoryTimeline, top: int = 10) -> dict:
+    """The peak as JSON data (``hlo-lsp summary --json``): bytes, step, the
+    instruction run then, the source of the figures, the ``top`` largest buffers
+    live then (name, shape index, bytes, shape, live steps)."""
+    return {"peak_bytes": t.peak_bytes, "peak_step": t.peak_step,
+            "instruction": t.steps[t.peak_step] if t.peak_step < len(t.steps) else "",
+            "steps": len(t.steps), "source": t.source,
+            "report_peak_bytes": t.report_peak_bytes, "buffers_live": len(t.peak_buffers),
+            "largest": [{"instruction": b.instruction, "shape_index": b.shape_index,
+                         "bytes": b.size, "shape": b.shape, "start": b.start, "end": b.end}
+                        for b in t.peak_buffers[:top]]}
+
+
 def format_text(t: MemoryTimeline, top: int = 20) -> str:
     """The peak and its largest buffers, as ``hlo-lsp memory`` prints them."""
     name = t.steps[t.peak_step] if t.peak_step < len(t.steps) and t.steps[t.peak_step] \
@@ -261,4 +307,4 @@ def format_text(t: MemoryTimeline, top: int = 20) -> str:
 
 
 __all__ = ["MemoryBuffer", "MemoryTimeline", "estimated_timeline", "format_text",
-           "memory_timeline"]
+           "memory_timeline", "peak_dict", "peak_markdown", "timeline_for"]

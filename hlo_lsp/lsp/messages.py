@@ -248,6 +248,8 @@ def to_json(value: Any) -> Any:
 # ---------------------------------------------------------------- hlo/graph ---
 
 GRAPH = "hlo/graph"
+#: Custom request: memory over the schedule of a dump as a page (docs/protocol.md).
+MEMORY = "hlo/memory"
 
 
 @attrs.frozen

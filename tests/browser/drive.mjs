@@ -65,6 +65,11 @@ try {
     out.reportPeak = await page.getAttribute("#report-peak", "data-bytes").catch(() => null);
     out.rows = await page.$$eval("tr.buffer", (rs) => rs.map((r) => [r.dataset.name, Number(r.dataset.bytes)]));
     out.bars = await page.$$eval("rect.step", (rs) => rs.map((r) => Number(r.dataset.bytes)));
+    if (spec.click) {
+      await page.click(`tr.buffer[data-name="${spec.click}"]`);
+      await page.waitForFunction(() => window.__posted.length > 0, null, { timeout: 5000 });
+      out.posted = await page.evaluate(() => window.__posted);
+    }
   }
   if (spec.screenshot) await page.screenshot({ path: spec.screenshot });
   out.errors = errors;

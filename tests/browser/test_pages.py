@@ -22,6 +22,9 @@ import pytest
 
 from hlo_lsp.cli.main import main
 from hlo_lsp.dump.reports import load_live_range_for
+from hlo_lsp.features.graph_page.memory_page import memory_html
+from hlo_lsp.features.memory import timeline_for
+from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.features.graph import graph
 from hlo_lsp.syntax.parser import parse
 from tests.helpers import FP8_REGRESSION, GPU, ROOT, chain_module, read
@@ -150,6 +153,19 @@ def test_memory_page_shows_the_reports_peak(drive, tmp_path):
     hlo = next(GPU.glob("deviceless/conv_bias_relu/*_gpu_after_optimizations.txt"))
     report = load_live_range_for(str(hlo))
     page = tmp_path / "memory.html"
+    # the page an editor shows (hlo/memory): rows that reveal their instruction
+    text = hlo.read_text()
+    module = parse(text)
+    page.write_text(memory_html(timeline_for(str(hlo), module), "memory", hlo.name,
+                                hlo.as_uri(), LineIndex(text)))
+    largest = max(report.peak_buffers, key=lambda p: p.size).instruction
+    got = drive({"url": page.as_uri(), "kind": "memory", "click": largest,
+                 "screenshot": str(tmp_path / "memory.png")})
+    (posted,) = got["posted"]
+    assert posted["type"] == "hlo-graph-reveal" and posted["uri"] == hlo.as_uri()
+    line = text.split("\n")[posted["range"]["start"]["line"]]
+    assert f"%{largest} = " in line
+    # the page hlo-lsp memory writes
     assert main(["memory", str(hlo), "-o", str(page)]) == 0
     got = drive({"url": page.as_uri(), "kind": "memory",
                  "screenshot": str(tmp_path / "memory.png")})

@@ -44,3 +44,22 @@ async def test_hover_estimates_the_convolution_on_the_device(client, options, de
     md = await _hover(client, options, "%cudnn-conv-bias-activation.3 =")
     assert "**Cost**" in md and "FLOP" in md
     assert f" on {device}, " in md and "-bound" in md
+
+
+async def test_module_header_hover_shows_the_memory_peak(client):
+    """The module header's hover ends with memory at the peak, from XLA's
+    live-range report beside the dump (issue 15): the report's peak and its
+    largest buffer."""
+    from hlo_lsp.dump.reports import load_live_range_for
+    from hlo_lsp.features.memory import timeline_for
+    from hlo_lsp.model.shapes import format_bytes
+    from hlo_lsp.syntax.parser import parse
+
+    report = load_live_range_for(str(CONV_DUMP))
+    timeline = timeline_for(str(CONV_DUMP), parse(CONV_DUMP.read_text()))
+    assert timeline.peak_bytes == report.peak_bytes
+    md = await _hover(client, {}, "jit_conv_bias_relu")
+    assert f"**Memory at the peak**: {format_bytes(report.peak_bytes)} at step " \
+           f"{report.peak_step} of" in md
+    largest = timeline.peak_buffers[0]
+    assert f"- `%{largest.key}` {format_bytes(largest.size)}" in md

@@ -14,7 +14,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.lsp.messages import plain
 from hlo_lsp.syntax.parser import parse
-from tests.helpers import FP8_DUMP, FP8_REGRESSION, chain_module, position_of, read
+from tests.helpers import EXAMPLES, FP8_DUMP, FP8_REGRESSION, chain_module, position_of, read
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 
@@ -96,6 +96,26 @@ async def test_the_page_an_editor_shows(client: LanguageClient):
     assert gemm["range"] == next(n for n in reply["nodes"]
                                  if n["name"] == "cublas-gemm.1.0")["selectionRange"]
     assert (await _graph(client, textDocument={"uri": uri}, position=at, hops=1))["page"] == ""
+
+
+async def test_memory_page_of_a_dump_with_xlas_reports(client: LanguageClient):
+    """hlo/memory: the page of hlo-lsp memory for a dump with a live-range report
+    beside it; null for one without reports."""
+    from hlo_lsp.dump.reports import load_live_range_for
+
+    conv = EXAMPLES / "gpu" / "deviceless" / "conv_bias_relu" / \
+        "module_0001.jit_conv_bias_relu.sm_9.0a_gpu_after_optimizations.txt"
+    uri, _ = _open(client, conv)
+    reply = plain(await client.protocol.send_request_async("hlo/memory",
+                                                        {"textDocument": {"uri": uri}}))
+    report = load_live_range_for(str(conv))
+    assert (reply["peakBytes"], reply["peakStep"], reply["source"]) == \
+        (report.peak_bytes, report.peak_step, "live-range")
+    assert f'id="peak" data-bytes="{report.peak_bytes}"' in reply["page"]
+    assert "data-range=" in reply["page"]
+    plain_uri, _ = _open(client, FP8_DUMP)
+    assert await client.protocol.send_request_async(
+        "hlo/memory", {"textDocument": {"uri": plain_uri}}) is None
 
 
 async def test_malformed_params_and_unknown_computation_answer_null(client: LanguageClient):

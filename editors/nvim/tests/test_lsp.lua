@@ -203,6 +203,29 @@ local function test_views(b, win, gemm_row)
     H.contains(page, 'hloGraphviz', ':HloGraph page inlines the renderer (works offline)')
   end
 
+  -- :HloMemory on a dump with XLA's live-range report beside it
+  local conv = vim.fn.fnamemodify(H.example_dump(), ':h')
+    .. '/deviceless/conv_bias_relu/module_0001.jit_conv_bias_relu.sm_9.0a_gpu_after_optimizations.txt'
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(conv))
+  local cb = api.nvim_get_current_buf()
+  H.check(wait_attached(cb), 'client attached to the conv dump')
+  opened = nil
+  hlo.config.graph_opener = function(path)
+    opened = path
+  end
+  vim.cmd('HloMemory')
+  vim.wait(TIMEOUT, function()
+    return opened ~= nil
+  end, 20)
+  hlo.config.graph_opener = nil
+  if H.check(opened ~= nil and vim.fn.filereadable(opened) == 1, ':HloMemory writes the page and opens it', opened) then
+    local page = table.concat(vim.fn.readfile(opened), '\n')
+    H.contains(page, 'id="peak" data-bytes="2244752"', ':HloMemory page: the peak of the live-range report')
+    H.contains(page, 'data-name="cudnn-conv-bias-activation.3" data-range=', ':HloMemory page: a buffer row reveals its instruction')
+  end
+  vim.cmd('silent only')
+  api.nvim_win_set_buf(0, b)
+
   -- :HloCompare {file}: the cuBLASLt call of the fused dump disappeared in the gemm-fusion one
   local gpu_dir = vim.fn.fnamemodify(H.example_dump(), ':h')
   local old = gpu_dir .. '/jit_matmul_fn_with_scale.fp8_cublaslt_fused.gpu_after_optimizations.txt'

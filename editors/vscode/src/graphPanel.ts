@@ -3,12 +3,15 @@
 // `page: true` answers with the self-contained page `hlo-lsp graph` writes (Graphviz in
 // WebAssembly, docs/protocol.md "Custom request hlo/graph"). This file only shows the
 // page and links it to the editor: a click on a node reveals its instruction, the cursor
-// line marks its node.
+// line marks its node. "HLO: Show Memory over the Schedule" does the same with `hlo/memory`
+// (bytes live over the schedule from XLA's reports; a click on a buffer reveals its instruction).
 import * as vscode from 'vscode';
 import { LanguageClient } from 'vscode-languageclient/node';
 
 export const SHOW_GRAPH = 'hlo.showGraph';
+export const SHOW_MEMORY = 'hlo.showMemory';
 const GRAPH_METHOD = 'hlo/graph';
+const MEMORY_METHOD = 'hlo/memory';
 
 interface RevealMessage {
   type: 'hlo-graph-reveal';
@@ -31,6 +34,7 @@ export function revealMessage(m: unknown): RevealMessage | undefined {
 
 export class HloGraphPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
+  private memoryPanel: vscode.WebviewPanel | undefined;
   private shownUri: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -40,12 +44,14 @@ export class HloGraphPanel implements vscode.Disposable {
   ) {
     this.disposables.push(
       vscode.commands.registerCommand(SHOW_GRAPH, () => this.show()),
+      vscode.commands.registerCommand(SHOW_MEMORY, () => this.showMemory()),
       vscode.window.onDidChangeTextEditorSelection((e) => this.cursorMoved(e)),
     );
   }
 
   dispose(): void {
     this.panel?.dispose();
+    this.memoryPanel?.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
 
@@ -96,7 +102,40 @@ export class HloGraphPanel implements vscode.Disposable {
     this.panel.reveal(vscode.ViewColumn.Beside, true);
   }
 
-  /** A node was clicked: its instruction's name, selected in the editor beside. */
+  private async showMemory(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const client = this.getClient();
+    if (!editor || editor.document.languageId !== 'hlo' || !client) {
+      void vscode.window.showWarningMessage('HLO: open an HLO file (with the language server running) to show its memory.');
+      return;
+    }
+    let reply: { page?: unknown } | null;
+    try {
+      reply = await client.sendRequest(MEMORY_METHOD, { textDocument: { uri: editor.document.uri.toString() } });
+    } catch (err) {
+      this.log(`hlo/memory failed: ${String(err)}`);
+      void vscode.window.showErrorMessage(`HLO: memory over the schedule failed: ${String(err)}`);
+      return;
+    }
+    if (!reply || typeof reply.page !== 'string' || !reply.page) {
+      void vscode.window.showInformationMessage(
+        'HLO: no memory report beside this file (XLA writes *-live-range.txt and *-buffer-assignment.txt beside after-optimizations dumps).');
+      return;
+    }
+    if (!this.memoryPanel) {
+      this.memoryPanel = vscode.window.createWebviewPanel('hloMemory', 'Memory', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+      });
+      this.memoryPanel.onDidDispose(() => (this.memoryPanel = undefined));
+      this.memoryPanel.webview.onDidReceiveMessage((m) => void this.reveal(m));
+    }
+    this.memoryPanel.title = `Memory: ${editor.document.uri.path.split('/').pop()}`;
+    this.memoryPanel.webview.html = reply.page;
+    this.memoryPanel.reveal(vscode.ViewColumn.Beside, true);
+  }
+
+  /** A node (or a buffer) was clicked: its instruction, selected in the editor beside. */
   private async reveal(m: unknown): Promise<void> {
     const r = revealMessage(m);
     if (!r) return;

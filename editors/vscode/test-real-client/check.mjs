@@ -387,6 +387,30 @@ if (mode === 'examples') {
     await waitFor('hidden metadata', async () => (await viewLines()).some((l) => l.hidden.startsWith(', metadata={')));
   });
 
+  await check('HLO: Show Memory over the Schedule charts the buffer assignment; a click on a buffer reveals its line', async () => {
+    const t = fs.readFileSync(path.join(new URL(url).searchParams.get('folder'), 'module_0028.jit_train_step.cpu_after_optimizations.txt'), 'utf8').split('\n');
+    await command('HLO: Show Memory over the Schedule');
+    const frame = await waitFor('the memory page in a webview', async () => {
+      for (const f of page.frames()) {
+        const rows = await f.evaluate(() => document.querySelectorAll('tr.buffer[data-range]').length).catch(() => 0);
+        if (rows > 0) return f;
+      }
+      return undefined;
+    }, 60000).catch(async (err) => {
+      const seen = await Promise.all(page.frames().map((f) => f.evaluate(() => `${location.href.slice(0, 80)} peak=${!!document.querySelector('#peak')} rows=${document.querySelectorAll('tr.buffer').length}`).catch((e) => `(${e.message.slice(0, 60)})`)));
+      throw new Error(`${err.message}; frames: ${seen.join(' | ')}`);
+    });
+    const peak = Number(await frame.$eval('#peak', (e) => e.dataset.bytes));
+    assert.ok(peak > 0, `peak ${peak}`);
+    await screenshot('memory-panel');
+    const name = await frame.$eval('tr.buffer[data-range]', (r) => r.dataset.name);
+    const row = t.findIndex((l) => l.includes(`%${name} = `));
+    assert.ok(row >= 0, `%${name} in the dump`);
+    await (await frame.$('tr.buffer[data-range]')).click();
+    await waitFor(`the editor on line ${row + 1}`, async () => (await cursorAt())?.line === row + 1, 15000);
+    await screenshot('memory-click-revealed');
+  });
+
   await check('-buffer-assignment.txt stays Plain Text', async () => {
     await openFile('cpu_after_optimizations-buffer-assignment.txt');
     await waitFor('Plain Text', async () => (await statusBar()).includes('Plain Text'));

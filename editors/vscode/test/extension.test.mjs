@@ -335,6 +335,7 @@ test('package.json: language, grammar, commands, settings', () => {
     'hlo.recompile',
     'hlo.restartServer',
     'hlo.showGraph',
+    'hlo.showMemory',
     'hlo.showSummaryView',
     'hlo.toggleMetadata',
   ]);

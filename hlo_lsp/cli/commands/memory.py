@@ -17,17 +17,11 @@ import sys
 def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.features.graph_page.memory_page import memory_html
     from hlo_lsp.dump.loading import load
-    from hlo_lsp.dump.reports import load_buffer_assignment_for, load_live_range_for
-    from hlo_lsp.features.memory import estimated_timeline, format_text, memory_timeline
+    from hlo_lsp.features.memory import format_text, timeline_for
 
     loaded = load(args.file, args.module)
-    report = load_live_range_for(loaded.path)
-    assignment = load_buffer_assignment_for(loaded.path)
-    if report is not None and report.buffers:
-        timeline = memory_timeline(report, assignment, loaded.module)
-    elif assignment is not None and assignment.allocations:
-        timeline = estimated_timeline(loaded.module, assignment)
-    else:
+    timeline = timeline_for(loaded.path, loaded.module)
+    if timeline is None:
         print(f"hlo-lsp memory: error: no live-range or buffer-assignment report beside "
               f"{loaded.path} (XLA writes them for after-optimizations dumps with "
               "--xla_dump_hlo_as_text)", file=sys.stderr)

@@ -26,8 +26,11 @@ def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.names import device_for
     from hlo_lsp.features.summary import FOLDED_ROWS, format_folded, format_text, format_top
     from hlo_lsp.model.summary import fold_summary, kernel_summary, ranked_kernels
+    from hlo_lsp.features.memory import format_text as memory_text, peak_dict, timeline_for
 
     loaded = load(args.file, args.module)
+    # XLA's memory reports beside the dump (after optimizations): the peak and what holds it
+    memory = timeline_for(loaded.path, loaded.module) if not loaded.offset else None
     summary = kernel_summary(loaded.module)
     note = deviceless_statement(loaded.path) or ""
     device = device_for(loaded.path, args.device)
@@ -39,6 +42,7 @@ def _run(args: argparse.Namespace) -> int:
         data["deviceless"] = note or None
         data.update(folded.to_dict(args.top or None))
         data["top"] = [g.to_dict() for g in groups[:args.top or len(groups)]]
+        data["memory"] = peak_dict(memory) if memory is not None else None
         if loaded.offset:
             for k in data["kernels"]:
                 k["offset"] += loaded.offset
@@ -52,6 +56,10 @@ def _run(args: argparse.Namespace) -> int:
     else:
         folded = fold_summary(loaded.module, summary, device)
         sys.stdout.write(format_folded(folded, note, args.top or FOLDED_ROWS))
+        if memory is not None:
+            sys.stdout.write("\nMemory at the peak (hlo-lsp memory FILE for the chart)\n"
+                             + "".join(f"  {line}\n"
+                                       for line in memory_text(memory, 5).splitlines()))
     return 0
 
 

@@ -8,9 +8,12 @@ and tests: ``#peak[data-bytes]``, ``#peak[data-step]``, each ``tr.buffer``'s
 from __future__ import annotations
 
 import html
+import json
 
+from hlo_lsp.features.graph_page import script_json
 from hlo_lsp.features.memory import MemoryTimeline
 from hlo_lsp.model.shapes import format_bytes
+from hlo_lsp.syntax.lines import LineIndex
 
 WIDTH, HEIGHT, PAD_LEFT, PAD_BOTTOM, PAD_TOP = 960, 320, 90, 36, 16
 
@@ -52,15 +55,24 @@ def _chart(t: MemoryTimeline) -> str:
     return "".join(parts)
 
 
-def memory_html(t: MemoryTimeline, title: str, file: str) -> str:
-    """The page for timeline ``t`` of the HLO ``file`` (a name shown, not read)."""
+def memory_html(t: MemoryTimeline, title: str, file: str, uri: str | None = None,
+                lines: LineIndex | None = None) -> str:
+    """The page for timeline ``t`` of the HLO ``file`` (a name shown, not read).
+    With ``uri`` and ``lines`` (the line index of that file's text), a click on
+    a buffer's row posts ``{type: "hlo-graph-reveal", name, uri, range}`` (its
+    defining instruction's start) to the page's host, as the graph page does."""
     name = t.steps[t.peak_step] if t.peak_step < len(t.steps) and t.steps[t.peak_step] \
         else "end"
     rows = []
     for b in t.peak_buffers:
         where = f"{b.allocation} +{b.offset}" if b.allocation is not None else b.size_source
+        at = ""
+        if lines is not None and b.offset_in_text is not None:
+            line, character = lines.position(b.offset_in_text)
+            pos = {"line": line, "character": character}
+            at = f' data-range="{html.escape(json.dumps({"start": pos, "end": pos}))}"'
         rows.append(
-            f'<tr class="buffer" data-bytes="{b.size}" data-name="{html.escape(b.instruction)}">'
+            f'<tr class="buffer" data-bytes="{b.size}" data-name="{html.escape(b.instruction)}"{at}>'
             f"<td class=num>{b.size:,}</td><td><code>{html.escape(b.key)}</code></td>"
             f"<td><code>{html.escape(b.shape)}</code></td><td>{b.start}-{b.end}</td>"
             f"<td>{html.escape(where)}</td></tr>")
@@ -72,11 +84,12 @@ def memory_html(t: MemoryTimeline, title: str, file: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{html.escape(title)}</title><style>"
-        "body{font:13px/1.4 system-ui,sans-serif;margin:12px;color:#212529}"
+        "body{font:13px/1.4 system-ui,sans-serif;margin:0;padding:12px;color:#212529;background:#fff}"
         "h1{font-size:15px;margin:0 0 4px}#chart{width:100%;max-width:960px;display:block}"
         "rect.step:hover{fill:#1864ab}table{border-collapse:collapse;margin-top:8px}"
         "td,th{padding:2px 8px;border-bottom:1px solid #e9ecef;text-align:left}"
         "td.num{text-align:right;font-variant-numeric:tabular-nums}.notes{color:#495057}"
+        "tr.buffer[data-range]{cursor:pointer}tr.buffer[data-range]:hover{background:#e7f5ff}"
         "</style></head>\n<body>\n"
         f"<h1>{html.escape(title)}</h1>"
         f'<div>peak{estimate}: <strong id="peak" data-bytes="{t.peak_bytes}" '
@@ -86,7 +99,23 @@ def memory_html(t: MemoryTimeline, title: str, file: str) -> str:
         f"<ul class=notes>{notes}</ul>"
         f"<h2 style=\"font-size:14px\">{len(t.peak_buffers)} buffers live at the peak</h2>"
         "<table><tr><th>bytes</th><th>value</th><th>shape</th><th>live steps</th>"
-        f"<th>allocation +offset</th></tr>{''.join(rows)}</table>\n</body></html>\n")
+        f"<th>allocation +offset</th></tr>{''.join(rows)}</table>\n"
+        f"<script>{_REVEAL_SCRIPT % script_json(uri or '')}</script>\n</body></html>\n")
+
+
+#: A click on a buffer row posts where its instruction is (see :func:`memory_html`).
+_REVEAL_SCRIPT = """(function () {
+  const uri = %s;
+  const vscode = typeof acquireVsCodeApi === "function" ? acquireVsCodeApi() : null;
+  for (const row of document.querySelectorAll("tr.buffer[data-range]")) {
+    row.addEventListener("click", () => {
+      const m = { type: "hlo-graph-reveal", name: row.dataset.name, uri,
+                  range: JSON.parse(row.dataset.range) };
+      try { window.parent.postMessage(m, "*"); } catch (e) { /* no parent */ }
+      if (vscode) vscode.postMessage(m);
+    });
+  }
+})();"""
 
 
 __all__ = ["memory_html"]

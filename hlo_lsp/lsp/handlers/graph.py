@@ -1,5 +1,5 @@
-"""The dataflow graph over LSP: request ``hlo/graph`` (docs/protocol.md,
-"Custom request hlo/graph").
+"""Pictures over LSP: the dataflow graph, request ``hlo/graph`` (docs/protocol.md,
+"Custom request hlo/graph"), and memory over the schedule, request ``hlo/memory``.
 
 The graph is :func:`hlo_lsp.features.graph.graph` (offsets in, plain data out);
 this module only converts its offsets to LSP ranges with the document's line
@@ -19,6 +19,8 @@ from pygls.uris import to_fs_path
 
 from hlo_lsp.features.graph import DEFAULT_LIMIT, Graph, graph
 from hlo_lsp.features.graph_page import graph_html
+from hlo_lsp.features.graph_page.memory_page import memory_html
+from hlo_lsp.features.memory import timeline_for
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.convert import to_offset, to_range
@@ -51,7 +53,7 @@ def page_of(g: Graph, a: Analysis, around: bool) -> str:
 
 
 def register(server: HloLanguageServer) -> None:
-    """Register ``hlo/graph`` on ``server``."""
+    """Register ``hlo/graph`` and ``hlo/memory`` on ``server``."""
 
     @server.feature(messages.GRAPH)
     @guarded(default=None)
@@ -75,3 +77,26 @@ def register(server: HloLanguageServer) -> None:
                 return messages.to_json(reply)
 
             return await asyncio.to_thread(compute)
+
+    @server.feature(messages.MEMORY)
+    @guarded(default=None)
+    async def on_memory(ls: HloLanguageServer, params: Any) -> dict | None:
+        """``{textDocument}`` -> ``{page, peakBytes, peakStep, source}``: memory over
+        the schedule from XLA's reports beside the dump, as the page ``hlo-lsp
+        memory -o`` writes; null without reports."""
+        parsed = messages.parse_params(messages.DocumentParams, params)
+        if parsed is None:
+            return None
+        async with ls.lease(parsed.text_document.uri) as a:
+            path = to_fs_path(parsed.text_document.uri) if a is not None else None
+            if a is None or not path or a.lazy_only:
+                return None
+            timeline = await ls.store.derive(a, "memory", timeline_for, path, a.module)
+            if timeline is None:
+                return None
+            name = a.module.name.name if a.module.name else os.path.basename(path)
+            page = await asyncio.to_thread(
+                memory_html, timeline, f"{name}: memory over the schedule",
+                os.path.basename(path), a.uri, a.lines)
+            return {"page": page, "peakBytes": timeline.peak_bytes,
+                    "peakStep": timeline.peak_step, "source": timeline.source}

@@ -25,6 +25,7 @@ from hlo_lsp.dump.targets import deviceless_statement
 from hlo_lsp.features.compare import compare, format_markdown as diff_markdown, \
     format_text as diff_text
 from hlo_lsp.features.inlay_hints import inlay_hints
+from hlo_lsp.features.memory import format_text as memory_text, peak_markdown, timeline_for
 from hlo_lsp.features.readable import render
 from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, semantic_tokens
 from hlo_lsp.features.summary import format_markdown, format_text
@@ -134,8 +135,13 @@ def register(server: HloLanguageServer) -> None:
             device = device_for(path, ls.settings.device)
             folded = await ls.store.derive(a, f"folded:{device.key}", fold_summary, a.module,
                                            summary, device)
-            return format_text(summary, note, folded) if options.format == "text" \
-                else format_markdown(summary, note, folded)
+            memory = await ls.store.derive(a, "memory", timeline_for, path, a.module) \
+                if path else None
+            if options.format == "text":
+                return format_text(summary, note, folded) + (
+                    "\nMemory at the peak\n" + memory_text(memory, 5) if memory else "")
+            return format_markdown(summary, note, folded) + (
+                "\n\n#### Memory at the peak\n\n" + peak_markdown(memory) if memory else "")
 
     @server.command(READABLE_VIEW)
     @guarded(default=None)

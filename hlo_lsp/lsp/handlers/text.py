@@ -27,6 +27,7 @@ from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover
 from hlo_lsp.features.inline_regions import KINDS, inline_regions
+from hlo_lsp.features.memory import timeline_for
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import document_symbols
 from hlo_lsp.lsp import messages
@@ -106,12 +107,25 @@ def register(server: HloLanguageServer) -> None:
         dirs = await ls.source_dirs(uri)
         device = device_for(path, ls.settings.device)
 
-        def answer(view: View | None):
+        async def memory_of(view: View | None):
+            """The memory timeline for a hover of the module header (read off
+            the event loop once per analysis: the reports and the model)."""
+            if view is None or view.analysis.lazy_only or not path:
+                return None
+            offset = _offset_in(view, pos)
+            occ = find_at(view.analysis.module, offset) if offset is not None else None
+            if occ is None or occ.kind != Kind.MODULE:
+                return None
+            return await ls.store.derive(view.analysis, "memory", timeline_for, path,
+                                         view.analysis.module)
+
+        def answer(view: View | None, memory=None):
             offset = _offset_in(view, pos)
             if offset is None:
                 return _UNKNOWN
             result = hover(view.analysis.module, offset, assignment,
-                           deviceless=deviceless, source_dirs=dirs, device=device)
+                           deviceless=deviceless, source_dirs=dirs, device=device,
+                           memory=memory)
             if result is None:
                 return None
             span = view.span(result.start, result.end)
@@ -119,7 +133,10 @@ def register(server: HloLanguageServer) -> None:
 
         # While edits are analysed: the latest finished analysis, mapped.
         seen = ls.store.peek(uri)
-        if (got := answer(seen)) is not _UNKNOWN:
+        memory = await memory_of(seen)
+        if memory is not None:
+            seen = ls.store.peek(uri)  # a view is read before the next await only
+        if (got := answer(seen, memory)) is not _UNKNOWN:
             return got
         snap = ls.store.pending_snapshot(uri)
         if snap is not None:

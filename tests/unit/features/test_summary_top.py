@@ -52,3 +52,23 @@ def test_summary_top_and_json_totals(capsys):
                               "bytes_accessed": totals.bytes_accessed}
     assert data["device"] == "cpu" and len(data["top"]) == 3
     assert data["top"][0]["seconds"] >= data["top"][1]["seconds"] >= data["top"][2]["seconds"]
+
+
+def test_summary_ends_with_the_memory_peak_from_xlas_reports(capsys):
+    """Beside an after-optimizations dump XLA writes a live-range report: the
+    summary names the peak and what holds it (issue 15), the JSON too."""
+    from hlo_lsp.dump.reports import load_live_range_for
+
+    report = load_live_range_for(str(CONV_DUMP))
+    assert main(["summary", str(CONV_DUMP)]) == 0
+    out = capsys.readouterr().out
+    tail = out[out.index("Memory at the peak"):]
+    assert f"peak: {report.peak_bytes:,} B" in tail and f"at step {report.peak_step} of" in tail
+    assert len(tail.splitlines()) <= 10
+    assert main(["summary", str(CONV_DUMP), "--json"]) == 0
+    memory = json.loads(capsys.readouterr().out)["memory"]
+    assert memory["peak_bytes"] == memory["report_peak_bytes"] == report.peak_bytes
+    assert memory["largest"][0]["bytes"] == max(p.size for p in report.peak_buffers)
+    # a dump without reports beside it has no such section
+    assert main(["summary", str(TRAIN_AFTER).replace("cpu_after", "before")]) == 0
+    assert "Memory at the peak" not in capsys.readouterr().out

@@ -13,6 +13,7 @@ M.SHOW_SUMMARY = 'hlo.showSummary'
 M.COMPARE_DUMPS = 'hlo.compareDumps'
 M.COUNTERPART = 'hlo/counterpart'
 M.GRAPH = 'hlo/graph'
+M.MEMORY = 'hlo/memory'
 
 --- Readable view buffers: bufnr -> { source_uri, source_lines = {[view row] = source row (0-based)} }
 local readable = {}
@@ -359,6 +360,20 @@ local function open_file(path)
   return nil
 end
 
+--- Writes a page the server made to `path` (default a temporary .html file); the path,
+--- or nil (with a message) when it cannot be written.
+local function write_page(page, path, kind)
+  path = path or (vim.fn.tempname() .. '-hlo-' .. kind .. '.html')
+  local f = io.open(path, 'w')
+  if f == nil then
+    compat.notify('cannot write ' .. path, vim.log.levels.ERROR)
+    return nil
+  end
+  f:write(page)
+  f:close()
+  return path
+end
+
 --- :HloGraph — `hlo/graph` with `page: true` at the cursor (an instruction: its
 --- neighbourhood of `hops` steps; a computation header: that computation): the page is
 --- written to a temporary .html file and opened in the browser, where a click on a node
@@ -382,16 +397,37 @@ function M.graph(bufnr, opts, callback)
       compat.notify('no graph here: put the cursor on an instruction or a computation header', vim.log.levels.WARN)
       return
     end
-    local path = opts.path or (vim.fn.tempname() .. '-hlo-graph.html')
-    local f = io.open(path, 'w')
-    if f == nil then
-      compat.notify('cannot write ' .. path, vim.log.levels.ERROR)
+    local path = write_page(result.page, opts.path, 'graph')
+    if path == nil then
       return
     end
-    f:write(result.page)
-    f:close()
     if type(result.message) == 'string' and result.message ~= '' then
       compat.notify(result.message)
+    end
+    open_file(path)
+    if callback then
+      callback(path)
+    end
+  end)
+end
+
+--- :HloMemory — `hlo/memory`: bytes live over the schedule from XLA's reports beside the
+--- dump (the peak, the buffers live then), written to a temporary .html file and opened.
+---@param opts {path?: string}|nil
+---@param callback fun(path: string)|nil
+function M.memory(bufnr, opts, callback)
+  bufnr = resolve(bufnr)
+  opts = opts or {}
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+  return request(bufnr, M.MEMORY, params, M.MEMORY, function(result)
+    if type(result) ~= 'table' or type(result.page) ~= 'string' or result.page == '' then
+      compat.notify('no memory report beside this file (XLA writes *-live-range.txt and '
+        .. '*-buffer-assignment.txt beside after-optimizations dumps)', vim.log.levels.WARN)
+      return
+    end
+    local path = write_page(result.page, opts.path, 'memory')
+    if path == nil then
+      return
     end
     open_file(path)
     if callback then
@@ -414,7 +450,8 @@ function M.register_lsp_commands()
   end
 end
 
---- The user commands :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart, :HloGraph.
+--- The user commands :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart, :HloGraph,
+--- :HloMemory.
 function M.create_commands()
   vim.api.nvim_create_user_command('HloReadable', function(args)
     M.readable(0, { inline_fusions = args.bang, mods = args.mods })
@@ -431,6 +468,9 @@ function M.create_commands()
   vim.api.nvim_create_user_command('HloGraph', function(args)
     M.graph(0, { hops = tonumber(args.args) })
   end, { nargs = '?', desc = 'hlo-lsp: dataflow graph around the cursor ([hops]) in the browser' })
+  vim.api.nvim_create_user_command('HloMemory', function()
+    M.memory(0)
+  end, { desc = 'hlo-lsp: memory over the schedule (from XLA\'s reports) in the browser' })
 end
 
 return M
