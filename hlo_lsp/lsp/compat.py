@@ -6,9 +6,9 @@ server-initiated progress report in a future it does not expose; the recompile
 command needs both to stop its subprocess. Written against pygls 2.x
 (``JsonRPCProtocol._request_futures``, ``JsonRPCProtocol.msg_id``,
 ``WorkDoneProgress.tokens``). Answers of thousands of items are written as JSON
-encoded once (:func:`send_encoded_result`, pygls' response framing). With another major version, or if these are
-missing, the functions return None: cancelling then only stops the
-``$/cancelRequest`` answer, never the server.
+encoded once (:func:`send_encoded_result`, pygls' response framing). With another
+major version, or if these are missing, the functions return None: cancelling
+then only stops the ``$/cancelRequest`` answer, never the server.
 """
 
 from __future__ import annotations
@@ -117,7 +117,10 @@ def send_encoded_result(protocol: Any, msg_id: Any, result_json: str) -> bool:
         body = (f"Content-Length: {len(body)}\r\n"
                 f"Content-Type: {protocol.CONTENT_TYPE}; charset={protocol.CHARSET}\r\n\r\n"
                 + body)
-    res = writer.write(body.encode(protocol.CHARSET))
-    if inspect.isawaitable(res):
-        asyncio.ensure_future(res)
+    try:
+        res = writer.write(body.encode(protocol.CHARSET))
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
+    except Exception:  # noqa: BLE001 - as pygls' _send_data: the client is gone
+        log.exception("sending the answer to request %s failed", msg_id)
     return True
