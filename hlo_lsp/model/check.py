@@ -18,7 +18,8 @@ import weakref
 from hlo_lsp.model.attribute_syntax import (BLOCK_COMMENT, UNKNOWN_KEY, split_top_level,
                                              value_problem)
 from hlo_lsp.model.backend_config import is_json_object
-from hlo_lsp.model.hlo import Computation, ComputationRef, HloModule, Problem, Severity
+from hlo_lsp.model.hlo import (Computation, ComputationRef, HloModule, Instruction, Problem,
+                               Severity)
 from hlo_lsp.model.opcode_rules import RULES
 from hlo_lsp.model.opcodes import OPCODES
 
@@ -133,18 +134,62 @@ def _local_problems(comp: Computation,
     return problems, called
 
 
-def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
+def line_edited(old: Computation, new: Computation, index: int, old_ins: Instruction,
+                delta: int, frame_count: int) -> None:
+    """Check ``new`` (``old`` with ``instructions[index]``, once ``old_ins``,
+    replaced: :meth:`hlo_lsp.model.hlo.Computation.with_instruction`, the text
+    after it moved by ``delta``) from what was found in ``old``: when the new
+    instruction defines the same name with the same shape text and is ROOT or
+    not as before, no other instruction's problems change (they depend on the
+    names and shapes defined before them, and on the ROOTs), so they are taken
+    over, moved, and only the new instruction is checked. The result goes where
+    :func:`check` finds it. Nothing happens when ``old`` was not checked with
+    ``frame_count`` entries in StackFrames or the definition changed."""
+    cached = _LOCAL_CACHE.get(old)
+    ins = new.instructions[index]
+    if cached is None or cached[0] != frame_count or ins.name.name != old_ins.name.name \
+            or ins.is_root != old_ins.is_root or (ins.shape is None) != (old_ins.shape is None) \
+            or (ins.shape is not None and ins.shape.text != old_ins.shape.text):
+        return
+    moved = old.start - cached[1]  # old moved since it was checked
+    lo, hi = old_ins.start, old_ins.end
+    problems = []
+    for p in cached[2]:
+        start = p.start + moved
+        if lo <= start <= hi:
+            continue  # the old instruction's own
+        d = moved + (delta if start > hi else 0)
+        problems.append(Problem(p.start + d, p.end + d, p.message, p.severity, p.source)
+                        if d else p)
+    own = _check_computation(new, frame_count, only=index)
+    cut = next((i for i, p in enumerate(problems) if p.start > hi + delta), len(problems))
+    problems[cut:cut] = own
+    _LOCAL_CACHE[new] = (frame_count, new.start, problems,
+                         [cref for i in new.instructions for cref in i.called])
+
+
+def _check_computation(comp: Computation, frame_count: int,
+                       only: int | None = None) -> list[Problem]:
     """Uses before definitions, duplicate names, ROOTs, opcodes, attributes.
-    Written for speed: it runs once per instruction of every opened dump."""
+    Written for speed: it runs once per instruction of every opened dump. With
+    ``only``, the problems of ``instructions[only]`` alone (in the context of
+    the instructions before it)."""
     out: list[Problem] = []
     seen: dict[str, str] = {}  # name -> its shape's text ("" when none)
     roots = 0
     shape_problems = _SHAPE_PROBLEMS
-    for p in comp.params:
-        _check_shape(p.shape, shape_problems, out)
-    if comp.result is not None:
-        _check_shape(comp.result, shape_problems, out)
-    for ins in comp.instructions:
+    if only is None:
+        for p in comp.params:
+            _check_shape(p.shape, shape_problems, out)
+        if comp.result is not None:
+            _check_shape(comp.result, shape_problems, out)
+    for k, ins in enumerate(comp.instructions):
+        if only is not None and k != only:
+            if k > only:
+                break
+            seen[ins.name.name] = ins.shape.text if ins.shape is not None else ""
+            roots += ins.is_root
+            continue
         unread = 0
         for op in ins.operands:
             ref = op.ref
@@ -204,6 +249,8 @@ def _check_computation(comp: Computation, frame_count: int) -> list[Problem]:
             _check_rule(ins, rule, seen, out, len(ins.operands) - unread)
         if ins.attributes:
             _check_attributes(ins, frame_count, out)
+    if only is not None:
+        return out
     root = comp.root
     if (comp.result is not None and root is not None and root.shape is not None
             and _without_layout(comp.result.text) != _without_layout(root.shape.text)):

@@ -33,6 +33,7 @@ from lark.exceptions import UnexpectedInput
 
 from hlo_lsp.syntax.edits import EditWindow
 from hlo_lsp.model.spans import Span
+from hlo_lsp.model.check import line_edited
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, Problem
 from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment, try_instruction, try_parse
 from hlo_lsp.syntax.lines import LineIndex
@@ -212,17 +213,20 @@ def edited_chunk(text: str, skeleton: Skeleton, previous: HloModule | None,
         return None
     chunk = None
     if end - start >= LINE_EDIT_CHARS:
-        chunk = _edited_line(text, previous.text, old[j], window, keep_previous)
+        chunk = _edited_line(text, previous.text, old[j], window, keep_previous,
+                             len(previous.frames.frames))
     return (chunk or _parse_chunk(text, start, end)), old_end
 
 
 def _edited_line(text: str, old_text: str, old: Chunk, window: EditWindow,
-                 keep_previous: bool) -> Chunk | None:
+                 keep_previous: bool, frame_count: int) -> Chunk | None:
     """The chunk ``old`` (one computation of ``old_text``) after the edit
     ``window``, when the edit stays on the line of one of its instructions and
     the new line parses alone as one instruction: that line parsed, the
-    instructions after it moved (:meth:`Computation.with_instruction`). None
-    otherwise (the caller parses the computation)."""
+    instructions after it moved (:meth:`Computation.with_instruction`), the
+    checks of the others taken over when they still hold
+    (:func:`hlo_lsp.model.check.line_edited`; ``frame_count``: the StackFrames
+    table's size). None otherwise (the caller parses the computation)."""
     if len(old.computations) != 1 or old.problems:
         return None
     comp = old.computations[0]
@@ -246,6 +250,7 @@ def _edited_line(text: str, old_text: str, old: Chunk, window: EditWindow,
     if new is None or new.end > line_end + window.delta:
         return None
     moved = comp.with_instruction(k, new, window.delta, keep_previous)
+    line_edited(comp, moved, k, ins, window.delta, frame_count)
     return Chunk(old.start, old.end + window.delta, [moved], [])
 
 

@@ -235,6 +235,14 @@ def test_edits_on_one_line_of_a_long_computation_reread_that_line_only(monkeypat
     line_path = chunks._edited_line
     monkeypatch.setattr(chunks, "_edited_line",
                         lambda *a: taken.append(line_path(*a)) or taken[-1])
+    from hlo_lsp.model import check as checks
+    seeded = []  # the checks of the other instructions taken over (model.check.line_edited)
+
+    def line_edited(old, new, *rest):
+        checks.line_edited(old, new, *rest)
+        seeded.append(new in checks._LOCAL_CACHE)
+
+    monkeypatch.setattr(chunks, "line_edited", line_edited)
     rng = random.Random(3)
     text = read(TRAIN_AFTER)
     lines, skeleton = LineIndex(text), Skeleton(text)
@@ -254,10 +262,12 @@ def test_edits_on_one_line_of_a_long_computation_reread_that_line_only(monkeypat
                                     found[0] if found else None)
         if keep:
             assert fingerprint(module) == before, step
-        fresh = parse(new_text)
+        fresh = parse_chunked(new_text) or parse(new_text)  # as a fresh open parses it
         assert fingerprint(incremental) == fingerprint(fresh), step
         assert problems(incremental) == problems(fresh), step
         text, lines, skeleton, module = new_text, new_lines, new_skeleton, incremental
     # the line path was taken for many edits; not for lines that broke (nor for
     # later edits in a computation left broken)
     assert sum(c is not None for c in taken) > 25 and any(c is None for c in taken)
+    # ... and for most of those the other instructions' checks were taken over
+    assert sum(seeded) > 15 and not all(seeded)
