@@ -374,15 +374,16 @@ class ModuleChange:
                 "instructions": self.instructions.to_dict() if self.instructions else None,
                 "costs": self.costs.to_dict() if self.costs else None}
 
-    def report(self, max_lines: int = 12, max_kernels: int = 3) -> list[str]:
+    def report(self, max_lines: int = 12, max_kernels: int = 3,
+               costs: bool = True) -> list[str]:
         """:meth:`describe`, then the instruction changes per Python line
         (:meth:`hlo_lsp.model.instruction_diff.ModuleDiff.lines`, indented), then
-        the change in cost (:meth:`hlo_lsp.model.summary.CostComparison.lines`,
+        with ``costs`` the change in cost (:meth:`hlo_lsp.model.summary.CostComparison.lines`,
         at most ``max_kernels`` kernel groups) when any cost figure changed."""
         out = [self.describe()]
         if self.instructions is not None:
             out += ["  " + line for line in self.instructions.lines(max_lines)]
-        if self.costs is not None and self.costs.changed:
+        if costs and self.costs is not None and self.costs.changed:
             out += ["  " + line for line in self.costs.lines(max_kernels)]
         return out
 
@@ -532,8 +533,9 @@ class RecompileResult:
 def summarize(result: RecompileResult, focus: Iterable[str] = (),
               max_lines: int = 8) -> str:
     """The user-facing text of ``result``: a head line, renamed open files, and
-    the changes of the modules in ``focus`` (module names) plus other modules
-    whose counts changed, at most ``max_lines`` of them."""
+    the changes of the modules in ``focus`` (module names; with their change in
+    cost) plus other modules whose counts changed, at most ``max_lines`` of
+    them (the JSON reply has every module's cost)."""
     where = platform_label(result.platform)
     if result.launcher:
         where += f" through the {result.launcher} launcher"
@@ -559,7 +561,7 @@ def summarize(result: RecompileResult, focus: Iterable[str] = (),
     shown = [c for c in result.changes if c.module in focus]
     shown += [c for c in result.changes if c.module not in focus and c.changed]
     for c in shown[:max_lines]:
-        lines.extend(c.report())
+        lines.extend(c.report(costs=c.module in focus))
     if len(shown) > max_lines:
         lines.append(f"... and {len(shown) - max_lines} more modules changed.")
     if not shown:

@@ -170,6 +170,11 @@ start_code_server() {
   "telemetry.telemetryLevel": "off"
 }
 JSON
+  # hlo.server.pythonPath is machine-overridable: in a remote window (code-server is
+  # one) VS Code may take it from the remote settings and drop the user's, depending on
+  # which loads first. The remote settings say the same.
+  mkdir -p "$data/Machine"
+  printf '{ "hlo.server.pythonPath": "%s" }\n' "$python_setting" > "$data/Machine/settings.json"
   XDG_DATA_HOME="$SCEN/xdg/data" "$CS_BIN" --config /dev/null --extensions-dir "$data/ext" --user-data-dir "$data" \
     --install-extension "$VSIX" >/dev/null
   # Started in the checkout, where `python -c "import hlo_lsp"` imports the package
