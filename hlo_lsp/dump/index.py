@@ -595,7 +595,9 @@ class WorkspaceIndex:
         self._entries: dict[str, list] = {}
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
         self._context: _WorkerContext | None = None
-        self._lock = threading.Lock()
+        # Reentrant: a signal handler that closes the index runs in the thread
+        # (the event loop's) that may hold it at that moment.
+        self._lock = threading.RLock()
         self.generation = 0
         #: (done, total) of the indexing pass in progress, else None.
         self.progress: tuple[int, int] | None = None

@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from types import ModuleType
 
 from hlo_lsp.lsp.handlers import graph, readable, recompile, text, workspace
@@ -33,6 +34,10 @@ def create_server() -> HloLanguageServer:
     return server
 
 
+#: The longest a SIGTERM / SIGINT shutdown may take before the process just ends (s).
+STOP_TIMEOUT_S = 5.0
+
+
 def serve_stdio() -> int:
     """Run a new server over stdin/stdout until ``exit``; returns the exit code
     (0 after ``shutdown``, else 1). SIGTERM and SIGINT shut the server down first
@@ -42,6 +47,10 @@ def serve_stdio() -> int:
 
     def stop(signum: int, _frame) -> None:
         logging.getLogger("hlo_lsp").info("signal %d: shutting down", signum)
+        # The handler runs in the main thread between two of its bytecodes: should
+        # the shutdown wait for a lock that the interrupted code holds, the process
+        # still ends, STOP_TIMEOUT_S later.
+        threading.Timer(STOP_TIMEOUT_S, os._exit, (128 + signum,)).start()
         try:
             server.shut_down()
         finally:

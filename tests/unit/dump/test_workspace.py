@@ -417,3 +417,21 @@ def test_workspace_symbols_find_collectives_loops_and_any_opcode(tmp_path, index
     assert conds and all(h.kind == "control flow" and "[conditional]" in h.label for h in conds)
     dots = [h for h in index.symbols("dot") if h.label.endswith("[dot]")]
     assert dots and all(h.kind == "instruction" for h in dots)
+
+
+def test_the_index_closes_from_a_signal_handler_that_interrupted_its_lock_holder():
+    """SIGTERM's handler (hlo_lsp.lsp.server.serve_stdio) runs in the event loop's
+    thread, which may be inside the index's critical section at that moment: the
+    close must not wait for itself (a non-reentrant lock hung the server there)."""
+    import threading
+
+    idx = WorkspaceIndex()
+
+    def interrupted_holder():
+        with idx._lock:   # the event loop, mutating the index ...
+            idx.close()   # ... when the handler runs in its thread
+
+    t = threading.Thread(target=interrupted_holder, daemon=True)
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "close() waited for a lock its own thread holds"
