@@ -118,6 +118,20 @@ local function wait_attached(bufnr)
 end
 
 --- :HloReadable[!], :HloSummary (and the code lens command), :HloCompare, :HloCounterpart.
+--- Runs `command` with an opener that records the page it is handed; the page's path or nil.
+local function opened_page(command)
+  local opened = nil
+  hlo.config.graph_opener = function(path)
+    opened = path
+  end
+  vim.cmd(command)
+  vim.wait(TIMEOUT, function()
+    return opened ~= nil
+  end, 20)
+  hlo.config.graph_opener = nil
+  return opened
+end
+
 local function test_views(b, win, gemm_row)
   api.nvim_set_current_win(win)
   api.nvim_win_set_buf(win, b)
@@ -186,15 +200,7 @@ local function test_views(b, win, gemm_row)
   -- :HloGraph on the custom-call: the page written and handed to the opener
   api.nvim_win_set_buf(0, b)
   api.nvim_win_set_cursor(0, { gemm_row + 1, 4 })
-  local opened = nil
-  hlo.config.graph_opener = function(path)
-    opened = path
-  end
-  vim.cmd('HloGraph 2')
-  vim.wait(TIMEOUT, function()
-    return opened ~= nil
-  end, 20)
-  hlo.config.graph_opener = nil
+  local opened = opened_page('HloGraph 2')
   if H.check(opened ~= nil and vim.fn.filereadable(opened) == 1, ':HloGraph writes the page and opens it', opened) then
     local page = table.concat(vim.fn.readfile(opened), '\n')
     H.contains(page, 'id="hlo-graph-data"', ':HloGraph page carries the graph data')
@@ -209,15 +215,7 @@ local function test_views(b, win, gemm_row)
   vim.cmd('silent edit ' .. vim.fn.fnameescape(conv))
   local cb = api.nvim_get_current_buf()
   H.check(wait_attached(cb), 'client attached to the conv dump')
-  opened = nil
-  hlo.config.graph_opener = function(path)
-    opened = path
-  end
-  vim.cmd('HloMemory')
-  vim.wait(TIMEOUT, function()
-    return opened ~= nil
-  end, 20)
-  hlo.config.graph_opener = nil
+  opened = opened_page('HloMemory')
   if H.check(opened ~= nil and vim.fn.filereadable(opened) == 1, ':HloMemory writes the page and opens it', opened) then
     local page = table.concat(vim.fn.readfile(opened), '\n')
     H.contains(page, 'id="peak" data-bytes="2244752"', ':HloMemory page: the peak of the live-range report')

@@ -31,7 +31,7 @@ def _format(args: argparse.Namespace) -> str:
 def _run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from hlo_lsp.features.graph_page import graph_html
+    from hlo_lsp.features.graph_page import graph_html, graph_title
     from hlo_lsp.dump.loading import load
     from hlo_lsp.features.graph import graph, to_dot
     from hlo_lsp.syntax.lines import LineIndex
@@ -54,10 +54,9 @@ def _run(args: argparse.Namespace) -> int:
     if fmt == "html":
         with open(loaded.path, encoding="utf-8", errors="replace") as f:
             lines = LineIndex(f.read())
-        where = f"around {g.focus}" if g.focus and args.around else g.computation
-        title = f"{module.name.name if module.name else os.path.basename(loaded.path)}: {where}"
         out = graph_html(g, lines, os.path.basename(loaded.path),
-                         pathlib.Path(loaded.path).resolve().as_uri(), title)
+                         pathlib.Path(loaded.path).resolve().as_uri(),
+                         graph_title(module, loaded.path, g, bool(args.around)))
     elif fmt == "json":
         out = json.dumps(asdict(g), indent=1) + "\n"
     else:

@@ -15,7 +15,8 @@ import sys
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hlo_lsp.features.graph_page.memory_page import memory_html
+    from hlo_lsp.features.graph_page import page_title
+    from hlo_lsp.features.graph_page.memory_page import MEMORY_TITLE, memory_html
     from hlo_lsp.dump.loading import load
     from hlo_lsp.features.memory import format_text, timeline_for
 
@@ -27,10 +28,9 @@ def _run(args: argparse.Namespace) -> int:
               "--xla_dump_hlo_as_text)", file=sys.stderr)
         return 2
     if args.output:
-        module = loaded.module.name.name if loaded.module.name else \
-            os.path.basename(loaded.path)
         with open(args.output, "w", encoding="utf-8") as f:
-            f.write(memory_html(timeline, f"{module}: memory over the schedule",
+            f.write(memory_html(timeline,
+                                page_title(loaded.module, loaded.path, MEMORY_TITLE),
                                 os.path.basename(loaded.path)))
         print(f"wrote {args.output} (peak {timeline.peak_bytes} bytes)", file=sys.stderr)
     else:

@@ -2,7 +2,8 @@
 rendered in the browser by Graphviz compiled to WebAssembly
 (``graphviz.js``: @hpcc-js/wasm-graphviz bundled by editors/graph-page/build.mjs,
 inlined into the page, so it opens offline), with ``page.js`` (clicks, pan and
-zoom, collapsible clusters) and ``page.css``.
+zoom, collapsible clusters), ``post.js`` (how a page tells its host where to go)
+and ``page.css``.
 
 Everything from the dump is escaped: text in HTML with :func:`html.escape`, the
 data in a JSON ``<script>`` with ``<``, ``>`` and ``&`` as ``\\uXXXX``, names in
@@ -13,9 +14,11 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from importlib import resources
 
 from hlo_lsp.features.graph import KIND_COLORS, Graph, dot_ids, stub_edges, to_dot
+from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.syntax.lines import LineIndex
 
 
@@ -30,6 +33,19 @@ def script_json(data: object) -> str:
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def page_title(module: HloModule, path: str, what: str) -> str:
+    """``<module name>: <what>``, the module's file name standing in for a module
+    without a name: the title of a page of ``path``."""
+    return f"{module.name.name if module.name else os.path.basename(path)}: {what}"
+
+
+def graph_title(module: HloModule, path: str, g: Graph, around: bool) -> str:
+    """The title of the page of ``g``: the instruction it is ``around`` (a
+    neighbourhood), else its computation."""
+    return page_title(module, path, f"around {g.focus}" if around and g.focus
+                      else g.computation)
 
 
 def _range(lines: LineIndex, start: int, end: int) -> dict:
@@ -83,7 +99,8 @@ def graph_html(g: Graph, lines: LineIndex, file: str, uri: str, title: str) -> s
         "<div id=\"graph\"></div><div id=\"error\"></div>\n"
         f"<script type=\"application/json\" id=\"hlo-graph-data\">{script_json(data)}</script>\n"
         f"<script>{asset('graphviz.js')}</script>\n"
+        f"<script>{asset('post.js')}</script>\n"
         f"<script>{asset('page.js')}</script>\n</body></html>\n")
 
 
-__all__ = ["asset", "graph_html", "page_data", "script_json"]
+__all__ = ["asset", "graph_html", "graph_title", "page_data", "page_title", "script_json"]

@@ -10,12 +10,14 @@ from __future__ import annotations
 import html
 import json
 
-from hlo_lsp.features.graph_page import script_json
+from hlo_lsp.features.graph_page import asset, script_json
 from hlo_lsp.features.memory import MemoryTimeline
 from hlo_lsp.model.shapes import format_bytes
 from hlo_lsp.syntax.lines import LineIndex
 
 WIDTH, HEIGHT, PAD_LEFT, PAD_BOTTOM, PAD_TOP = 960, 320, 90, 36, 16
+#: What the page shows, after the module's name in its title.
+MEMORY_TITLE = "memory over the schedule"
 
 
 def _chart(t: MemoryTimeline) -> str:
@@ -100,22 +102,18 @@ def memory_html(t: MemoryTimeline, title: str, file: str, uri: str | None = None
         f"<h2 style=\"font-size:14px\">{len(t.peak_buffers)} buffers live at the peak</h2>"
         "<table><tr><th>bytes</th><th>value</th><th>shape</th><th>live steps</th>"
         f"<th>allocation +offset</th></tr>{''.join(rows)}</table>\n"
+        f"<script>{asset('post.js')}</script>\n"
         f"<script>{_REVEAL_SCRIPT % script_json(uri or '')}</script>\n</body></html>\n")
 
 
 #: A click on a buffer row posts where its instruction is (see :func:`memory_html`).
 _REVEAL_SCRIPT = """(function () {
   const uri = %s;
-  const vscode = typeof acquireVsCodeApi === "function" ? acquireVsCodeApi() : null;
   for (const row of document.querySelectorAll("tr.buffer[data-range]")) {
-    row.addEventListener("click", () => {
-      const m = { type: "hlo-graph-reveal", name: row.dataset.name, uri,
-                  range: JSON.parse(row.dataset.range) };
-      try { window.parent.postMessage(m, "*"); } catch (e) { /* no parent */ }
-      if (vscode) vscode.postMessage(m);
-    });
+    row.addEventListener("click", () => hloPost({ type: "hlo-graph-reveal",
+      name: row.dataset.name, uri, range: JSON.parse(row.dataset.range) }));
   }
 })();"""
 
 
-__all__ = ["memory_html"]
+__all__ = ["MEMORY_TITLE", "memory_html"]

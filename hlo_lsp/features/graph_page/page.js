@@ -12,13 +12,6 @@
   const host = document.getElementById("graph");
   const selected = document.getElementById("selected");
 
-  function post(message) {
-    try { window.parent.postMessage(message, "*"); } catch (e) { /* no parent */ }
-    if (typeof acquireVsCodeApi === "function") {
-      try { (window.__vscode = window.__vscode || acquireVsCodeApi()).postMessage(message); } catch (e) { /* */ }
-    }
-  }
-
   function attach(svg) {
     const byId = new Map(data.nodes.map((n) => [n.svgId, n]));
     const clusterOf = new Map(data.nodes.map((n) => [n.svgId, n.clusterSvgId]));
@@ -36,7 +29,7 @@
         const line = n.range.start.line + 1, col = n.range.start.character + 1;
         selected.textContent = `${n.name}: ${data.file}:${line}:${col}`;
         const message = { type: "hlo-graph-reveal", name: n.name, uri: data.uri, range: n.range };
-        post(message);
+        hloPost(message);  // post.js
         console.log(JSON.stringify(message));
       });
     }

@@ -18,11 +18,11 @@ import attrs
 from pygls.uris import to_fs_path
 
 from hlo_lsp.features.graph import DEFAULT_LIMIT, Graph, graph
-from hlo_lsp.features.graph_page import graph_html
-from hlo_lsp.features.graph_page.memory_page import memory_html
-from hlo_lsp.features.memory import timeline_for
+from hlo_lsp.features.graph_page import graph_html, graph_title, page_title
+from hlo_lsp.features.graph_page.memory_page import MEMORY_TITLE, memory_html
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.documents import Analysis
+from hlo_lsp.lsp.handlers.reports import memory_of
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
@@ -47,9 +47,8 @@ def page_of(g: Graph, a: Analysis, around: bool) -> str:
     """The graph's page (:func:`hlo_lsp.features.graph_page.graph_html`, as
     ``hlo-lsp graph`` writes it), titled by the module and what it shows."""
     path = to_fs_path(a.uri) or a.uri
-    name = a.module.name.name if a.module.name else os.path.basename(path)
-    where = f"around {g.focus}" if around and g.focus else g.computation
-    return graph_html(g, a.lines, os.path.basename(path), a.uri, f"{name}: {where}")
+    return graph_html(g, a.lines, os.path.basename(path), a.uri,
+                      graph_title(a.module, path, g, around))
 
 
 def register(server: HloLanguageServer) -> None:
@@ -91,12 +90,11 @@ def register(server: HloLanguageServer) -> None:
             path = to_fs_path(parsed.text_document.uri) if a is not None else None
             if a is None or not path or a.lazy_only:
                 return None
-            timeline = await ls.store.derive(a, "memory", timeline_for, path, a.module)
+            timeline = await memory_of(ls, a)
             if timeline is None:
                 return None
-            name = a.module.name.name if a.module.name else os.path.basename(path)
             page = await asyncio.to_thread(
-                memory_html, timeline, f"{name}: memory over the schedule",
+                memory_html, timeline, page_title(a.module, path, MEMORY_TITLE),
                 os.path.basename(path), a.uri, a.lines)
             return {"page": page, "peakBytes": timeline.peak_bytes,
                     "peakStep": timeline.peak_step, "source": timeline.source}

@@ -25,13 +25,14 @@ from hlo_lsp.dump.targets import deviceless_statement
 from hlo_lsp.features.compare import compare, format_markdown as diff_markdown, \
     format_text as diff_text
 from hlo_lsp.features.inlay_hints import inlay_hints
-from hlo_lsp.features.memory import format_text as memory_text, peak_markdown, timeline_for
+from hlo_lsp.features.memory import format_text as memory_text, peak_markdown
 from hlo_lsp.features.readable import render
 from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, semantic_tokens
 from hlo_lsp.features.summary import format_markdown, format_text
 from hlo_lsp.lsp import messages, wire
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.documents import Analysis
+from hlo_lsp.lsp.handlers.reports import memory_of
 from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
@@ -135,8 +136,7 @@ def register(server: HloLanguageServer) -> None:
             device = device_for(path, ls.settings.device)
             folded = await ls.store.derive(a, f"folded:{device.key}", fold_summary, a.module,
                                            summary, device)
-            memory = await ls.store.derive(a, "memory", timeline_for, path, a.module) \
-                if path else None
+            memory = await memory_of(ls, a)
             if options.format == "text":
                 return format_text(summary, note, folded) + (
                     "\nMemory at the peak\n" + memory_text(memory, 5) if memory else "")

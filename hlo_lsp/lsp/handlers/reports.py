@@ -14,6 +14,9 @@ text handlers (:mod:`hlo_lsp.lsp.handlers.text`, documentLink in
   allocation header (or a memory-usage table header), every instruction with a
   value in the allocation; on a memory-usage row, the instructions whose values
   share that offset.
+
+For an HLO dump itself, :func:`memory_of` reads the reports beside it as memory
+over the schedule (the module header's hover, the summary, ``hlo/memory``).
 """
 
 from __future__ import annotations
@@ -28,12 +31,24 @@ from pygls.uris import from_fs_path, to_fs_path
 from hlo_lsp.dump.index import instruction_names
 from hlo_lsp.dump.names import hlo_path_for_report, is_report_file
 from hlo_lsp.dump.reports import report_links, report_names_at
+from hlo_lsp.features.memory import MemoryTimeline, timeline_for
+from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.syntax.lines import LineIndex
 
 #: documentLink answers for a report stop after this many links.
 MAX_REPORT_LINKS = 50_000
+
+
+async def memory_of(ls: HloLanguageServer, a: Analysis) -> MemoryTimeline | None:
+    """Memory over the schedule of the dump ``a`` analyses, from the reports XLA
+    wrote beside it (:func:`hlo_lsp.features.memory.timeline_for`), read in the
+    parse pool once per analysis; None without reports or outside the file system."""
+    path = to_fs_path(a.uri)
+    if not path or a.lazy_only:
+        return None
+    return await ls.store.derive(a, "memory", timeline_for, path, a.module)
 
 
 def is_report_uri(uri: str) -> bool:

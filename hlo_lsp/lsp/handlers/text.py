@@ -27,7 +27,6 @@ from hlo_lsp.features.definition import definition
 from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.hover import hover
 from hlo_lsp.features.inline_regions import KINDS, inline_regions
-from hlo_lsp.features.memory import timeline_for
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import document_symbols
 from hlo_lsp.lsp import messages
@@ -107,17 +106,13 @@ def register(server: HloLanguageServer) -> None:
         dirs = await ls.source_dirs(uri)
         device = device_for(path, ls.settings.device)
 
-        async def memory_of(view: View | None):
-            """The memory timeline for a hover of the module header (read off
-            the event loop once per analysis: the reports and the model)."""
-            if view is None or view.analysis.lazy_only or not path:
-                return None
+        async def header_memory(view: View | None):
+            """Memory over the schedule for a hover of the module header."""
             offset = _offset_in(view, pos)
             occ = find_at(view.analysis.module, offset) if offset is not None else None
             if occ is None or occ.kind != Kind.MODULE:
                 return None
-            return await ls.store.derive(view.analysis, "memory", timeline_for, path,
-                                         view.analysis.module)
+            return await reports.memory_of(ls, view.analysis)
 
         def answer(view: View | None, memory=None):
             offset = _offset_in(view, pos)
@@ -133,7 +128,7 @@ def register(server: HloLanguageServer) -> None:
 
         # While edits are analysed: the latest finished analysis, mapped.
         seen = ls.store.peek(uri)
-        memory = await memory_of(seen)
+        memory = await header_memory(seen)
         if memory is not None:
             seen = ls.store.peek(uri)  # a view is read before the next await only
         if (got := answer(seen, memory)) is not _UNKNOWN:

@@ -305,18 +305,27 @@ local function jump(location, encoding)
   return vim.lsp.util.jump_to_location(location, encoding)
 end
 
+--- The position params of the cursor in `bufnr` (the hlo-lsp client's encoding) and
+--- that encoding; nil (with a message) in a readable view, where `command` does not work.
+local function cursor_params(bufnr, command)
+  if readable[bufnr] then
+    compat.notify(command .. ' works in the original file (gd goes there)', vim.log.levels.WARN)
+    return nil
+  end
+  local client = hlo().get_client(bufnr)
+  local encoding = client and client.offset_encoding or 'utf-16'
+  return vim.lsp.util.make_position_params(0, encoding), encoding
+end
+
 --- :HloCounterpart — `hlo/counterpart` at the cursor: jump to the instruction in the
 --- other optimization stage's file; several: the quickfix list.
 ---@param callback fun(locations: table[])|nil
 function M.counterpart(bufnr, callback)
   bufnr = resolve(bufnr)
-  if readable[bufnr] then
-    compat.notify(':HloCounterpart works in the original file (gd goes there)', vim.log.levels.WARN)
+  local params, encoding = cursor_params(bufnr, ':HloCounterpart')
+  if params == nil then
     return false
   end
-  local client = hlo().get_client(bufnr)
-  local encoding = client and client.offset_encoding or 'utf-16'
-  local params = vim.lsp.util.make_position_params(0, encoding)
   return request(bufnr, M.COUNTERPART, params, M.COUNTERPART, function(result)
     local locations = {}
     for _, loc in ipairs(type(result) == 'table' and result or {}) do
@@ -360,18 +369,21 @@ local function open_file(path)
   return nil
 end
 
---- Writes a page the server made to `path` (default a temporary .html file); the path,
---- or nil (with a message) when it cannot be written.
-local function write_page(page, path, kind)
+--- Writes a page the server made to `path` (default a temporary .html file), opens it
+--- (`open_file`) and hands the path to `callback`; a message when it cannot be written.
+local function show_page(page, path, kind, callback)
   path = path or (vim.fn.tempname() .. '-hlo-' .. kind .. '.html')
   local f = io.open(path, 'w')
   if f == nil then
     compat.notify('cannot write ' .. path, vim.log.levels.ERROR)
-    return nil
+    return
   end
   f:write(page)
   f:close()
-  return path
+  open_file(path)
+  if callback then
+    callback(path)
+  end
 end
 
 --- :HloGraph — `hlo/graph` with `page: true` at the cursor (an instruction: its
@@ -383,13 +395,10 @@ end
 function M.graph(bufnr, opts, callback)
   bufnr = resolve(bufnr)
   opts = opts or {}
-  if readable[bufnr] then
-    compat.notify(':HloGraph works in the original file (gd goes there)', vim.log.levels.WARN)
+  local params = cursor_params(bufnr, ':HloGraph')
+  if params == nil then
     return false
   end
-  local client = hlo().get_client(bufnr)
-  local encoding = client and client.offset_encoding or 'utf-16'
-  local params = vim.lsp.util.make_position_params(0, encoding)
   params.page = true
   params.hops = opts.hops
   return request(bufnr, M.GRAPH, params, M.GRAPH, function(result)
@@ -397,17 +406,10 @@ function M.graph(bufnr, opts, callback)
       compat.notify('no graph here: put the cursor on an instruction or a computation header', vim.log.levels.WARN)
       return
     end
-    local path = write_page(result.page, opts.path, 'graph')
-    if path == nil then
-      return
-    end
     if type(result.message) == 'string' and result.message ~= '' then
       compat.notify(result.message)
     end
-    open_file(path)
-    if callback then
-      callback(path)
-    end
+    show_page(result.page, opts.path, 'graph', callback)
   end)
 end
 
@@ -425,14 +427,7 @@ function M.memory(bufnr, opts, callback)
         .. '*-buffer-assignment.txt beside after-optimizations dumps)', vim.log.levels.WARN)
       return
     end
-    local path = write_page(result.page, opts.path, 'memory')
-    if path == nil then
-      return
-    end
-    open_file(path)
-    if callback then
-      callback(path)
-    end
+    show_page(result.page, opts.path, 'memory', callback)
   end)
 end
 
