@@ -294,23 +294,35 @@ def _valid_positions(w: WindowDim, kernel: int, output: int, inputs: int) -> int
     if (inputs == 1 and kernel == output and w.window_dilation == 1 and w.base_dilation == 1
             and w.stride == 1 and w.pad_high == output - 1 and w.pad_low == output - 1):
         return output
-    count = 0
-    for k in range(kernel):
-        if w.stride == 1 and w.base_dilation == 1:
-            base = w.pad_low - k * w.window_dilation
-            count += max(min(inputs + base, output) - max(base, 0), 0)
-            continue
-        for o in range(output):
-            undilated = o * w.stride - w.pad_low + k * w.window_dilation
-            if w.base_dilation > 1:
-                if undilated % w.base_dilation:
-                    continue
-                index = undilated // w.base_dilation
-            else:
-                index = undilated
-            if 0 <= index < inputs:
-                count += 1
-    return count
+    return sum(_valid_outputs(k * w.window_dilation - w.pad_low, w.stride, w.base_dilation,
+                              output, inputs)
+               for k in range(kernel))
+
+
+def _valid_outputs(offset: int, stride: int, base_dilation: int, output: int,
+                   inputs: int) -> int:
+    """Output positions ``o`` in ``[0, output)`` whose dilated input index
+    ``u = o * stride + offset`` is a real element: ``u`` a multiple of
+    ``base_dilation`` and ``0 <= u / base_dilation < inputs``. Counted in closed
+    form, not by visiting every ``o`` (a strided convolution over a long axis has
+    millions of pairs)."""
+    stride, base_dilation = max(stride, 1), max(base_dilation, 1)
+    # 0 <= o * stride + offset <= (inputs - 1) * base_dilation, with 0 <= o < output.
+    lo = max(0, -(offset // stride))  # ceil(-offset / stride)
+    hi = min(output - 1, ((inputs - 1) * base_dilation - offset) // stride)
+    if inputs <= 0 or hi < lo:
+        return 0
+    if base_dilation == 1:
+        return hi - lo + 1
+    # o * stride = -offset (mod base_dilation): a residue class modulo
+    # base_dilation / g, or no solution when g does not divide the offset.
+    g = math.gcd(stride, base_dilation)
+    if offset % g:
+        return 0
+    period = base_dilation // g
+    first = (-offset // g) * pow(stride // g, -1, period) % period if period > 1 else 0
+    start = lo + (first - lo) % period
+    return 0 if start > hi else (hi - start) // period + 1
 
 
 def _log2_ceiling(n: int) -> int:

@@ -6,10 +6,13 @@ in tests/unit/syntax/test_cost_oracle.py)."""
 from __future__ import annotations
 
 import itertools
+import random
+import time
 
 from tests.helpers import TRAIN_AFTER, read
-from hlo_lsp.model.cost import (Cost, cost_model, instruction_cost, isolated_module_text,
-                                module_cost, parse_window, shape_size)
+from hlo_lsp.model.cost import (Cost, WindowDim, _valid_outputs, _valid_positions, cost_model,
+                                instruction_cost, isolated_module_text, module_cost,
+                                parse_window, shape_size)
 from hlo_lsp.model.shapes import parse_array_shape
 from hlo_lsp.syntax.parser import parse
 
@@ -61,10 +64,16 @@ ENTRY e {
 """
 
 
-def _brute_force_positions(inputs, kernel, output, stride, pad_low):
-    """Pairs (output position, kernel position) reading a real input element."""
-    return sum(1 for o, k in itertools.product(range(output), range(kernel))
-               if 0 <= o * stride - pad_low + k < inputs)
+def _brute_force_positions(inputs, kernel, output, stride, pad_low, window_dilation=1,
+                           base_dilation=1):
+    """Pairs (output position, kernel position) reading a real input element:
+    the loop of ``HloCostAnalysis::GetConvolutionFlops``, visiting every pair."""
+    count = 0
+    for o, k in itertools.product(range(output), range(kernel)):
+        undilated = o * stride - pad_low + k * window_dilation
+        if undilated % base_dilation == 0 and 0 <= undilated // base_dilation < inputs:
+            count += 1
+    return count
 
 
 def test_convolution_counts_window_positions_inside_the_input():
@@ -75,6 +84,37 @@ def test_convolution_counts_window_positions_inside_the_input():
     assert instruction_cost(module, _ins(module, "c")).flops == expected
     window = parse_window("{size=3x3 stride=2x2 pad=1_1x1_1}")
     assert [(w.size, w.stride, w.pad_low, w.pad_high) for w in window] == [(3, 2, 1, 1)] * 2
+
+
+def test_window_positions_in_closed_form_agree_with_visiting_every_pair():
+    """Strides, both dilations and negative padding, 3,000 random windows."""
+    rng = random.Random(12)
+    for _ in range(3000):
+        inputs, kernel, output = rng.randint(1, 12), rng.randint(1, 6), rng.randint(1, 12)
+        w = WindowDim(size=kernel, stride=rng.randint(1, 5), pad_low=rng.randint(-3, 5),
+                      pad_high=rng.randint(-3, 5), window_dilation=rng.randint(1, 4),
+                      base_dilation=rng.randint(1, 4))
+        expected = _brute_force_positions(inputs, kernel, output, w.stride, w.pad_low,
+                                          w.window_dilation, w.base_dilation)
+        shortcut = _valid_positions(w, kernel, output, inputs)
+        if shortcut != expected:  # only XLA's two shortcuts may differ from the loop
+            assert (inputs == output == kernel == w.base_dilation
+                    or (inputs == 1 and kernel == output)), (w, kernel, output, inputs)
+
+
+def test_a_strided_convolution_over_a_long_axis_is_counted_quickly():
+    """A gradient convolution of 4,096 kernel by 4,096 output positions with
+    stride 2 and base dilation 3: visiting every pair is 16M steps (the fuzz run
+    found a dump whose cuDNN calls took 2 s that way). Sampled kernel positions
+    agree with a visit of every output position."""
+    w = WindowDim(size=4096, stride=2, pad_low=7, pad_high=7, base_dilation=3)
+    for k in range(0, 4096, 511):
+        assert _valid_outputs(k - 7, 2, 3, 4096, 5000) == sum(
+            1 for o in range(4096)
+            if (o * 2 - 7 + k) % 3 == 0 and 0 <= (o * 2 - 7 + k) // 3 < 5000)
+    started = time.perf_counter()
+    assert 0 < _valid_positions(w, 4096, 4096, 5000) < 4096 * 4096
+    assert time.perf_counter() - started < 0.5
 
 
 FUSION = """HloModule m
