@@ -28,6 +28,7 @@ Facts:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -160,9 +161,12 @@ def tuple_element(ins: Instruction, computation: Computation | None = None
     return TupleElement(producer, n, names[n]) if n < len(names) else None
 
 
+@functools.lru_cache(maxsize=4096)
 def short_shape(text: str) -> str:
     """A shape without its layouts: ``f32[32,64]{1,0}`` -> ``f32[32,64]``; tuples
-    keep their structure: ``(f32[2]{0}, s8[4]{0})`` -> ``(f32[2], s8[4])``."""
+    keep their structure: ``(f32[2]{0}, s8[4]{0})`` -> ``(f32[2], s8[4])``.
+    Remembered for the most recent shapes: a dump repeats a few thousand shapes
+    in tens of thousands of operands (a whole file's inlay hints)."""
     if "{" not in text:
         return text
     out: list[str] = []

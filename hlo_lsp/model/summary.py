@@ -414,18 +414,25 @@ def kernel_cost(module: HloModule, kernel: Kernel, device: Accelerator,
     its roofline time on ``device`` in seconds and what bounds it ("compute",
     "memory"; "unknown" for a custom-call nobody can cost, which counts zero).
     A custom-call XLA cannot cost gets :func:`hlo_lsp.model.cost.custom_call_estimate`.
-    None when the kernel's instruction is not in ``module``."""
+    None when the kernel's instruction is not in ``module``. Remembered per
+    module and device (by its table key): the summary, its ranking and a
+    comparison of two dumps each ask for every kernel."""
     comp = module.by_name.get(kernel.computation)
     ins = comp.by_name.get(kernel.name) if comp is not None else None
     if ins is None:
         return None
-    cost = (model or cost_model(module)).instruction(ins)
-    bound = ""
-    if cost.unknown and ins.opcode == "custom-call":
-        cost = custom_call_estimate(module, ins) or Cost()
-        bound = "" if cost.flops or cost.bytes_accessed else "unknown"
-    estimate = roofline(cost, device, kernel_precision(module, ins))
-    return ins, cost, estimate.seconds, bound or estimate.bound
+    memo = module.derived("kernel_costs", lambda _: {})
+    key = (device.key, kernel.computation, kernel.name)
+    known = memo.get(key)
+    if known is None:
+        cost = (model or cost_model(module)).instruction(ins)
+        bound = ""
+        if cost.unknown and ins.opcode == "custom-call":
+            cost = custom_call_estimate(module, ins) or Cost()
+            bound = "" if cost.flops or cost.bytes_accessed else "unknown"
+        estimate = roofline(cost, device, kernel_precision(module, ins))
+        known = memo[key] = (cost, estimate.seconds, bound or estimate.bound)
+    return (ins, *known)
 
 
 def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerator,

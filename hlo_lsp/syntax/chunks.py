@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -470,10 +471,120 @@ class ChunkCache:
         return key in self._items
 
 
+#: A computation at least this long answers a quick hover from the lines it
+#: needs (:func:`slim_computation`) rather than from a parse of all of it.
+SLIM_CHARS = 64 * 1024
+#: Most lines :func:`slim_computation` reads for the users of one instruction;
+#: past it the whole computation is parsed (it is then needed anyway).
+SLIM_MAX_USERS = 400
+#: Most computations a quick hover reads besides the cursor's (those it calls,
+#: directly or not).
+MAX_QUICK_CALLEES = 64
+
+
+_NAME_CHAR = re.compile(r"[\w.\-]")
+_LINE_HEAD = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?")
+
+
+def _mentions(text: str, name: str, start: int, end: int, definition: bool = False,
+              keyword: bool = False):
+    """Offsets in ``text[start:end]`` where ``name`` stands as a whole name
+    (``%`` before it allowed); with ``definition`` only where it begins its line's
+    instruction (``name =``, or with ``keyword`` the keyword ``ROOT``). A search
+    for the literal name, checked at each hit: linear, and fast on megabytes."""
+    after = re.compile(re.escape(name) + (r"[ \t]" if keyword else
+                                         r"(?![\w.\-])[ \t]*=" if definition else
+                                         r"(?![\w.\-])"))
+    for m in after.finditer(text, start, end):
+        at = m.start()
+        if definition:
+            line = LineIndex.bounds(text, at)[0]
+            head = _LINE_HEAD.match(text, line, at)
+            if head is not None and head.end() == at and (not keyword or "%" not in
+                                                           text[line:at]):
+                yield at
+            continue
+        before = at - 1 if at > 0 and text[at - 1] == "%" else at
+        if before == 0 or not _NAME_CHAR.match(text, before - 1):
+            yield at
+
+
+def slim_computation(text: str, start: int, end: int, offset: int) -> Computation | None:
+    """The computation ``text[start:end]`` holding only what a hover at
+    ``offset`` reads of it: its header, the instruction on the cursor's line, the
+    one the cursor names (that instruction or an operand's definition), that
+    one's operands' definitions and its users, and the ROOT. Each line is found
+    by searching the text and parsed alone with the grammar's ``instruction``
+    rule, so a hover in a megabyte-long ENTRY costs milliseconds, not a parse of
+    the whole computation. None when a line it needs does not parse on its own
+    (an instruction over several lines, nested operands, an inline computation)
+    or there are more than :data:`SLIM_MAX_USERS` user lines: the caller then
+    parses the computation."""
+    head_end = LineIndex.bounds(text, start)[1]
+    head = try_parse(text[start:head_end].rstrip(), "computation_head", start)
+    line_start, line_end = LineIndex.bounds(text, offset)
+    ins = try_instruction(text[line_start:line_end], line_start)
+    if head is None or ins is None or not start < line_start < end:
+        return None
+    found = {line_start: ins}
+
+    def read(at: int) -> Instruction | None:
+        a, b = LineIndex.bounds(text, at)
+        got = found.get(a)
+        if got is None:
+            got = try_instruction(text[a:b], a)
+            if got is not None:
+                found[a] = got
+        return got
+
+    def defined(names) -> dict[str, Instruction] | None:
+        """The first definition of each of ``names`` in the computation."""
+        out: dict[str, Instruction] = {}
+        for name in dict.fromkeys(names):
+            for at in _mentions(text, name, head_end, end, definition=True):
+                got = read(at)
+                if got is None:
+                    return None
+                if got.name.name == name:
+                    out[name] = got
+                    break
+        return out
+
+    target = ins
+    for ref in ins.uses():
+        if ref.start <= offset <= ref.end:
+            named = defined([ref.name])
+            if named is None:
+                return None
+            target = named.get(ref.name, ins)
+            break
+    if defined(r.name for r in target.uses()) is None:
+        return None
+    # Users: every line naming the target; ROOT: the line that says so.
+    lines = {LineIndex.bounds(text, at)[0]
+             for at in _mentions(text, target.name.name, head_end, end)}
+    root = next(_mentions(text, "ROOT", head_end, end, definition=True, keyword=True), None)
+    if root is None or len(lines) >= SLIM_MAX_USERS:  # no ROOT: the last line is it
+        return None
+    lines.add(LineIndex.bounds(text, root)[0])
+    for at in sorted(lines):
+        if read(at) is None and text[at:LineIndex.bounds(text, at)[1]].strip() != "}":
+            return None
+    _, is_entry, comp_name, params, result, _, body_start = head
+    instructions = sorted(found.values(), key=lambda i: i.start)
+    comp = Computation(comp_name, is_entry, params, result, start, body_start, end,
+                       instructions)
+    holder = weakref.ref(comp)
+    for i in instructions:
+        i._computation = holder
+    return comp
+
+
 def partial_module(text: str, skeleton: Skeleton, offset: int,
                    cache: ChunkCache | None = None) -> HloModule | None:
     """A module holding only what a hover at ``offset`` needs: the header and
-    stack-frame tables, the computation containing ``offset`` and the
+    stack-frame tables, the computation containing ``offset`` (in part, from
+    :func:`slim_computation`, when it is :data:`SLIM_CHARS` or longer) and the
     computations it calls. None when those pieces do not parse on their own.
     ``cache`` keeps the parsed pieces for the next call on the same text."""
     cache = ChunkCache() if cache is None else cache
@@ -492,12 +603,32 @@ def partial_module(text: str, skeleton: Skeleton, offset: int,
     items: list = []
     try:
         items.extend(chunk(-1))
-        [comp] = chunk(i)
-        callees = {c.ref.name for ins in comp.instructions for c in ins.called}
-        for name in sorted(callees):
-            head = find_computation_head(text, name, skeleton)
-            if head is not None:
-                items.extend(chunk(skeleton.chunk_index(head[0])))
+        s, e = skeleton.bounds(i)
+        comp = slim_computation(text, s, e, offset) \
+            if e - s >= SLIM_CHARS and i not in cache else None
+        if comp is None:
+            [comp] = chunk(i)
+        # the computations the instruction at the cursor (or the one it names)
+        # calls, and theirs: a fusion's cost reads the reducer its fused scatter
+        # applies
+        at = comp.instruction_at(offset)
+        named = [] if at is None else [at] + [
+            comp.by_name[r.name] for r in at.uses()
+            if r.start <= offset <= r.end and r.name in comp.by_name]
+        wanted = sorted({c.ref.name for ins in named for c in ins.called})
+        seen = set(wanted)
+        for _ in range(MAX_QUICK_CALLEES):
+            if not wanted:
+                break
+            head = find_computation_head(text, wanted.pop(0), skeleton)
+            if head is None:
+                continue
+            for callee in chunk(skeleton.chunk_index(head[0])):
+                items.append(callee)
+                more = sorted({c.ref.name for ins in getattr(callee, "instructions", ())
+                               for c in ins.called} - seen)
+                seen.update(more)
+                wanted.extend(more)
         items.append(comp)
     except (UnexpectedInput, ValueError):
         return None
@@ -508,4 +639,4 @@ def partial_module(text: str, skeleton: Skeleton, offset: int,
 
 
 __all__ = ["ChunkCache", "LineIndex", "Skeleton", "find_computation_head", "find_instruction",
-           "parse_chunked", "partial_module", "quick_definition"]
+           "parse_chunked", "partial_module", "quick_definition", "slim_computation"]

@@ -88,3 +88,45 @@ def test_quick_answer_cache_is_bounded_and_keeps_the_header():
         assert cache.chars <= max(4096, largest) + skeleton.prefix_end
     assert -1 in cache  # the module header and frame tables stay parsed
     assert len(cache) < len(skeleton.heads)
+
+
+def test_a_hover_in_a_long_computation_reads_only_the_lines_it_needs(monkeypatch):
+    """``slim_computation`` (the quick hover of a long computation: the cursor's
+    line, its operands' definitions, its users and the ROOT, each parsed alone)
+    answers as the full parse does at every name of a real dump's ENTRY, the
+    threshold lowered so that this ENTRY counts as long. The ENTRY is the one
+    computation no instruction calls: a quick answer elsewhere does not know
+    its callers yet, whatever the computation's size."""
+    from tests.helpers import TRAIN_AFTER
+    from hlo_lsp.features.hover import hover
+    from hlo_lsp.model.index import Kind, find_at
+    from hlo_lsp.syntax import chunks
+    from hlo_lsp.syntax.parser import parse
+
+    text = read(TRAIN_AFTER)
+    full = parse(text)
+    skeleton = chunks.Skeleton(text)
+    cache = chunks.ChunkCache()
+    monkeypatch.setattr(chunks, "SLIM_CHARS", 0)
+    read_alone = []
+    original = chunks.slim_computation
+    monkeypatch.setattr(chunks, "slim_computation",
+                        lambda *a: read_alone.append(original(*a)) or read_alone[-1])
+    entry = full.entry
+    offsets = [r.start + 1 for ins in entry.instructions
+               for r in (ins.name, *ins.uses())] + [ins.opcode_start + 1
+                                                   for ins in entry.instructions]
+    assert len(offsets) > 100
+    compared = 0
+    for offset in offsets:
+        module = chunks.partial_module(text, skeleton, offset, cache)
+        occ = find_at(module, offset)
+        assert occ is not None and occ.kind in (Kind.INSTRUCTION_DEF, Kind.INSTRUCTION_USE,
+                                                Kind.OPCODE, Kind.PARAMETER_OPCODE), offset
+        quick, right = hover(module, offset), hover(full, offset)
+        assert (quick.markdown, quick.start, quick.end) == \
+            (right.markdown, right.start, right.end), text[offset - 40:offset + 40]
+        compared += 1
+    # every answer came from the slim computation, holding a few instructions
+    assert len(read_alone) == compared and None not in read_alone
+    assert max(len(c.instructions) for c in read_alone) < len(entry.instructions) / 2

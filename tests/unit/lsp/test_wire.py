@@ -83,3 +83,15 @@ def test_encoded_text_is_ascii_even_for_lone_surrogates():
     out = wire.encode([{"label": "a\udc80\U0001d4c1"}]).text
     assert out.isascii()
     assert json.loads(out) == [{"label": "a\udc80\U0001d4c1"}]
+
+
+@pytest.mark.parametrize("text", ["", "a\nbc\n\ndef", "x = 1\n" * 50 + "tail",
+                                  "a\r\nb", "é\n𝔁x\n"], ids=repr)
+def test_positions_agree_with_the_line_index_on_every_offset(text):
+    """The inlined ASCII path and the line index's own answer, every offset
+    and a few outside the text (which clamp)."""
+    from hlo_lsp.syntax.lines import LineIndex
+    lines = LineIndex(text)
+    for offset in range(-2, len(text) + 3):
+        line, character = lines.position(offset)
+        assert wire.position(lines, offset) == {"line": line, "character": character}
