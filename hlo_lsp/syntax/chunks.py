@@ -374,13 +374,39 @@ def _name_pattern(name: str) -> str:
     return r"%?" + re.escape(name) + r"(?![\w.\-])"
 
 
+_NAME_CHAR = re.compile(r"[\w.\-]")
+_LINE_HEAD = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?")
+
+
+def _mentions(text: str, name: str, start: int, end: int, definition: bool = False,
+              keyword: bool = False):
+    """Offsets in ``text[start:end]`` where ``name`` stands as a whole name
+    (``%`` before it allowed); with ``definition`` only where it begins its line's
+    instruction (``name =``, or with ``keyword`` the keyword ``ROOT``). A search
+    for the literal name, checked at each hit: linear, and fast on megabytes."""
+    after = re.compile(re.escape(name) + (r"[ \t]" if keyword else
+                                         r"(?![\w.\-])[ \t]*=" if definition else
+                                         r"(?![\w.\-])"))
+    for m in after.finditer(text, start, end):
+        at = m.start()
+        if definition:
+            line = LineIndex.bounds(text, at)[0]
+            head = _LINE_HEAD.match(text, line, at)
+            if head is not None and head.end() == at and (not keyword or "%" not in
+                                                           text[line:at]):
+                yield at
+            continue
+        before = at - 1 if at > 0 and text[at - 1] == "%" else at
+        if before == 0 or not _NAME_CHAR.match(text, before - 1):
+            yield at
+
+
 def find_instruction(text: str, name: str, start: int, end: int) -> Instruction | None:
     """The instruction called ``name`` defined in ``text[start:end]`` (one
-    computation), found by searching for ``name =`` at a line start and confirmed
-    by parsing that line with the grammar."""
-    pattern = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?" + _name_pattern(name) + r"[ \t]*=", re.M)
-    for m in pattern.finditer(text, start, end):
-        ins = _instruction_on_line(text, m.end())
+    computation), found by searching for ``name =`` at a line start
+    (:func:`_mentions`) and confirmed by parsing that line with the grammar."""
+    for at in _mentions(text, name, start, end, definition=True):
+        ins = _instruction_on_line(text, at)
         if ins is not None and ins.name.name == name:
             return ins
     return None
@@ -480,33 +506,6 @@ SLIM_MAX_USERS = 400
 #: Most computations a quick hover reads besides the cursor's (those it calls,
 #: directly or not).
 MAX_QUICK_CALLEES = 64
-
-
-_NAME_CHAR = re.compile(r"[\w.\-]")
-_LINE_HEAD = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?")
-
-
-def _mentions(text: str, name: str, start: int, end: int, definition: bool = False,
-              keyword: bool = False):
-    """Offsets in ``text[start:end]`` where ``name`` stands as a whole name
-    (``%`` before it allowed); with ``definition`` only where it begins its line's
-    instruction (``name =``, or with ``keyword`` the keyword ``ROOT``). A search
-    for the literal name, checked at each hit: linear, and fast on megabytes."""
-    after = re.compile(re.escape(name) + (r"[ \t]" if keyword else
-                                         r"(?![\w.\-])[ \t]*=" if definition else
-                                         r"(?![\w.\-])"))
-    for m in after.finditer(text, start, end):
-        at = m.start()
-        if definition:
-            line = LineIndex.bounds(text, at)[0]
-            head = _LINE_HEAD.match(text, line, at)
-            if head is not None and head.end() == at and (not keyword or "%" not in
-                                                           text[line:at]):
-                yield at
-            continue
-        before = at - 1 if at > 0 and text[at - 1] == "%" else at
-        if before == 0 or not _NAME_CHAR.match(text, before - 1):
-            yield at
 
 
 def slim_computation(text: str, start: int, end: int, offset: int) -> Computation | None:

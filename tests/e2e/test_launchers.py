@@ -337,7 +337,10 @@ def test_slurm_ctrl_c_of_hlo_lsp_dump_cancels_the_job(slurm, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "hlo_lsp", "dump", "--launcher", "slurm",
                              "--launcher-arg=--time=5", "--platform", "cpu", "--out", "dump",
                              "--", "sh", "-c", "sleep 300"], cwd=project, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            # as a terminal's Ctrl-C finds it: a suite started in the
+                            # background (`cmd &`) hands its children SIGINT ignored
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for _ in range(300):
             if any(line.endswith(" RUNNING") for line in slurm.jobs()):
