@@ -56,7 +56,10 @@ def position(lines: LineIndex, offset: int) -> dict:
     inlined for ASCII text that ends its lines at ``\n`` only, where a column is
     an offset: a whole-file answer converts a hundred thousand offsets)."""
     if lines.ascii and not lines.cr:
-        offset = 0 if offset < 0 else min(offset, len(lines.text))
+        if offset < 0:
+            offset = 0
+        elif offset > len(lines.text):
+            offset = len(lines.text)
         line = bisect_right(lines.starts, offset) - 1
         return {"line": line, "character": offset - lines.starts[line]}
     line, character = lines.position(offset)

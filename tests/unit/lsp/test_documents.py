@@ -148,7 +148,8 @@ def test_closing_a_document_frees_its_model_and_wakes_waiters():
         return module_ref, analysis_ref
 
     module_ref, analysis_ref = asyncio.run(run())
-    gc.collect()
+    gc.unfreeze()  # an analysis freezes its model; the server's idle collection
+    gc.collect()   # (ModelCollector) unfreezes and collects, as here
     assert analysis_ref() is None and module_ref() is None
 
 
