@@ -52,7 +52,7 @@ def encode(value: Any) -> Encoded:
 
 
 def position(lines: LineIndex, offset: int) -> dict:
-    """The LSP ``Position`` of character ``offset`` (:meth:`LineIndex.position`;
+    r"""The LSP ``Position`` of character ``offset`` (:meth:`LineIndex.position`;
     inlined for ASCII text that ends its lines at ``\n`` only, where a column is
     an offset: a whole-file answer converts a hundred thousand offsets)."""
     if lines.ascii and not lines.cr:

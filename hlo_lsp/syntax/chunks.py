@@ -50,7 +50,7 @@ _HEAD_AFTER_BREAK = re.compile(r"\n((?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n]*\{
 
 
 def _head_lines(text: str, start: int = 0, end: int | None = None) -> list[int]:
-    """Offsets of the lines of ``text[start:end]`` that :data:`_HEAD` matches
+    r"""Offsets of the lines of ``text[start:end]`` that :data:`_HEAD` matches
     (``start`` is a line start: 0 or just after a ``\n``)."""
     end = len(text) if end is None else end
     out = [start] if _HEAD.match(text, start, end) else []
@@ -580,7 +580,7 @@ def slim_computation(text: str, start: int, end: int, offset: int) -> Computatio
         return None
     lines.add(LineIndex.bounds(text, root)[0])
     for at in sorted(lines):
-        if read(at) is None and text[at:LineIndex.bounds(text, at)[1]].strip() != "}":
+        if read(at) is None:
             return None
     _, is_entry, comp_name, params, result, _, body_start = head
     instructions = sorted(found.values(), key=lambda i: i.start)
