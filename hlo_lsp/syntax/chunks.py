@@ -592,6 +592,32 @@ def slim_computation(text: str, start: int, end: int, offset: int) -> Computatio
     return comp
 
 
+def _fusion_caller(text: str, skeleton: Skeleton, comp: Computation,
+                   cache: ChunkCache) -> Computation | None:
+    """The computation holding the fusion that calls ``comp`` (``calls=`` its
+    name), with at least that fusion in it: a hover in a fused computation says
+    which kernel it is part of. None when no fusion calls it (an ENTRY never
+    is: no search)."""
+    if comp.is_entry:
+        return None
+    name = comp.name.name
+    pattern = re.compile(r"calls=%?" + re.escape(name) + r"(?![\w.\-])")
+    for m in pattern.finditer(text, skeleton.prefix_end):
+        if comp.start <= m.start() < comp.end:
+            continue
+        j = skeleton.chunk_index(m.start())
+        if j < 0:
+            continue
+        s, e = skeleton.bounds(j)
+        caller = slim_computation(text, s, e, m.start()) if j not in cache else None
+        if caller is None:
+            [caller] = cache.get(j, e - s, lambda: parse_fragment(text[s:e], "start", s))
+        ins = caller.instruction_at(m.start())
+        if ins is not None and ins.opcode == "fusion":
+            return caller
+    return None
+
+
 def partial_module(text: str, skeleton: Skeleton, offset: int,
                    cache: ChunkCache | None = None) -> HloModule | None:
     """A module holding only what a hover at ``offset`` needs: the header and
@@ -642,6 +668,9 @@ def partial_module(text: str, skeleton: Skeleton, offset: int,
                 seen.update(more)
                 wanted.extend(more)
         items.append(comp)
+        caller = _fusion_caller(text, skeleton, comp, cache)
+        if caller is not None:
+            items.append(caller)
     except (UnexpectedInput, ValueError):
         return None
     module = HloModule(text)

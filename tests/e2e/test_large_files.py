@@ -93,10 +93,10 @@ def test_quick_answer_cache_is_bounded_and_keeps_the_header():
 def test_a_hover_in_a_long_computation_reads_only_the_lines_it_needs(monkeypatch):
     """``slim_computation`` (the quick hover of a long computation: the cursor's
     line, its operands' definitions, its users and the ROOT, each parsed alone)
-    answers as the full parse does at every name of a real dump's ENTRY, the
-    threshold lowered so that this ENTRY counts as long. The ENTRY is the one
-    computation no instruction calls: a quick answer elsewhere does not know
-    its callers yet, whatever the computation's size."""
+    answers as the full parse does at every name and opcode of a real dump, the
+    threshold lowered so that every computation counts as long: in the ENTRY,
+    in loop bodies and in fused computations (whose hover names the fusion that
+    calls them, found by its ``calls=``)."""
     from tests.helpers import TRAIN_AFTER
     from hlo_lsp.features.hover import hover
     from hlo_lsp.model.index import Kind, find_at
@@ -112,12 +112,11 @@ def test_a_hover_in_a_long_computation_reads_only_the_lines_it_needs(monkeypatch
     original = chunks.slim_computation
     monkeypatch.setattr(chunks, "slim_computation",
                         lambda *a: read_alone.append(original(*a)) or read_alone[-1])
-    entry = full.entry
-    offsets = [r.start + 1 for ins in entry.instructions
-               for r in (ins.name, *ins.uses())] + [ins.opcode_start + 1
-                                                   for ins in entry.instructions]
-    assert len(offsets) > 100
-    compared = 0
+    offsets = [r.start + 1 for comp in full.computations for ins in comp.instructions
+               for r in (ins.name, *ins.uses())] + \
+        [ins.opcode_start + 1 for comp in full.computations for ins in comp.instructions]
+    assert len(offsets) > 500
+    fused = 0
     for offset in offsets:
         module = chunks.partial_module(text, skeleton, offset, cache)
         occ = find_at(module, offset)
@@ -126,7 +125,10 @@ def test_a_hover_in_a_long_computation_reads_only_the_lines_it_needs(monkeypatch
         quick, right = hover(module, offset), hover(full, offset)
         assert (quick.markdown, quick.start, quick.end) == \
             (right.markdown, right.start, right.end), text[offset - 40:offset + 40]
-        compared += 1
-    # every answer came from the slim computation, holding a few instructions
-    assert len(read_alone) == compared and None not in read_alone
-    assert max(len(c.instructions) for c in read_alone) < len(entry.instructions) / 2
+        fused += "Part of the fusion" in right.markdown
+    assert fused > 20  # the fused computations' callers were found
+    # the answers came from slim computations, each a few lines of its computation
+    assert None not in read_alone
+    entry = full.entry
+    assert max(len(c.instructions) for c in read_alone
+               if c.name.name == entry.name.name) < len(entry.instructions) / 2
