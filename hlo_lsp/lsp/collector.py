@@ -14,7 +14,12 @@ cyclic garbage that happened to exist at that moment (exception tracebacks
 from error recovery, for instance); once the server has been idle for
 ``idle_s`` seconds, one full collection of everything reclaims it, off the event
 loop, and the survivors are frozen again; then the C allocator returns its free
-memory to the system.
+memory to the system. A server that is never idle for that long (documents
+opened, edited and closed without a pause, as a fuzz run does) collects as
+soon as the frozen objects have grown to ``growth`` times the survivors of the
+last collection (and at least ``min_objects``): a cancelled analysis or a
+recovered syntax error leaves cycles that hold a whole model, and frozen they
+were kept until the server was killed for memory (11 GB in a 40-minute run).
 """
 
 from __future__ import annotations
@@ -68,29 +73,46 @@ class ModelCollector:
     collection there); the collection itself runs in ``executor``.
     """
 
-    def __init__(self, executor: Executor, idle_s: float = 10.0) -> None:
+    def __init__(self, executor: Executor, idle_s: float = 10.0, growth: float = 2.0,
+                 min_objects: int = 4_000_000) -> None:
         self.executor = executor
         self.idle_s = idle_s
+        self.growth = growth
+        self.min_objects = min_objects
         self.collections = 0
         self._idle: asyncio.TimerHandle | None = None
+        self._running: asyncio.Future | None = None
+        self._limit = min_objects
 
     def analysed(self) -> None:
-        """An analysis has just produced a model: freeze, and collect later."""
+        """An analysis has just produced a model: freeze, and collect later
+        (when idle, or now when the frozen objects outgrew the limit)."""
         gc.freeze()
         if self._idle is not None:
             self._idle.cancel()
         loop = asyncio.get_running_loop()
+        if gc.get_freeze_count() > self._limit and self._running is None:
+            self._idle = None
+            self._collect(loop)
+            return
         self._idle = loop.call_later(self.idle_s, self._collect_when_idle, loop)
 
     def _collect_when_idle(self, loop: asyncio.AbstractEventLoop) -> None:
         self._idle = None
-        future = loop.run_in_executor(self.executor, _full_collection)
-        future.add_done_callback(self._done)
+        if self._running is None:
+            self._collect(loop)
+
+    def _collect(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._running = loop.run_in_executor(self.executor, _full_collection)
+        self._running.add_done_callback(self._done)
 
     def _done(self, future: asyncio.Future) -> None:
+        self._running = None
         if future.cancelled() or future.exception() is not None:
-            log.debug("idle garbage collection failed", exc_info=future.exception())
+            log.debug("garbage collection failed", exc_info=future.exception())
             return
         self.collections += 1
-        log.info("idle garbage collection in %.3f s (%d objects frozen)",
-                 future.result(), gc.get_freeze_count())
+        survivors = gc.get_freeze_count()
+        self._limit = max(self.min_objects, int(self.growth * survivors))
+        log.info("full garbage collection in %.3f s (%d objects frozen)",
+                 future.result(), survivors)

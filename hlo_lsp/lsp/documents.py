@@ -448,6 +448,11 @@ class DocumentStore:
         doc.closed = True
         if doc.task is not None and not doc.task.done():
             doc.task.cancel()
+        # The cancelled task keeps its CancelledError, whose traceback holds the
+        # task's frame, which holds this document: without this reference back
+        # that is no cycle, and the document and its models are freed by
+        # reference counting rather than by the next full collection.
+        doc.task = None
         doc.latest = None
         doc.provisional = None
         doc.advance()  # the requests waiting for it get None

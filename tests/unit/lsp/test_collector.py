@@ -76,3 +76,42 @@ def test_the_idle_collection_returns_free_heap_memory_to_the_system(monkeypatch)
     monkeypatch.setattr(collector, "_malloc_trim", lambda: calls.append)
     collector._full_collection()
     assert calls == [0]
+
+
+def test_a_server_that_is_never_idle_collects_when_frozen_garbage_grows():
+    """Analyses one after another with no idle pause, each leaving cyclic
+    garbage behind (as a cancelled analysis does): the collector collects once
+    the frozen objects outgrow the limit, so memory stays bounded."""
+    class Cycle:
+        pass
+
+    async def run() -> tuple[int, bool]:
+        with ThreadPoolExecutor(1) as pool:
+            collector = ModelCollector(pool, idle_s=60.0, growth=1.05,
+                                       min_objects=gc.get_freeze_count() + 20_000)
+            probes = []
+            for _ in range(50):
+                for _ in range(1_000):
+                    garbage = Cycle()
+                    garbage.me = garbage
+                    garbage.payload = [0] * 4
+                probes.append(weakref.ref(garbage))
+                del garbage
+                collector.analysed()
+                await asyncio.sleep(0.01)
+            for _ in range(100):
+                if collector._running is None:
+                    break
+                await asyncio.sleep(0.02)
+            return collector.collections, sum(p() is not None for p in probes)
+
+    gc.unfreeze()
+    try:
+        collections, alive = asyncio.run(run())
+    finally:
+        gc.unfreeze()
+    # 50 x 2,000 objects of garbage against a limit of 20,000 more, then 5% more
+    # than the survivors: collected several times, never after an idle pause
+    # (60 s), and what is left is the garbage since the last collection
+    assert collections >= 2
+    assert alive <= 25
