@@ -308,7 +308,8 @@ def _parse_chunk(text: str, start: int, end: int) -> Chunk:
         if all(isinstance(it, Computation) for it in parsed):
             return Chunk(start, end, parsed, [])
     except UnexpectedInput as exc:
-        error = exc
+        # kept past this block: without its traceback (see parser.parse)
+        error = exc.with_traceback(None)
     sub = parse(piece, error=error)
     for comp in sub.computations:
         comp.shift(start)

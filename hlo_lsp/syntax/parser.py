@@ -721,11 +721,20 @@ def _parse(text: str, error: UnexpectedInput | None = None) -> HloModule:
     else:
         text_for_parse = text
     try:
-        if error is not None:
-            raise error
-        items = parse_fragment(text_for_parse, "start")
-    except UnexpectedInput as exc:
-        first = _problem_from(exc, text_for_parse, 0)
+        if error is None:
+            try:
+                items = parse_fragment(text_for_parse, "start")
+            except UnexpectedInput as exc:
+                # Kept past this block, so without its traceback: the frames it
+                # holds hold what the recovery builds, a cycle that only a full
+                # collection frees (and live models are frozen out of those).
+                error = exc.with_traceback(None)
+    except RecursionError:  # pragma: no cover - pathological nesting
+        module.problems.append(Problem(0, 1, "input too deeply nested to parse"))
+        _assemble(module, [])
+        return module
+    if error is not None:
+        first = _problem_from(error, text_for_parse, 0)
         items, problems = _recover(text_for_parse)
         # The whole-text error is often a consequence of a problem the recovery
         # pinned down more precisely on the same or the previous line.
@@ -734,9 +743,6 @@ def _parse(text: str, error: UnexpectedInput | None = None) -> HloModule:
         if not any(line_before < p.start <= first.end for p in problems):
             module.problems.append(first)
         module.problems.extend(problems)
-    except RecursionError:  # pragma: no cover - pathological nesting
-        module.problems.append(Problem(0, 1, "input too deeply nested to parse"))
-        items = []
     _assemble(module, items)
     return module
 
@@ -897,6 +903,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
                 parsed, anonymous, inline = _parse_instruction(text[ls:lines[j][1]], ls)
                 break
             except UnexpectedInput as exc:
+                exc = exc.with_traceback(None)  # kept past this block (see _parse)
                 if first_exc is None:
                     first_exc = exc
                 if not _incomplete(exc, text, ls, lines[j][1]):

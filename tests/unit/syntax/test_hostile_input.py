@@ -122,3 +122,39 @@ def test_a_mistake_costs_its_computation_not_the_document(monkeypatch):
         assert len(module.computations) == 401
         assert fed["fast"] < 1.6 * len(bad), fed
         assert fed["pure"] < 0.1 * len(bad), fed
+
+
+def test_error_recovery_leaves_no_cycles_behind():
+    """A parse that recovers from syntax errors keeps no lark exception whose
+    traceback holds the parse's frames (and through them the partial model):
+    the server freezes live objects out of the collector's scans, so such
+    cycles would be kept until a full collection. Checked by collecting with
+    ``DEBUG_SAVEALL`` after parsing broken texts whole and chunk by chunk."""
+    import gc
+
+    from hlo_lsp.model.hlo import Instruction
+    from hlo_lsp.syntax.chunks import Skeleton, parse_chunked
+    from hlo_lsp.syntax.parser import parse
+    from tests.helpers import TRAIN_AFTER, read
+
+    text = read(TRAIN_AFTER)
+    cut = text.index("ROOT", len(text) // 2)
+    broken = [text[:cut] + "oops = ( \n" + text[cut:],            # a broken instruction
+              text.replace(" parameter(0)", " parameter(", 3),    # an incomplete line
+              text.replace("\n}\n", "\n", 1)]                     # a missing brace
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for t in broken:
+            module = parse(t)
+            assert module.problems
+            chunked = parse_chunked(t, Skeleton(t))
+            assert chunked is None or chunked.problems
+            del module, chunked
+        gc.collect()
+        kept = [type(o).__name__ for o in gc.garbage
+                if isinstance(o, (Instruction, BaseException))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert kept == []
