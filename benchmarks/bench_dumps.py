@@ -39,7 +39,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_parse import DEFAULT_DUMP, start_server  # noqa: E402
+from benchmarks.bench_parse import DEFAULT_DUMP, ensure_dump, start_server  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 TRANSFORMER_DIR = ROOT / "benchmarks" / "out" / "transformer12"
@@ -54,10 +54,7 @@ def dumps() -> list[tuple[str, pathlib.Path | None, str]]:
     """``(label, path, note)`` of each benchmark dump, generating the two made
     by JAX programs when missing; ``path`` None (with the reason in ``note``)
     for a corpus dump that is absent."""
-    if not DEFAULT_DUMP.exists():
-        from benchmarks.gen_dump import generate
-        DEFAULT_DUMP.parent.mkdir(parents=True, exist_ok=True)
-        generate(DEFAULT_DUMP, 4.0)
+    ensure_dump(DEFAULT_DUMP)
     found = sorted(TRANSFORMER_DIR.glob("*jit_train_step.cpu_after_optimizations.txt"))
     if found:
         transformer = found[0]

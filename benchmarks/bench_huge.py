@@ -23,7 +23,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_parse import DEFAULT_DUMP, _rss_bytes, start_server  # noqa: E402
+from benchmarks.bench_parse import (DEFAULT_DUMP, _rss_bytes, ensure_dump,  # noqa: E402
+                                    start_server)
 
 _HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[^\n]*\{[ \t]*$", re.M)
 
@@ -88,11 +89,8 @@ def main() -> int:
     ap.add_argument("--dump", type=pathlib.Path, default=DEFAULT_DUMP)
     ap.add_argument("--target-mb", type=float, default=100.0)
     args = ap.parse_args()
-    if not args.dump.exists():
-        from benchmarks.gen_dump import generate
-        args.dump.parent.mkdir(parents=True, exist_ok=True)
-        generate(args.dump, 4.0)
-    text = build(args.dump.read_text(encoding="utf-8"), int(args.target_mb * 2**20))
+    text = build(ensure_dump(args.dump).read_text(encoding="utf-8"),
+                 int(args.target_mb * 2**20))
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "module_9999.huge.cpu_after_optimizations.txt"
         path.write_text(text, encoding="utf-8")

@@ -36,6 +36,16 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_DUMP = ROOT / "benchmarks" / "out" / "after_opt_4mb.txt"
 
 
+def ensure_dump(path: pathlib.Path, target_mb: float = 4.0) -> pathlib.Path:
+    """``path``, first written by :func:`benchmarks.gen_dump.generate` (a dump of
+    about ``target_mb`` MiB, a minute or so) when it does not exist."""
+    if not path.exists():
+        from benchmarks.gen_dump import generate
+        path.parent.mkdir(parents=True, exist_ok=True)
+        generate(path, target_mb)
+    return path
+
+
 def _best(fn, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -221,11 +231,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", type=pathlib.Path, help="also write the figures here")
     args = ap.parse_args()
-    if not args.dump.exists():
-        from benchmarks.gen_dump import generate
-        args.dump.parent.mkdir(parents=True, exist_ok=True)
-        generate(args.dump, args.target_mb)
-    figures = run(args.dump, args.repeat)
+    figures = run(ensure_dump(args.dump, args.target_mb), args.repeat)
     width = max(len(k) for k in figures)
     for key, value in figures.items():
         print(f"{key:<{width}}  {value}")

@@ -19,7 +19,8 @@ opened, edited and closed without a pause, as a fuzz run does) collects as
 soon as the frozen objects have grown to ``growth`` times the survivors of the
 last collection (and at least ``min_objects``): a cancelled analysis or a
 recovered syntax error leaves cycles that hold a whole model, and frozen they
-were kept until the server was killed for memory (11 GB in a 40-minute run).
+were kept until the server was killed for memory (at 11 GB, about 35
+minutes into a two-lane fuzz run).
 """
 
 from __future__ import annotations

@@ -159,7 +159,8 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             # The model outlives the analysis: out of the collector's sight before
             # it resumes, or its first young collection scans every object the
             # pause let accumulate (0.1 s for 3 MB, inside the next request).
-            # The server's idle full collection (ModelCollector) unfreezes.
+            # The server's full collections unfreeze (ModelCollector: when idle,
+            # or once the frozen objects have doubled).
             gc.freeze()
     except Exception as exc:  # noqa: BLE001 - the server must survive any input
         log.exception("parse failed for %s", uri)

@@ -308,7 +308,7 @@ def _parse_chunk(text: str, start: int, end: int) -> Chunk:
         if all(isinstance(it, Computation) for it in parsed):
             return Chunk(start, end, parsed, [])
     except UnexpectedInput as exc:
-        # kept past this block: without its traceback (see parser.parse)
+        # kept past this block: without its traceback (see parser._parse)
         error = exc.with_traceback(None)
     sub = parse(piece, error=error)
     for comp in sub.computations:
@@ -593,6 +593,33 @@ def slim_computation(text: str, start: int, end: int, offset: int) -> Computatio
     return comp
 
 
+def _chunk_items(text: str, skeleton: Skeleton, cache: ChunkCache, j: int) -> list:
+    """The parsed items of chunk ``j`` of ``skeleton`` (-1: the module header
+    and stack-frame tables), held in ``cache``. Raises UnexpectedInput when
+    the chunk does not parse on its own."""
+    if j < 0:
+        prefix = text[:skeleton.prefix_end]
+        return cache.get(j, len(prefix), lambda: parse_fragment(prefix, "start", 0)
+                         if prefix.strip() else [])
+    s, e = skeleton.bounds(j)
+    return cache.get(j, e - s, lambda: parse_fragment(text[s:e], "start", s))
+
+
+def _computation_at(text: str, skeleton: Skeleton, cache: ChunkCache, j: int, offset: int,
+                    slim_from: int) -> Computation:
+    """The computation of chunk ``j``, for a hover at ``offset`` in it: from
+    :func:`slim_computation` when the chunk is ``slim_from`` characters or
+    longer and not parsed already, else the whole chunk parsed (and held in
+    ``cache``). Raises UnexpectedInput or ValueError when the chunk is not one
+    computation that parses on its own."""
+    s, e = skeleton.bounds(j)
+    comp = slim_computation(text, s, e, offset) \
+        if e - s >= slim_from and j not in cache else None
+    if comp is None:
+        [comp] = _chunk_items(text, skeleton, cache, j)
+    return comp
+
+
 def _fusion_caller(text: str, skeleton: Skeleton, comp: Computation,
                    cache: ChunkCache) -> Computation | None:
     """The computation holding the fusion that calls ``comp`` (``calls=`` its
@@ -609,10 +636,7 @@ def _fusion_caller(text: str, skeleton: Skeleton, comp: Computation,
         j = skeleton.chunk_index(m.start())
         if j < 0:
             continue
-        s, e = skeleton.bounds(j)
-        caller = slim_computation(text, s, e, m.start()) if j not in cache else None
-        if caller is None:
-            [caller] = cache.get(j, e - s, lambda: parse_fragment(text[s:e], "start", s))
+        caller = _computation_at(text, skeleton, cache, j, m.start(), slim_from=0)
         ins = caller.instruction_at(m.start())
         if ins is not None and ins.opcode == "fusion":
             return caller
@@ -627,26 +651,13 @@ def partial_module(text: str, skeleton: Skeleton, offset: int,
     computations it calls. None when those pieces do not parse on their own.
     ``cache`` keeps the parsed pieces for the next call on the same text."""
     cache = ChunkCache() if cache is None else cache
-
-    def chunk(j: int) -> list:
-        if j < 0:
-            prefix = text[:skeleton.prefix_end]
-            return cache.get(j, len(prefix), lambda: parse_fragment(prefix, "start", 0)
-                             if prefix.strip() else [])
-        s, e = skeleton.bounds(j)
-        return cache.get(j, e - s, lambda: parse_fragment(text[s:e], "start", s))
-
     i = skeleton.chunk_index(offset)
     if i < 0:
         return None
     items: list = []
     try:
-        items.extend(chunk(-1))
-        s, e = skeleton.bounds(i)
-        comp = slim_computation(text, s, e, offset) \
-            if e - s >= SLIM_CHARS and i not in cache else None
-        if comp is None:
-            [comp] = chunk(i)
+        items.extend(_chunk_items(text, skeleton, cache, -1))
+        comp = _computation_at(text, skeleton, cache, i, offset, slim_from=SLIM_CHARS)
         # the computations the instruction at the cursor (or the one it names)
         # calls, and theirs: a fusion's cost reads the reducer its fused scatter
         # applies
@@ -662,7 +673,7 @@ def partial_module(text: str, skeleton: Skeleton, offset: int,
             head = find_computation_head(text, wanted.pop(0), skeleton)
             if head is None:
                 continue
-            for callee in chunk(skeleton.chunk_index(head[0])):
+            for callee in _chunk_items(text, skeleton, cache, skeleton.chunk_index(head[0])):
                 items.append(callee)
                 more = sorted({c.ref.name for ins in getattr(callee, "instructions", ())
                                for c in ins.called} - seen)
