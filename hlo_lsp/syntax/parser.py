@@ -27,6 +27,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
                              UnexpectedToken)
 
 from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, ModulePart, Operand, Parameter, Problem, Ref, ShapeToken, unescape
+from hlo_lsp.syntax import scanner
 from hlo_lsp.syntax.lark_compat import CYTHON_PLUGINS, build_scanners, streamline, token_types
 from hlo_lsp.syntax.split import blank_outside, split_parts
 from hlo_lsp.syntax.lines import LineIndex
@@ -482,11 +483,49 @@ class _SlowPathNeeded(Exception):
     """The fast parser failed: parse again with pure lark for a reportable error."""
 
 
+#: Whether the ``start`` rule is read by :mod:`hlo_lsp.syntax.scanner` first (the
+#: grammar reads what it declines). Tests and benchmarks turn it off to compare.
+USE_SCANNER = True
+_patterns: scanner.Patterns | None = None
+
+
+def _scanner_patterns() -> scanner.Patterns:
+    """The scanner's patterns, built once from the grammar's terminals."""
+    global _patterns
+    if _patterns is None:
+        _patterns = scanner.Patterns.from_terminals(_parser(True)[0].terminals)
+    return _patterns
+
+
+def _grammar_items(text: str, base: int) -> list | None:
+    """The ``start`` rule's items for ``text`` read by the grammar alone (the
+    scanner's fallback); None when it does not parse."""
+    try:
+        return _run_lark(text, "start", base)
+    except _SlowPathNeeded:
+        try:
+            return _run(text, "start", base)
+        except UnexpectedInput:
+            return None
+    except UnexpectedInput:
+        return None
+
+
 def _run_fast(text: str, start: str = "start", base: int = 0):
-    """Parse on the fast path. Raises UnexpectedInput when the text does not
-    parse (lark-cython's errors carry the same token, position and expected
-    terminals as pure lark's), _SlowPathNeeded on any other failure of
+    """Parse on the fast path: the scanner for the ``start`` rule (see
+    :data:`USE_SCANNER`), else lark-cython. Raises UnexpectedInput when the
+    text does not parse (lark-cython's errors carry the same token, position and
+    expected terminals as pure lark's), _SlowPathNeeded on any other failure of
     lark-cython."""
+    if start == "start" and USE_SCANNER:
+        items = scanner.scan(_scanner_patterns(), text, base, _grammar_items)
+        if items is not None:
+            return items
+    return _run_lark(text, start, base)
+
+
+def _run_lark(text: str, start: str, base: int):
+    """Parse with lark-cython (pure lark without it); see :func:`_run_fast`."""
     if CYTHON_PLUGINS is None:
         return _run(text, start, base)
     lark, builder = _parser(True)
@@ -522,6 +561,7 @@ def warm_up() -> None:
     found in the cache of Python's re module when it builds them."""
     _parser(True)
     _parser()
+    _scanner_patterns()
 
 
 def parse_fragment(text: str, start: str, base: int = 0):

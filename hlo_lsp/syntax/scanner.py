@@ -1,0 +1,446 @@
+"""The fast path for printed HLO: a scanner for the forms XLA's printer writes.
+
+XLA prints every instruction on a line of its own, in one of a few forms
+(``xla/hlo/ir/hlo_instruction.cc`` ``HloInstruction::ToString``)::
+
+    [ROOT] %name = f32[8,128]{1,0} opcode(%a, %b), attr=value, calls=%comp, ...
+    [ROOT] %name = (f32[2]{0}, s32[]) tuple(%a, /*index=5*/%b)
+    %name = f32[] parameter(0), ...          %name = f32[] constant(0), ...
+
+For these, a hand-written scanner costs a few regular-expression matches per
+instruction, where lark's LALR parser costs one match and a parser step per
+token and one Python callback per reduction: on a 4 MB dump the scanner builds
+the model in well under half the time. It builds exactly the objects the
+grammar's builder (:class:`hlo_lsp.syntax.parser._Builder`) builds.
+
+``grammar/hlo.lark`` stays the one definition of the syntax:
+
+- The scanner's patterns are composed from the grammar's own terminals (names,
+  array shapes, literals, attribute values), taken from the built parser
+  (:func:`Patterns.from_terminals`), so a change of a terminal changes both.
+- The scanner accepts only a subset of the language, and where the grammar's
+  contextual lexer could read a text in another way (a keyword where a name
+  goes, ``parameter(`` or ``constant`` where an opcode goes, an attribute that
+  names computations), it declines. Anything else it does not know (comments
+  other than ``/*index=N*/``, nested operand instructions, inline computations,
+  an instruction over several lines, empty operand slots, a computation's
+  ``execution_thread``) makes it decline too.
+- A computation it declines is parsed by the grammar (the ``fallback``); a text
+  the grammar rejects is the grammar's to report, with its error recovery.
+
+``tests/unit/test_scanner.py`` checks that the scanner and the grammar build
+equal models on every file of ``../shared/corpus`` and ``examples/``, and on
+mutations of their lines (where the scanner must decline or agree).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable, Iterable
+
+from hlo_lsp.model.hlo import (Attribute, Computation, ComputationRef, Instruction, Operand,
+                               Parameter, Ref, ShapeToken, unescape)
+
+#: Names the grammar's lexer reads as keywords, not as NAME, where both may come
+#: (lark retypes a NAME whose whole text is a keyword string of the grammar).
+KEYWORDS = frozenset({"ROOT", "ENTRY", "HloModule", "FileNames", "FunctionNames",
+                      "FileLocations", "StackFrames"})
+
+#: Attributes the grammar reads as names of computations (hlo.lark COMPUTATION_ATTR).
+COMPUTATION_ATTRIBUTES = frozenset({
+    "calls", "to_apply", "body", "condition", "select", "scatter", "true_computation",
+    "false_computation", "branch_computations", "called_computations", "computation",
+    "comparator"})
+
+#: Attributes with a form of their own in the grammar that the scanner leaves to it.
+_GRAMMAR_ONLY_ATTRIBUTES = frozenset({"literal"})
+
+#: Tuple shapes nested deeper than this are left to the grammar.
+MAX_TUPLE_DEPTH = 32
+
+_BLANK = r"[ \t]*"
+#: Blanks and ``/* ... */`` comments on one line (XLA's ``/*index=5*/``).
+_GAP = r"[ \t]*(?:/\*(?:[^*\n]|\*(?!/))*+\*/[ \t]*)*+"
+_IDENT = r"[a-zA-Z_][a-zA-Z0-9_.\-]*+"
+#: The end of a line, after blanks and a ``//`` comment (the grammar's COMMENT).
+_LINE_END = r"[ \t\r]*+(?://[^\n]*+)?(?:\n|\Z)"
+
+
+class Patterns:
+    """The scanner's regular expressions, built around the grammar's terminals.
+
+    ``terminals``: name -> regular expression text of the grammar's terminals
+    (as lark compiles them: ``TerminalDef.pattern.to_regexp()``); NAME,
+    ARRAY_SHAPE, LITERAL and ATTR_VALUE are used. Raises KeyError when one of
+    them is missing.
+    """
+
+    def __init__(self, terminals: dict[str, str]) -> None:
+        name = f"(?>({terminals['NAME']}))"
+        shape = f"(?>{terminals['ARRAY_SHAPE']})"
+        literal = f"(?>{terminals['LITERAL']})"
+        opcode_part = (
+            rf"(?:(parameter){_BLANK}\({_BLANK}(-?[0-9]+){_BLANK}\)"
+            rf"|(constant)(?=[ \t]*\(){_BLANK}({literal})"
+            rf"|(?!(?:parameter|constant)[ \t\f\r\n]*\()({_IDENT}){_BLANK}\({_BLANK})")
+        definition = rf"[ \t]*(?:(ROOT)[ \t]+)?{name}{_BLANK}={_BLANK}"
+        #: An instruction up to its operands, with an array shape: groups
+        #: root, name, shape, parameter, number, constant, literal, opcode.
+        self.instruction = re.compile(definition + f"({shape}){_BLANK}" + opcode_part)
+        if self.instruction.groups != 8:
+            raise ValueError("a terminal of the grammar has a capturing group")
+        #: An instruction's definition alone (root, name): a tuple shape follows.
+        self.definition = re.compile(definition + r"(?=\()")
+        #: What follows a tuple shape: the groups of ``instruction`` from parameter.
+        self.opcode = re.compile(_BLANK + opcode_part)
+        #: One operand and what ends it: shape, name, "," or ")".
+        self.operand = re.compile(rf"{_GAP}(?:({shape}){_BLANK})?{name}{_BLANK}([,)])")
+        #: An operand's name after its tuple shape: name, "," or ")".
+        self.operand_name = re.compile(rf"{_BLANK}{name}{_BLANK}([,)])")
+        self.no_operands = re.compile(r"[ \t]*\)")
+        #: An attribute's ``, name=``: group name.
+        self.attribute_name = re.compile(rf"[ \t]*,{_BLANK}({_IDENT}){_BLANK}={_BLANK}")
+        self.attribute_value = re.compile(terminals["ATTR_VALUE"])
+        #: An attribute of no special form, name and value: groups name, value.
+        special = "|".join(re.escape(n) for n in sorted(
+            COMPUTATION_ATTRIBUTES | _GRAMMAR_ONLY_ATTRIBUTES | {"control-predecessors"}))
+        self.plain_attribute = re.compile(
+            rf"[ \t]*,{_BLANK}(?!(?:{special}){_BLANK}=)({_IDENT}){_BLANK}={_BLANK}"
+            rf"({terminals['ATTR_VALUE']})")
+        #: Operands as XLA prints them: names, ", " between them, then ")".
+        self.plain_operands = re.compile(
+            rf"((?>{terminals['NAME']})(?:, (?>{terminals['NAME']}))*+)\)")
+        #: A value naming one computation, or a braced list of names.
+        self.computation_name = re.compile(name)
+        self.name_list = re.compile(rf"\{{{_BLANK}(?:{name}(?:{_BLANK},{_BLANK}{terminals['NAME']})*+)?{_BLANK}\}}")
+        self.name = re.compile(terminals["NAME"])
+        self.array_shape = re.compile(shape)
+        self.gap = re.compile(_GAP)
+        self.end_of_line = re.compile(_LINE_END)
+        #: Lines with nothing but blanks or a ``//`` comment.
+        self.blank_lines = re.compile(r"(?:[ \t\r]*+(?://[^\n]*+)?\n)*+")
+        self.rest_blank = re.compile(r"[ \t\f\r\n]*+\Z")
+        #: A computation's ``}`` line, with its execution thread: group string.
+        self.close = re.compile(
+            rf"[ \t]*\}}(?:{_BLANK},{_BLANK}execution_thread{_BLANK}={_BLANK}"
+            rf"((?>{terminals['STRING']})))?{_LINE_END}")
+        #: A computation's header up to its signature: groups ENTRY, name.
+        self.head = re.compile(rf"[ \t]*(?:(ENTRY)[ \t]+)?{name}{_BLANK}")
+        self.parameter = re.compile(rf"{_GAP}{name}{_BLANK}:{_BLANK}")
+        self.arrow = re.compile(rf"{_BLANK}->{_BLANK}")
+        self.body = re.compile(rf"{_BLANK}\{{{_LINE_END}")
+        #: The first line that may be a computation header (the text before it is
+        #: the module header and the stack-frame tables).
+        self.first_head = re.compile(
+            rf"^[ \t]*(?:ENTRY[ \t]+)?%?{_IDENT}[ \t]*(?:\(|->|\{{)", re.M)
+
+    @classmethod
+    def from_terminals(cls, terminals: Iterable) -> "Patterns":
+        """Patterns from lark ``TerminalDef`` objects (``Lark.terminals``)."""
+        return cls({t.name: t.pattern.to_regexp() for t in terminals})
+
+
+class _Decline(Exception):
+    """The scanner does not read this text: the grammar does."""
+
+
+#: Parses a piece of text with the grammar's ``start`` rule: (text, base) -> the
+#: parsed items, or None when the piece does not parse.
+Fallback = Callable[[str, int], "list | None"]
+
+
+def scan(patterns: Patterns, text: str, base: int, fallback: Fallback) -> list | None:
+    """The items of the grammar's ``start`` rule for ``text`` (which begins at
+    offset ``base`` of its document): the module header and stack-frame tables as
+    the grammar reads them, then one :class:`Computation` per computation.
+
+    The module header and tables, and every computation the scanner declines,
+    are read by ``fallback``. Returns None when ``fallback`` fails on any of
+    them: the text does not parse, and the caller parses it whole with the
+    grammar (for the error, and error recovery)."""
+    items: list = []
+    first = patterns.first_head.search(text)
+    pos = first.start() if first is not None else len(text)
+    if text[:pos].strip():
+        prefix = fallback(text[:pos], base)
+        if prefix is None or any(isinstance(it, Computation) for it in prefix):
+            return None
+        items.extend(prefix)
+    end = len(text)
+    blank_lines = patterns.blank_lines.match
+    while True:
+        pos = blank_lines(text, pos).end()
+        if pos >= end or patterns.rest_blank.match(text, pos):
+            return items
+        try:
+            comp, pos = _computation(patterns, text, pos, base)
+            items.append(comp)
+        except (_Decline, IndexError):
+            stop = _computation_end(text, pos)
+            parsed = fallback(text[pos:stop], base + pos)
+            if parsed is None or not all(isinstance(it, Computation) for it in parsed):
+                return None  # (a module header after a computation: no text of the grammar)
+            items.extend(parsed)
+            pos = stop
+
+
+def _computation_end(text: str, pos: int) -> int:
+    """The end of the line of the first ``}`` at a line start after ``pos`` (the
+    end of the text if there is none)."""
+    close = text.find("\n}", pos)
+    if close < 0:
+        return len(text)
+    line_end = text.find("\n", close + 1)
+    return len(text) if line_end < 0 else line_end + 1
+
+
+def _computation(p: Patterns, text: str, pos: int, base: int) -> tuple[Computation, int]:
+    """The computation whose header starts at ``pos``, and the offset after its
+    closing ``}`` line. Raises _Decline (or IndexError at the end of the text)."""
+    m = p.head.match(text, pos)
+    if m is None or m.group(2) in KEYWORDS:
+        raise _Decline
+    is_entry = m.group(1) is not None
+    start = m.start(1) if is_entry else m.start(2)
+    name = _ref(m, 2, base)
+    pos = m.end()
+    params: list[Parameter] = []
+    result = None
+    if text[pos] == "(":
+        params, pos = _parameters(p, text, pos + 1, base)
+        arrow = p.arrow.match(text, pos)
+        if arrow is not None:
+            result, pos = _shape(p, text, arrow.end(), base)
+    elif text.startswith("->", pos):
+        result, pos = _shape(p, text, p.arrow.match(text, pos).end(), base)
+    body = p.body.match(text, pos)
+    if body is None:
+        raise _Decline
+    body_start = text.index("{", pos) + base
+    pos = body.end()
+    instructions: list[Instruction] = []
+    blank_lines = p.blank_lines.match
+    close = p.close.match
+    instruction = _instruction
+    while True:
+        pos = blank_lines(text, pos).end()
+        closed = close(text, pos)
+        if closed is not None:
+            break
+        ins, pos = instruction(p, text, pos, base)
+        instructions.append(ins)
+    thread = closed.group(1)
+    if thread is None:
+        end = text.index("}", pos) + 1 + base
+    else:  # as parser._Builder.execution_thread reads it
+        end = closed.end(1) + base
+        thread = unescape(thread[1:-1])
+    comp = Computation(name, is_entry, params, result, start + base, body_start, end,
+                       instructions, thread)
+    holder = weakref.ref(comp)  # as the grammar's builder does (parser._Builder.computation)
+    for ins in instructions:
+        ins._computation = holder
+    return comp, closed.end()
+
+
+def _ref(m: re.Match, group: int, base: int) -> Ref:
+    """The Ref of a NAME matched as ``group`` of ``m`` (its range keeps the ``%``)."""
+    value = m.group(group)
+    start = m.start(group) + base
+    return Ref(value[1:] if value[0] == "%" else value, start, start + len(value))
+
+
+def _parameters(p: Patterns, text: str, pos: int, base: int) -> tuple[list[Parameter], int]:
+    """A signature's ``name: shape, ...)`` from just after its ``(``: the
+    parameters and the offset after ``)``."""
+    params: list[Parameter] = []
+    closed = p.no_operands.match(text, pos)
+    if closed is not None:
+        return params, closed.end()
+    while True:
+        m = p.parameter.match(text, pos)
+        if m is None or m.group(1) in KEYWORDS:
+            raise _Decline
+        shape, pos = _shape(p, text, m.end(), base)
+        params.append(Parameter(_ref(m, 1, base), shape))
+        pos = p.gap.match(text, pos).end()
+        if text[pos] == ")":
+            return params, pos + 1
+        if text[pos] != ",":
+            raise _Decline
+        pos += 1
+
+
+def _shape(p: Patterns, text: str, pos: int, base: int, depth: int = 0,
+           tuple_only: bool = False) -> tuple[ShapeToken, int]:
+    """The array or tuple shape at ``pos`` (``tuple_only``: a tuple shape) and the
+    offset after it."""
+    if text[pos] != "(":
+        if tuple_only:
+            raise _Decline
+        m = p.array_shape.match(text, pos)
+        if m is None:
+            raise _Decline
+        return ShapeToken(m.group(), pos + base, m.end() + base), m.end()
+    if depth >= MAX_TUPLE_DEPTH:
+        raise _Decline
+    start = pos
+    elements: list[ShapeToken] = []
+    pos = p.gap.match(text, pos + 1).end()
+    if text[pos] != ")":
+        while True:
+            element, pos = _shape(p, text, pos, base, depth + 1)
+            elements.append(element)
+            pos = p.gap.match(text, pos).end()
+            if text[pos] == ")":
+                break
+            if text[pos] != ",":
+                raise _Decline
+            pos = p.gap.match(text, pos + 1).end()
+    # the text as the grammar's builder renders a tuple (parser._Builder.tuple_shape)
+    rendered = "(" + ", ".join(e.text for e in elements) + ")"
+    return ShapeToken(rendered, start + base, pos + 1 + base, elements), pos + 1
+
+
+def _instruction(p: Patterns, text: str, pos: int, base: int) -> tuple[Instruction, int]:
+    """The instruction on the line at ``pos`` and the offset of the next line."""
+    head = m = p.instruction.match(text, pos)
+    if m is not None:
+        shape = ShapeToken(m.group(3), m.start(3) + base, m.end(3) + base)
+        at = 4  # the group of "parameter" in p.instruction
+    else:  # a tuple shape, or not an instruction the scanner reads
+        head = p.definition.match(text, pos)
+        if head is None:
+            raise _Decline
+        shape, after = _shape(p, text, head.end(), base)
+        m = p.opcode.match(text, after)
+        if m is None:
+            raise _Decline
+        at = 1  # the group of "parameter" in p.opcode
+    if head.group(2) in KEYWORDS:
+        raise _Decline
+    ref = _ref(head, 2, base)
+    is_root = head.group(1) is not None
+    start = (head.start(1) if is_root else head.start(2)) + base
+    operands: list[Operand] = []
+    parameter_number = literal = None
+    if m.group(at) is not None:  # parameter(N)
+        opcode, opcode_start = "parameter", m.start(at)
+        parameter_number = int(m.group(at + 1))
+        end = pos = m.end()
+    elif m.group(at + 2) is not None:  # constant(...)
+        opcode, opcode_start = "constant", m.start(at + 2)
+        literal = m.group(at + 3)
+        end = pos = m.end()
+    else:
+        opcode, opcode_start = m.group(at + 4), m.start(at + 4)
+        pos = m.end()
+        closed = p.no_operands.match(text, pos)
+        plain = None if closed is not None else p.plain_operands.match(text, pos)
+        if closed is not None:
+            end = pos = closed.end()
+        elif plain is not None:
+            ostart = pos + base
+            for oname in plain.group(1).split(", "):
+                if oname in KEYWORDS:
+                    raise _Decline
+                oend = ostart + len(oname)
+                operands.append(Operand(Ref(oname[1:] if oname[0] == "%" else oname,
+                                            ostart, oend)))
+                ostart = oend + 2
+            end = pos = plain.end()
+        else:
+            operand = p.operand.match
+            while True:
+                o = operand(text, pos)
+                if o is not None:
+                    oshape = None if o.group(1) is None else ShapeToken(
+                        o.group(1), o.start(1) + base, o.end(1) + base)
+                    at_name = 2
+                else:  # an operand of tuple shape: `(f32[2]{0}, u8[0]{0}) %custom-call`
+                    oshape, pos = _shape(p, text, p.gap.match(text, pos).end(), base,
+                                         tuple_only=True)
+                    o = p.operand_name.match(text, pos)
+                    if o is None:
+                        raise _Decline
+                    at_name = 1
+                oname = o.group(at_name)
+                if oname in KEYWORDS:
+                    raise _Decline
+                ostart = o.start(at_name) + base
+                operands.append(Operand(Ref(oname[1:] if oname[0] == "%" else oname, ostart,
+                                            ostart + len(oname)), oshape))
+                pos = o.end()
+                if o.group(at_name + 1) == ")":
+                    break
+            end = pos
+    attributes: list[Attribute] = []
+    called: list[ComputationRef] = []
+    control: list[Ref] = []
+    attribute_name = p.attribute_name.match
+    plain_attribute = p.plain_attribute.match
+    while True:
+        a = plain_attribute(text, pos)
+        if a is not None:
+            pos = a.end()
+            attributes.append(Attribute(a.group(1), a.start(1) + base, a.group(2),
+                                        a.start(2) + base, pos + base))
+            continue
+        a = attribute_name(text, pos)
+        if a is None:
+            break
+        aname = a.group(1)
+        name_start = a.start(1) + base
+        pos = a.end()
+        if aname in COMPUTATION_ATTRIBUTES or aname == "control-predecessors":
+            refs, value_start, value_end, rendered, pos = _names(p, text, pos, base,
+                                                                 aname != "control-predecessors")
+            attributes.append(Attribute(aname, name_start, rendered, value_start, value_end))
+            if aname == "control-predecessors":
+                control.extend(refs)
+            else:
+                called.extend(ComputationRef(aname, r) for r in refs)
+        elif aname in _GRAMMAR_ONLY_ATTRIBUTES:
+            raise _Decline
+        else:
+            v = p.attribute_value.match(text, pos)
+            if v is None:
+                raise _Decline
+            pos = v.end()
+            attributes.append(Attribute(aname, name_start, v.group(), v.start() + base,
+                                        pos + base))
+    eol = p.end_of_line.match(text, pos)
+    if eol is None:
+        raise _Decline
+    if attributes:
+        end = attributes[-1].value_end
+    else:
+        end += base
+    return Instruction(ref, opcode, opcode_start + base, shape, operands, attributes, called,
+                       control, start, end, is_root, parameter_number, literal), eol.end()
+
+
+def _names(p: Patterns, text: str, pos: int, base: int, single: bool):
+    """The computation or instruction names of an attribute's value at ``pos``:
+    (refs, value start, value end, value as the builder renders it, offset after).
+    ``single``: one bare name is allowed (computation attributes)."""
+    if single and text[pos] != "{":
+        m = p.computation_name.match(text, pos)
+        if m is None or m.group(1) in KEYWORDS:
+            raise _Decline
+        ref = _ref(m, 1, base)
+        return [ref], ref.start, ref.end, "%" + ref.name, m.end()
+    m = p.name_list.match(text, pos)
+    if m is None:
+        raise _Decline
+    refs = []
+    for n in p.name.finditer(text, pos + 1, m.end() - 1):
+        if n.group() in KEYWORDS:
+            raise _Decline
+        refs.append(_ref(n, 0, base))
+    rendered = "{" + ", ".join("%" + r.name for r in refs) + "}"
+    return refs, pos + base, m.end() + base, rendered, m.end()
+
+
+__all__ = ["COMPUTATION_ATTRIBUTES", "KEYWORDS", "MAX_TUPLE_DEPTH", "Patterns", "scan"]

@@ -1,0 +1,194 @@
+"""The scanner (hlo_lsp/syntax/scanner.py) against the grammar it is a fast path for.
+
+Wherever the scanner reads a text itself, it must build the model the grammar's
+builder builds, field by field; wherever the grammar rejects a text, the
+scanner must not accept it. Checked on every real file of ``../shared/corpus``
+and ``examples/``, and on thousands of mutations of real computations.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from tests.helpers import CORPUS, EXAMPLES, FP8_DUMP, COLLECTIVES_STEP, TRAIN_AFTER, read
+from hlo_lsp.model.hlo import Computation, ShapeToken
+from hlo_lsp.syntax import parser, scanner
+
+
+def _shape(s: ShapeToken | None):
+    if s is None:
+        return None
+    return (s.text, s.start, s.end, None if s.elements is None else [_shape(e) for e in s.elements])
+
+
+def model_key(items: list) -> list:
+    """Every field of the items of a ``start`` parse, comparable with ==."""
+    out = []
+    for it in items:
+        if not isinstance(it, Computation):
+            out.append(it)
+            continue
+        out.append((
+            "computation", it.name, it.is_entry, [(p.ref, _shape(p.shape)) for p in it.params],
+            _shape(it.result), it.start, it.body_start, it.end, it.execution_thread, it.closed,
+            it.inline, model_key(it.nested),
+            [(i.name, i.opcode, i.opcode_start, _shape(i.shape),
+              [(o.ref, _shape(o.shape)) for o in i.operands], i.attributes, i.called,
+              i.control_predecessors, i.start, i.end, i.is_root, i.parameter_number, i.literal,
+              i.computation is it) for i in it.instructions]))
+    return out
+
+
+def grammar(text: str, base: int = 0) -> list | None:
+    """The grammar's items for ``text`` (lark alone), None when it does not parse."""
+    return parser._grammar_items(text, base)
+
+
+def scanned(text: str, base: int = 0) -> list | None:
+    """The scanner's items for ``text`` with no fallback: None unless the scanner
+    read every computation itself (a module header is still the grammar's)."""
+    patterns = parser._scanner_patterns()
+    first = patterns.first_head.search(text)
+    prefix = first.start() if first is not None else len(text)
+    return scanner.scan(patterns, text, base, lambda piece, at: grammar(piece, at)
+                        if at == base and len(piece) == prefix else None)
+
+
+def _files() -> list:
+    files = sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".txt", ".hlo") and p.is_file())
+    if CORPUS.is_dir():
+        files += sorted(p for p in CORPUS.iterdir() if p.suffix in (".txt", ".hlo"))
+    return files
+
+
+def test_the_scanner_builds_the_grammars_model_on_every_real_file():
+    files = _files()
+    assert len(files) > 30
+    read_by_scanner = total = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        expected = grammar(text)
+        got = scanner.scan(parser._scanner_patterns(), text, 0, grammar)
+        if expected is None:
+            assert got is None, f"{path.name}: the scanner accepts what the grammar rejects"
+            continue
+        assert got is not None, path.name
+        assert model_key(got) == model_key(expected), path.name
+        total += len(text)
+        mine = scanned(text)
+        if mine is not None:
+            read_by_scanner += len(text)
+    # the fast path is the path: most of the text is read without the grammar
+    assert read_by_scanner > 0.5 * total
+
+
+def test_the_scanner_reads_machine_printed_dumps_without_the_grammar():
+    for path in (TRAIN_AFTER, FP8_DUMP, COLLECTIVES_STEP):
+        text = read(path)
+        got = scanned(text)
+        assert got is not None, path.name
+        assert model_key(got) == model_key(grammar(text))
+
+
+def test_parse_uses_the_scanner_and_equals_the_grammar(monkeypatch):
+    text = read(TRAIN_AFTER)
+    calls = []
+    real = scanner.scan
+    monkeypatch.setattr(scanner, "scan", lambda *a: calls.append(1) or real(*a))
+    fast = parser.parse(text)
+    assert calls
+    monkeypatch.setattr(parser, "USE_SCANNER", False)
+    slow = parser.parse(text)
+    assert model_key(fast.computations) == model_key(slow.computations)
+    assert fast.problems == slow.problems == []
+
+
+@pytest.mark.parametrize("text", [
+    # a keyword where a name goes: the grammar's lexer reads the keyword
+    "ENTRY (p: f32[]) -> f32[] {\n  ROOT r = f32[] negate(p)\n}\n",
+    "e {\n  ROOT = f32[] parameter(0)\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, ROOT)\n}\n",
+    # `parameter(` and `constant` where an opcode goes
+    "e {\n  ROOT p = f32[] parameter(x)\n}\n",
+    "e {\n  ROOT p = f32[] parameter (0)\n}\n",
+    "e {\n  ROOT c = f32[] constant (1)\n}\n",
+    "e {\n  ROOT c = f32[] constant\n(1)\n}\n",
+    # attributes with forms of their own
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] custom-call(p), custom_call_target=\"x\", literal=s32[] 1\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply={ a = f32[] parameter(0) }\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=%c, control-predecessors={p}\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), branch_computations={%a, b}\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), calls={}\n}\n",
+    # shapes, operands and comments as XLA prints them, and as it may not
+    "e (p: (f32[2]{0}, /*index=1*/s32[])) -> () {\n  ROOT t = () tuple()\n}\n",
+    "e {\n  p = (f32[2]{0}, u8[0]{0}) parameter(0)\n  ROOT g = f32[2]{0} get-tuple-element((f32[2]{0}, u8[0]{0}) %p), index=0\n}\n",
+    "e {\n  p = f32[] parameter(0) // a comment\n  // a line of comment\n  ROOT r = f32[] negate(f32[] p) /* c */\n} // e\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, , p)\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p,\n p)\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, p), metadata={op_name=\"a\"}\r\n}, execution_thread=\"side\"\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, p), metadata={op_name=\"a\"}}\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, p) x\n}\n",
+    "e {\n  p = f32[2] {0} parameter(0)\n}\n",
+    "e {\n  ROOT r = f32[] add(f32[] parameter(0), f32[] parameter(1))\n}\n",
+    "e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, p)\n}, execution_thread=\"a\" x\n",
+])
+def test_the_scanner_declines_or_agrees_on_edge_cases(text):
+    expected = grammar(text)
+    got = scanned(text)
+    if expected is None:
+        assert got is None
+    elif got is not None:
+        assert model_key(got) == model_key(expected)
+    full = scanner.scan(parser._scanner_patterns(), text, 0, grammar)
+    assert (full is None) == (expected is None)
+    if full is not None:
+        assert model_key(full) == model_key(expected)
+
+
+_PIECES = [" ", ",", "(", ")", "%", "{", "}", "[", "]", "=", "\"", "/*c*/", "//", "\n", "\r",
+           ":", "->", "ROOT ", "ENTRY ", "parameter", "constant", "x", "0", "-", ".", "f32[2]",
+           "(f32[], s32[])", ", calls=%x", ", literal=s32[] 1", "\t", "'"]
+_COMPUTATION = re.compile(r"^(?:ENTRY )?%?[\w.\-]+ [^\n]*\{\n(?:[^\n]*\n)*?\}\n", re.M)
+
+
+def _mutate(rng: random.Random, text: str) -> str:
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(text))
+        kind = rng.random()
+        if kind < 0.45:
+            text = text[:at] + rng.choice(_PIECES) + text[at:]
+        elif kind < 0.75:
+            text = text[:at] + text[at + rng.randint(1, 4):]
+        elif kind < 0.9:
+            end = min(len(text), at + rng.randint(1, 40))
+            text = text[:at] + text[at:end] + text[at:]
+        else:
+            text = text.replace("\n", "\r\n") if rng.random() < 0.5 else text[:at]
+    return text
+
+
+def test_mutated_computations_are_declined_or_read_as_the_grammar_reads_them():
+    rng = random.Random(20261126)
+    sources = [read(p) for p in (TRAIN_AFTER, FP8_DUMP, COLLECTIVES_STEP)]
+    corpus_gpu = CORPUS / "renfang__xla_hlo_dump_parse__data__module_0225.after_optimizations.txt"
+    if corpus_gpu.is_file():
+        sources.append(read(corpus_gpu))
+    chunks = [m.group() for text in sources for m in _COMPUTATION.finditer(text)
+              if len(m.group()) < 6000]
+    assert len(chunks) > 50
+    accepted = rejected_by_both = 0
+    for _ in range(3000):
+        text = _mutate(rng, rng.choice(chunks))
+        got = scanned(text, 7)
+        expected = grammar(text, 7)
+        if got is not None:
+            assert expected is not None, f"the scanner accepts what the grammar rejects:\n{text}"
+            assert model_key(got) == model_key(expected), text
+            accepted += 1
+        elif expected is None:
+            rejected_by_both += 1
+    # both sides of the test happen: mutants the scanner reads, and broken ones
+    assert accepted > 300 and rejected_by_both > 300, (accepted, rejected_by_both)
