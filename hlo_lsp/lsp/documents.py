@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-import gc
 import logging
 import os
 import time
@@ -46,6 +45,7 @@ from cachetools import LRUCache
 
 from hlo_lsp.dump.names import is_non_hlo_dump_file
 from hlo_lsp.features.diagnostics import diagnostics, edited_diagnostics
+from hlo_lsp.lsp import collector
 from hlo_lsp.model.hlo import HloModule, Problem, Severity
 from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, edited_chunk, parse_chunked
 from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
@@ -57,7 +57,7 @@ log = logging.getLogger("hlo_lsp")
 CHUNKED_PARSE_CHARS = 16 * 1024    # parse bigger documents computation by computation
 BIG_DOCUMENT_CHARS = 256 * 1024    # answer from the snapshot while these are indexed
 PROGRESS_CHARS = 1024 * 1024       # report indexing progress for bigger documents
-OPEN_YIELD_S = 0.03                # big documents: let the first requests run first
+OPEN_YIELD_S = 0.005               # big documents: let the first requests run first
 #: An edit of a chunked document is analysed this long after it arrives: the
 #: requests an editor sends with an edit (hover, inlay hints, semantic tokens)
 #: are answered from the latest analysis, mapped, before the new analysis moves
@@ -161,7 +161,7 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             # pause let accumulate (0.1 s for 3 MB, inside the next request).
             # The server's full collections unfreeze (ModelCollector: when idle,
             # or once the frozen objects have doubled).
-            gc.freeze()
+            collector.freeze()
     except Exception as exc:  # noqa: BLE001 - the server must survive any input
         log.exception("parse failed for %s", uri)
         module = HloModule(text)

@@ -9,9 +9,9 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 from tests.helpers import TRAIN_AFTER, read
-from hlo_lsp.lsp.collector import ModelCollector
+from hlo_lsp.lsp.collector import ModelCollector, freeze
 from hlo_lsp.syntax.chunks import parse_chunked
-from hlo_lsp.syntax.parser import parse
+from hlo_lsp.syntax.parser import parse, paused_gc
 
 
 def test_a_dropped_model_is_freed_by_reference_counting():
@@ -91,10 +91,12 @@ def test_a_server_that_is_never_idle_collects_when_frozen_garbage_grows():
                                        min_objects=gc.get_freeze_count() + 20_000)
             probes = []
             for _ in range(50):
-                for _ in range(1_000):
-                    garbage = Cycle()
-                    garbage.me = garbage
-                    garbage.payload = [0] * 4
+                with paused_gc():  # as an analysis builds its model
+                    for _ in range(1_000):
+                        garbage = Cycle()
+                        garbage.me = garbage
+                        garbage.payload = [0] * 4
+                    freeze()  # as analyze() does, before the collector resumes
                 probes.append(weakref.ref(garbage))
                 del garbage
                 collector.analysed()
