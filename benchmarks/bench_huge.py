@@ -4,8 +4,9 @@ Builds the big text from the generated 4 MB after-optimizations dump
 (benchmarks/gen_dump.py) by repeating its non-entry computations under new
 names (``%name`` -> ``%name.copyK``) until the target size, keeping the entry
 computation last, then measures with a fresh server over stdio:
-``didOpen`` -> first definition and first hover answers, and the server's
-resident memory relative to the file size.
+``didOpen`` -> first definition and first hover (both sent right after the
+didOpen, each timed from the didOpen's first byte on the wire to its answer),
+and the server's resident memory relative to the file size.
 
     python benchmarks/bench_huge.py [--target-mb 100] [--dump PATH]
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
+import json
 import pathlib
 import re
 import sys
@@ -27,6 +30,15 @@ from benchmarks.bench_parse import (DEFAULT_DUMP, _rss_bytes, ensure_dump,  # no
                                     start_server)
 
 _HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[^\n]*\{[ \t]*$", re.M)
+
+
+def _did_open_message(uri: str, text: str) -> bytes:
+    """The didOpen notification of ``text`` as framed on the wire (JSON-RPC over
+    stdio: a Content-Length header, then the UTF-8 JSON body)."""
+    body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri, "languageId": "hlo", "version": 1, "text": text}}},
+        ensure_ascii=False).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def build(text: str, target_bytes: int) -> str:
@@ -61,18 +73,26 @@ async def session(path: pathlib.Path, text: str) -> dict:
                          character=probe - (text.rfind("\n", 0, probe) + 1))
     uri = path.as_uri()
     doc = types.TextDocumentIdentifier(uri=uri)
+    # The didOpen message is encoded before the clock starts: the client's
+    # encoding (0.35 s for 100 MB with pygls' client) is not the server's work,
+    # and an editor does it in a process of its own.
+    message = await asyncio.to_thread(_did_open_message, uri, text)
     t0 = time.perf_counter()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
-    loc = await client.text_document_definition_async(types.DefinitionParams(
-        text_document=doc, position=pos))
-    first_definition = time.perf_counter() - t0
+    sent = client.protocol.writer.write(message)
+    if inspect.isawaitable(sent):
+        await sent
+    definition = asyncio.ensure_future(client.text_document_definition_async(
+        types.DefinitionParams(text_document=doc, position=pos)))
+    hover = asyncio.ensure_future(client.text_document_hover_async(
+        types.HoverParams(text_document=doc, position=pos)))
+    answered: dict = {}
+    for name, future in (("definition", definition), ("hover", hover)):
+        future.add_done_callback(lambda _f, n=name: answered.setdefault(n, time.perf_counter()))
+    loc, answer = await asyncio.gather(definition, hover)
     assert loc, "definition must be answered"
-    h0 = time.perf_counter()
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=doc, position=pos))
-    first_hover = time.perf_counter() - h0
-    assert hover is not None
+    assert answer is not None, "hover must be answered"
+    first_definition = answered["definition"] - t0
+    first_hover = answered["hover"] - t0
     await asyncio.sleep(2.0)  # let the server settle
     rss = _rss_bytes(pid)
     await client.shutdown_async(None)
@@ -80,7 +100,7 @@ async def session(path: pathlib.Path, text: str) -> dict:
     await client.stop()
     drain.cancel()
     return {"bytes": len(text.encode()), "first_definition_s": round(first_definition, 3),
-            "hover_s": round(first_hover, 3), "server_rss_mb": round(rss / 2**20, 1),
+            "first_hover_s": round(first_hover, 3), "server_rss_mb": round(rss / 2**20, 1),
             "rss_growth_to_file": round((rss - rss_before) / len(text.encode()), 2)}
 
 

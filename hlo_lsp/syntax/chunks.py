@@ -58,6 +58,11 @@ def _head_lines(text: str, start: int = 0, end: int | None = None) -> list[int]:
     return out
 
 
+#: Occurrences of a computation's name that :meth:`Skeleton.head_named` looks at
+#: before it indexes every header name instead.
+HEAD_SEARCH_HITS = 256
+
+
 class Skeleton:
     """Computation chunk boundaries of a document (character offsets)."""
 
@@ -90,9 +95,19 @@ class Skeleton:
         return Skeleton(text, out)
 
     def head_named(self, name: str) -> int | None:
-        """Offset of the header line that names computation ``name`` (a candidate:
-        callers confirm it with the grammar), or None."""
+        """Offset of the first header line that names computation ``name`` (a
+        candidate: callers confirm it with the grammar), or None.
+
+        The first lookups search the text for the name itself (XLA prints a
+        computation before its callers, so the search stops early: a
+        millisecond, where indexing the 100,000 headers of a 100 MB dump takes
+        0.1 s); a lookup that finds nothing within :data:`HEAD_SEARCH_HITS`
+        occurrences of the name, and every later one, uses an index of all the
+        header names."""
         if self._names is None:
+            found = self._search_head(name)
+            if found is not False:
+                return found
             names: dict[str, int] = {}
             for head in self.heads:
                 m = _HEAD_NAME.match(self.text, head)
@@ -100,6 +115,26 @@ class Skeleton:
                     names.setdefault(m.group(1), head)
             self._names = names
         return self._names.get(name)
+
+    def _search_head(self, name: str) -> int | None | bool:
+        """:meth:`head_named` by a search for the literal name: the offset, None
+        when the text has no header of that name, False when undecided (too many
+        occurrences of the name looked at)."""
+        text, heads = self.text, self.heads
+        if not name:
+            return False
+        at = text.find(name)
+        for _ in range(HEAD_SEARCH_HITS):
+            if at < 0:
+                return None
+            line = text.rfind("\n", 0, at) + 1
+            i = bisect.bisect_left(heads, line)
+            if i < len(heads) and heads[i] == line:
+                m = _HEAD_NAME.match(text, line)
+                if m and m.group(1) == name:
+                    return line
+            at = text.find(name, at + 1)
+        return False
 
     def bounds(self, i: int) -> tuple[int, int]:
         """``[start, end)`` of the i-th computation chunk."""

@@ -295,3 +295,29 @@ def test_header_lines_are_those_a_line_start_search_finds():
     for _ in range(200):
         a, b = sorted(rng.sample(starts, 2))
         assert _head_lines(text, a, b) == plain(text, a, b), (a, b)
+
+
+def test_head_named_by_search_equals_the_index_of_every_header(monkeypatch):
+    """A lookup by a search for the name finds what the index of every header
+    name finds: the first header naming it, or None; past the limit of
+    occurrences looked at, the index answers."""
+    from hlo_lsp.syntax import chunks
+    from hlo_lsp.syntax.chunks import _HEAD_NAME
+
+    text = read(TRAIN_AFTER)
+    # a second header of one name, and names inside other names
+    text += "\n%s {\n  ROOT p = f32[] parameter(0)\n}\n" % _HEAD_NAME.match(
+        text, Skeleton(text).heads[1]).group(1)
+    skeleton = Skeleton(text)
+    first: dict[str, int] = {}
+    for head in skeleton.heads:
+        first.setdefault(_HEAD_NAME.match(text, head).group(1), head)
+    assert len(first) > 20 and len(first) < len(skeleton.heads)
+    for name in [*first, "no_such_computation", "add", "p"]:
+        assert Skeleton(text).head_named(name) == first.get(name), name
+    assert Skeleton(text)._search_head(next(iter(first))) is not False
+    monkeypatch.setattr(chunks, "HEAD_SEARCH_HITS", 1)
+    common = max(first, key=lambda n: text.count(n))
+    fresh = Skeleton(text)
+    assert fresh._search_head(common) is False
+    assert fresh.head_named(common) == first[common] and fresh._names is not None
