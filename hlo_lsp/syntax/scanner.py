@@ -21,16 +21,16 @@ grammar's builder (:class:`hlo_lsp.syntax.parser._Builder`) builds.
 - The scanner accepts only a subset of the language, and where the grammar's
   contextual lexer could read a text in another way (a keyword where a name
   goes, ``parameter(`` or ``constant`` where an opcode goes, an attribute that
-  names computations), it declines. Anything else it does not know (comments
-  other than ``/*index=N*/``, nested operand instructions, inline computations,
-  an instruction over several lines, empty operand slots, a computation's
-  ``execution_thread``) makes it decline too.
+  names computations), it declines. Anything else it does not know (block
+  comments outside operand lists and tuple shapes, nested operand
+  instructions, inline computations, an instruction over several lines, empty
+  operand slots, ``literal=``) makes it decline too.
 - A computation it declines is parsed by the grammar (the ``fallback``); a text
   the grammar rejects is the grammar's to report, with its error recovery.
 
-``tests/unit/test_scanner.py`` checks that the scanner and the grammar build
-equal models on every file of ``../shared/corpus`` and ``examples/``, and on
-mutations of their lines (where the scanner must decline or agree).
+``tests/unit/syntax/test_scanner.py`` checks that the scanner and the grammar
+build equal models on every file of ``../shared/corpus`` and ``examples/``, and
+on mutations of real computations (where the scanner must decline or agree).
 """
 
 from __future__ import annotations
@@ -46,15 +46,6 @@ from hlo_lsp.model.hlo import (Attribute, Computation, ComputationRef, Instructi
 #: (lark retypes a NAME whose whole text is a keyword string of the grammar).
 KEYWORDS = frozenset({"ROOT", "ENTRY", "HloModule", "FileNames", "FunctionNames",
                       "FileLocations", "StackFrames"})
-
-#: Attributes the grammar reads as names of computations (hlo.lark COMPUTATION_ATTR).
-COMPUTATION_ATTRIBUTES = frozenset({
-    "calls", "to_apply", "body", "condition", "select", "scatter", "true_computation",
-    "false_computation", "branch_computations", "called_computations", "computation",
-    "comparator"})
-
-#: Attributes with a form of their own in the grammar that the scanner leaves to it.
-_GRAMMAR_ONLY_ATTRIBUTES = frozenset({"literal"})
 
 #: Tuple shapes nested deeper than this are left to the grammar.
 MAX_TUPLE_DEPTH = 32
@@ -72,7 +63,8 @@ class Patterns:
 
     ``terminals``: name -> regular expression text of the grammar's terminals
     (as lark compiles them: ``TerminalDef.pattern.to_regexp()``); NAME,
-    ARRAY_SHAPE, LITERAL and ATTR_VALUE are used. Raises KeyError when one of
+    ARRAY_SHAPE, LITERAL, STRING, ATTR_VALUE, COMPUTATION_ATTR,
+    CONTROL_PREDECESSORS and LITERAL_ATTR are used. Raises KeyError when one of
     them is missing.
     """
 
@@ -102,11 +94,16 @@ class Patterns:
         #: An attribute's ``, name=``: group name.
         self.attribute_name = re.compile(rf"[ \t]*,{_BLANK}({_IDENT}){_BLANK}={_BLANK}")
         self.attribute_value = re.compile(terminals["ATTR_VALUE"])
+        #: `, name=` of the attributes the grammar reads in forms of their own
+        #: (hlo.lark: names of computations, control predecessors, `literal=`).
+        computation_attribute = terminals["COMPUTATION_ATTR"]
+        control_predecessors = terminals["CONTROL_PREDECESSORS"]
+        special = f"(?:{computation_attribute}|{control_predecessors}|{terminals['LITERAL_ATTR']})"
+        self.computation_attribute = re.compile(f"[ \\t]*{computation_attribute}")
+        self.control_predecessors = re.compile(f"[ \\t]*{control_predecessors}")
         #: An attribute of no special form, name and value: groups name, value.
-        special = "|".join(re.escape(n) for n in sorted(
-            COMPUTATION_ATTRIBUTES | _GRAMMAR_ONLY_ATTRIBUTES | {"control-predecessors"}))
         self.plain_attribute = re.compile(
-            rf"[ \t]*,{_BLANK}(?!(?:{special}){_BLANK}=)({_IDENT}){_BLANK}={_BLANK}"
+            rf"[ \t]*(?!{special}),{_BLANK}({_IDENT}){_BLANK}={_BLANK}"
             rf"({terminals['ATTR_VALUE']})")
         #: Operands as XLA prints them: names, ", " between them, then ")".
         self.plain_operands = re.compile(
@@ -392,24 +389,16 @@ def _instruction(p: Patterns, text: str, pos: int, base: int) -> tuple[Instructi
             break
         aname = a.group(1)
         name_start = a.start(1) + base
-        pos = a.end()
-        if aname in COMPUTATION_ATTRIBUTES or aname == "control-predecessors":
-            refs, value_start, value_end, rendered, pos = _names(p, text, pos, base,
-                                                                 aname != "control-predecessors")
-            attributes.append(Attribute(aname, name_start, rendered, value_start, value_end))
-            if aname == "control-predecessors":
-                control.extend(refs)
-            else:
-                called.extend(ComputationRef(aname, r) for r in refs)
-        elif aname in _GRAMMAR_ONLY_ATTRIBUTES:
-            raise _Decline
+        computations = p.computation_attribute.match(text, a.start()) is not None
+        if not computations and p.control_predecessors.match(text, a.start()) is None:
+            raise _Decline  # `literal=`, or a value the grammar does not read as ATTR_VALUE
+        refs, value_start, value_end, rendered, pos = _names(p, text, a.end(), base,
+                                                             computations)
+        attributes.append(Attribute(aname, name_start, rendered, value_start, value_end))
+        if computations:
+            called.extend(ComputationRef(aname, r) for r in refs)
         else:
-            v = p.attribute_value.match(text, pos)
-            if v is None:
-                raise _Decline
-            pos = v.end()
-            attributes.append(Attribute(aname, name_start, v.group(), v.start() + base,
-                                        pos + base))
+            control.extend(refs)
     eol = p.end_of_line.match(text, pos)
     if eol is None:
         raise _Decline
@@ -443,4 +432,4 @@ def _names(p: Patterns, text: str, pos: int, base: int, single: bool):
     return refs, pos + base, m.end() + base, rendered, m.end()
 
 
-__all__ = ["COMPUTATION_ATTRIBUTES", "KEYWORDS", "MAX_TUPLE_DEPTH", "Patterns", "scan"]
+__all__ = ["KEYWORDS", "MAX_TUPLE_DEPTH", "Patterns", "scan"]
