@@ -93,7 +93,6 @@ class Patterns:
         self.no_operands = re.compile(r"[ \t]*\)")
         #: An attribute's ``, name=``: group name.
         self.attribute_name = re.compile(rf"[ \t]*,{_BLANK}({_IDENT}){_BLANK}={_BLANK}")
-        self.attribute_value = re.compile(terminals["ATTR_VALUE"])
         #: `, name=` of the attributes the grammar reads in forms of their own
         #: (hlo.lark: names of computations, control predecessors, `literal=`).
         computation_attribute = terminals["COMPUTATION_ATTR"]
