@@ -67,10 +67,19 @@ def freeze() -> None:
     freeze; while a parse pauses the collector, that is every object of its model.
     O(1), where ``gc.get_freeze_count()`` walks the frozen objects (17 ms for a
     server's 1-2 million, on the event loop, before each publication of
-    diagnostics)."""
+    diagnostics). An upper bound of the growth: objects freed after they were
+    frozen (a closed document's model) are not subtracted."""
     global _frozen_since_collection
     _frozen_since_collection += gc.get_count()[0]
     gc.freeze()
+
+
+def _recount() -> int:
+    """The exact number of frozen objects (O(n): a walk of them all), which the
+    estimate starts from again."""
+    global _frozen_since_collection
+    _frozen_since_collection = 0
+    return gc.get_freeze_count()
 
 
 def _full_collection() -> tuple[float, int]:
@@ -104,7 +113,8 @@ class ModelCollector:
         self._idle: asyncio.TimerHandle | None = None
         self._running: asyncio.Future | None = None
         self._limit = min_objects
-        self._survivors = gc.get_freeze_count()
+        #: frozen objects at the last exact count (a collection, or a recount)
+        self._counted = gc.get_freeze_count()
 
     def analysed(self) -> None:
         """An analysis has just produced a model: freeze, and collect later
@@ -113,8 +123,11 @@ class ModelCollector:
         if self._idle is not None:
             self._idle.cancel()
         loop = asyncio.get_running_loop()
-        frozen = self._survivors + _frozen_since_collection
-        if frozen > self._limit and self._running is None:
+        # The estimate only grows (a freed model does not lower it): past the
+        # limit, the exact count decides, and the estimate starts from it again.
+        if self._counted + _frozen_since_collection > self._limit and self._running is None:
+            self._counted = _recount()
+        if self._counted > self._limit and self._running is None:
             self._idle = None
             self._collect(loop)
             return
@@ -136,6 +149,6 @@ class ModelCollector:
             return
         self.collections += 1
         seconds, survivors = future.result()
-        self._survivors = survivors
+        self._counted = survivors
         self._limit = max(self.min_objects, int(self.growth * survivors))
         log.info("full garbage collection in %.3f s (%d objects frozen)", seconds, survivors)

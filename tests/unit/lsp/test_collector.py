@@ -117,3 +117,36 @@ def test_a_server_that_is_never_idle_collects_when_frozen_garbage_grows():
     # (60 s), and what is left is the garbage since the last collection
     assert collections >= 2
     assert alive <= 25
+
+
+def test_models_frozen_then_freed_start_no_collection():
+    """Models built, frozen and dropped one after another (documents opened and
+    closed) leave nothing frozen: the estimate passes the limit, the exact
+    count does not, and no collection runs."""
+    class Node:
+        pass
+
+    async def run() -> tuple[int, int]:
+        with ThreadPoolExecutor(1) as pool:
+            gc.freeze()  # the interpreter's own objects, as a server's first freeze does
+            base = gc.get_freeze_count()
+            collector = ModelCollector(pool, idle_s=60.0, growth=1.05,
+                                       min_objects=base + 20_000)
+            for _ in range(50):
+                with paused_gc():
+                    model = [Node() for _ in range(2_000)]
+                    freeze()
+                collector.analysed()
+                del model  # closed: freed by reference counting
+                await asyncio.sleep(0)
+            return collector.collections, collector._counted - base
+
+    gc.unfreeze()
+    try:
+        collections, counted = asyncio.run(run())
+    finally:
+        gc.unfreeze()
+    assert collections == 0
+    # recounted at least once (100,000 objects were frozen in all), and what is
+    # frozen is the last model and little else
+    assert 2_000 <= counted < 20_000
