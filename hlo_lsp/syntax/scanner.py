@@ -126,10 +126,17 @@ class Patterns:
         self.parameter = re.compile(rf"{_GAP}{name}{_BLANK}:{_BLANK}")
         self.arrow = re.compile(rf"{_BLANK}->{_BLANK}")
         self.body = re.compile(rf"{_BLANK}\{{{_LINE_END}")
-        #: The first line that may be a computation header (the text before it is
-        #: the module header and the stack-frame tables).
-        self.first_head = re.compile(
-            rf"^[ \t]*(?:ENTRY[ \t]+)?%?{_IDENT}[ \t]*(?:\(|->|\{{)", re.M)
+        #: A line that may be a computation header, at column 0 as XLA prints
+        #: them (the text before the first is the module header and the
+        #: stack-frame tables; an indented first header is read with them by the
+        #: grammar, and declined), at the text's start or after a line break: a
+        #: search led by the break skips to each one and fails at its first
+        #: character, where ``^[ \t]*`` is tried at every character (a split
+        #: file's parts are parsed in texts blanked with spaces but for the part:
+        #: 0.7 s for the 134 parts of a 172 KB file).
+        head_line = rf"(?:ENTRY[ \t]+)?%?{_IDENT}[ \t]*(?:\(|->|\{{)"
+        self.head_at_start = re.compile(head_line)
+        self.head_after_break = re.compile(rf"\n({head_line})")
 
     @classmethod
     def from_terminals(cls, terminals: Iterable) -> "Patterns":
@@ -156,11 +163,10 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback) -> list |
     them: the text does not parse, and the caller parses it whole with the
     grammar (for the error, and error recovery)."""
     items: list = []
-    first = patterns.first_head.search(text)
-    pos = first.start() if first is not None else len(text)
+    pos = first_head(patterns, text)
     if text[:pos].strip():
-        prefix = fallback(text[:pos], base)
-        if prefix is None or any(isinstance(it, Computation) for it in prefix):
+        prefix = fallback(text[:pos], base)  # (with any indented computation)
+        if prefix is None:
             return None
         items.extend(prefix)
     end = len(text)
@@ -179,6 +185,15 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback) -> list |
                 return None  # (a module header after a computation: no text of the grammar)
             items.extend(parsed)
             pos = stop
+
+
+def first_head(patterns: Patterns, text: str) -> int:
+    """The offset of the first line of ``text`` that may be a computation header
+    (the length of the text if none)."""
+    if patterns.head_at_start.match(text):
+        return 0
+    found = patterns.head_after_break.search(text)
+    return found.start(1) if found is not None else len(text)
 
 
 def _computation_end(text: str, pos: int) -> int:
@@ -431,4 +446,4 @@ def _names(p: Patterns, text: str, pos: int, base: int, single: bool):
     return refs, pos + base, m.end() + base, rendered, m.end()
 
 
-__all__ = ["KEYWORDS", "MAX_TUPLE_DEPTH", "Patterns", "scan"]
+__all__ = ["KEYWORDS", "MAX_TUPLE_DEPTH", "Patterns", "first_head", "scan"]

@@ -51,8 +51,7 @@ def scanned(text: str, base: int = 0) -> list | None:
     """The scanner's items for ``text`` with no fallback: None unless the scanner
     read every computation itself (a module header is still the grammar's)."""
     patterns = parser._scanner_patterns()
-    first = patterns.first_head.search(text)
-    prefix = first.start() if first is not None else len(text)
+    prefix = scanner.first_head(patterns, text)
     return scanner.scan(patterns, text, base, lambda piece, at: grammar(piece, at)
                         if at == base and len(piece) == prefix else None)
 
@@ -192,3 +191,31 @@ def test_mutated_computations_are_declined_or_read_as_the_grammar_reads_them():
             rejected_by_both += 1
     # both sides of the test happen: mutants the scanner reads, and broken ones
     assert accepted > 300 and rejected_by_both > 300, (accepted, rejected_by_both)
+
+
+def test_a_split_file_costs_the_scanner_no_more_than_the_grammar(monkeypatch):
+    """Each part of a split file is parsed in a text blanked with spaces but for
+    the part: looking for the first computation header must skip blank lines
+    in a step each, not a character at a time (the first version took 4.5x the
+    grammar's time on a 172 KB file of 134 parts)."""
+    import time
+
+    part = ("HloModule m{k}\n\n%add{k} (a: f32[], b: f32[]) -> f32[] {{\n"
+            "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+            "  ROOT %s = f32[] add(%a, %b)\n}}\n\nENTRY %e{k} (p: f32[8]) -> f32[] {{\n"
+            "  %p = f32[8]{{0}} parameter(0)\n  %z = f32[] constant(0)\n"
+            "  ROOT %r = f32[] reduce(%p, %z), dimensions={{0}}, to_apply=%add{k}\n}}\n")
+    text = "\n// -----\n\n".join(part.format(k=k) for k in range(150))
+
+    def best(use_scanner: bool) -> float:
+        monkeypatch.setattr(parser, "USE_SCANNER", use_scanner)
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            module = parser.parse(text)
+            times.append(time.perf_counter() - t0)
+            assert len(module.computations) == 300 and not module.problems
+        return min(times)
+
+    scanner_s, grammar_s = best(True), best(False)
+    assert scanner_s < 2.0 * grammar_s, (scanner_s, grammar_s)
