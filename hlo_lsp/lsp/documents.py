@@ -372,6 +372,8 @@ class DocumentStore:
         self._shut = False
         self._disk: LRUCache = LRUCache(maxsize=disk_cache_chars,
                                         getsizeof=lambda e: max(1, e.chars))
+        #: (id(analysis), key) -> the computation of a derived value under way
+        self._deriving: dict[tuple[int, str], asyncio.Future] = {}
 
     # -- which documents ------------------------------------------------------
     def handles(self, uri: str) -> bool:
@@ -743,10 +745,33 @@ class DocumentStore:
     async def derive(self, analysis: Analysis, key: str, fn: Callable[..., Any],
                      *args: Any) -> Any:
         """``fn(*args)``, computed in the parse pool once per analysis and kept in
-        ``analysis.derived[key]`` (it lives as long as the analysis)."""
+        ``analysis.derived[key]`` (it lives as long as the analysis).
+
+        Requests that ask for the same value while it is being computed (a code
+        lens, ``hlo.showSummary`` and ``hlo.compareDumps`` sent with the didOpen
+        of a big dump all want its kernel summary) wait for that computation
+        instead of starting their own. An exception of ``fn`` reaches each of
+        them, and the next request computes again."""
         try:
             return analysis.derived[key]
         except KeyError:
-            value = await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
-            return analysis.derived.setdefault(key, value)
+            pass
+        slot = (id(analysis), key)
+        pending = self._deriving.get(slot)
+        if pending is None:
+            # the pending entry holds the analysis: its id stays its own meanwhile
+            pending = asyncio.ensure_future(self._derive(analysis, key, fn, args))
+            self._deriving[slot] = pending
+            def done(f: asyncio.Future) -> None:
+                self._deriving.pop(slot, None)
+                if not f.cancelled():
+                    f.exception()   # retrieved: its waiters, if any are left, raise it
+
+            pending.add_done_callback(done)
+        return await asyncio.shield(pending)
+
+    async def _derive(self, analysis: Analysis, key: str, fn: Callable[..., Any],
+                      args: tuple) -> Any:
+        value = await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+        return analysis.derived.setdefault(key, value)
 

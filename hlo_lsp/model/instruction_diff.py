@@ -210,7 +210,16 @@ def _config(ins: Instruction) -> tuple[tuple[str, str], ...]:
 
 
 def facts(module: HloModule, ins: Instruction) -> Facts:
-    """The :class:`Facts` of ``ins`` in ``module``."""
+    """The :class:`Facts` of ``ins`` in ``module``, made once per instruction
+    (kept on the module: comparisons of one dump with several others ask again)."""
+    memo = module.derived("diff_facts", lambda _: {})
+    known = memo.get(id(ins))   # the module keeps the instruction alive
+    if known is None:
+        known = memo[id(ins)] = _facts(module, ins)
+    return known
+
+
+def _facts(module: HloModule, ins: Instruction) -> Facts:
     text = ins.shape.text if ins.shape is not None else ""
     kind = ins.attribute("kind") if ins.opcode == "fusion" else None
     stack = python_stack(module, ins)
@@ -223,7 +232,11 @@ def facts(module: HloModule, ins: Instruction) -> Facts:
 def _keyed(module: HloModule) -> dict[tuple, list[tuple[int, Instruction]]]:
     """(op_name, opcode, file base name, function, column, line) -> (text position,
     instruction), in text order. The key's prefixes are the later passes of
-    :func:`_pairs`."""
+    :func:`_pairs`. Made once per module; not to be changed."""
+    return module.derived("diff_keys", _make_keyed)
+
+
+def _make_keyed(module: HloModule) -> dict[tuple, list[tuple[int, Instruction]]]:
     out: dict[tuple, list[tuple[int, Instruction]]] = defaultdict(list)
     i = 0
     for comp in module.computations:

@@ -31,6 +31,7 @@ and :mod:`hlo_lsp.features.compare`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -143,6 +144,8 @@ class KernelSummary:
     module: str
     entry: str
     kernels: list[Kernel]
+    #: values computed from the kernels once (:func:`repeat_scope`)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def of(self, category: str) -> list[Kernel]:
         """The kernels of one category."""
@@ -322,15 +325,22 @@ _NOT_STRUCTURE = frozenset({"metadata", "control-predecessors", "backend_config"
                             "frontend_attributes", "statistics", "origin"})
 
 
-def structure_key(module: HloModule, ins: Instruction,
-                  memo: dict[str, str] | None = None) -> str:
+def structure_key(module: HloModule, ins: Instruction, memo: dict | None = None) -> str:
     """A digest of what ``ins`` computes, equal for two kernels that differ
     only in names, metadata or placement: opcode, result and operand shapes,
     attributes (backend_config, sharding, metadata left out), and for each
     computation it calls (a fused computation, a reducer) the same digest of
     every instruction in it, operands as positions. ``memo`` keeps the digests
-    of computations already seen (one per module walk)."""
-    memo = {} if memo is None else memo
+    already made; by default the module's own, so that each instruction and
+    computation of a module is digested once whoever asks (the summary's
+    ranking, its folding, a comparison)."""
+    if memo is None:
+        memo = module.derived("structure_keys", lambda _: {})
+    # an instruction's digest is keyed by its identity: the module keeps the
+    # instruction alive as long as its memo
+    known = memo.get(id(ins))
+    if known is not None:
+        return known
     comp = ins.computation
     scope = comp.by_name if comp is not None else {}
     operands = []
@@ -338,18 +348,19 @@ def structure_key(module: HloModule, ins: Instruction,
         defined = scope.get(op.ref.name)
         shape = defined.shape if defined is not None else op.shape
         operands.append(shape.text if shape is not None else "?")
-    return _digest(_instruction_text(module, ins, operands, memo))
+    memo[id(ins)] = key = _digest(_instruction_text(module, ins, operands, memo, set()))
+    return key
 
 
 def _instruction_text(module: HloModule, ins: Instruction, operands: list[str],
-                      memo: dict[str, str]) -> str:
+                      memo: dict, active: set[str]) -> str:
     calling = {c.attr for c in ins.called}
     attrs = []
     for a in ins.attributes:
         if a.name in _NOT_STRUCTURE:
             continue
         if a.name in calling:
-            value = ",".join(_computation_key(module, c.ref.name, memo)
+            value = ",".join(_computation_key(module, c.ref.name, memo, active)
                              for c in ins.called if c.attr == a.name)
         else:
             value = a.value
@@ -358,21 +369,27 @@ def _instruction_text(module: HloModule, ins: Instruction, operands: list[str],
     return f"{shape} {ins.opcode}({', '.join(operands)}) {ins.literal or ''} {' '.join(attrs)}"
 
 
-def _computation_key(module: HloModule, name: str, memo: dict[str, str]) -> str:
+def _computation_key(module: HloModule, name: str, memo: dict, active: set[str]) -> str:
+    """The digest of computation ``name``; ``memo`` holds finished digests only
+    (it may be shared by threads), ``active`` the computations this walk is
+    digesting (a call back into one of them is a cycle)."""
     known = memo.get(name)
     if known is not None:
         return known
-    memo[name] = "cycle"
+    if name in active:
+        return "cycle"
     comp = module.by_name.get(name)
     if comp is None:
         return "?"
+    active.add(name)
     position = {ins.name.name: i for i, ins in enumerate(comp.instructions)}
     lines = []
     for ins in comp.instructions:
         operands = [f"#{position.get(op.ref.name, '?')}" for op in ins.operands]
-        lines.append(_instruction_text(module, ins, operands, memo))
-    memo[name] = _digest("\n".join(lines))
-    return memo[name]
+        lines.append(_instruction_text(module, ins, operands, memo, active))
+    active.discard(name)
+    memo[name] = key = _digest("\n".join(lines))
+    return key
 
 
 def _digest(text: str) -> str:
@@ -414,25 +431,52 @@ def kernel_cost(module: HloModule, kernel: Kernel, device: Accelerator,
     its roofline time on ``device`` in seconds and what bounds it ("compute",
     "memory"; "unknown" for a custom-call nobody can cost, which counts zero).
     A custom-call XLA cannot cost gets :func:`hlo_lsp.model.cost.custom_call_estimate`.
-    None when the kernel's instruction is not in ``module``. Remembered per
-    module and device (by its table key): the summary, its ranking and a
-    comparison of two dumps each ask for every kernel."""
+    None when the kernel's instruction is not in ``module``.
+
+    Remembered per module: the cost once (the summary's ranking and a comparison
+    of two dumps each ask for every kernel, on devices that may differ), the
+    time once per device (by its table key)."""
+    found = _counted(module, kernel, model)
+    if found is None:
+        return None
+    ins, (cost, unknown, precision) = found
+    times = module.derived("kernel_times", lambda _: {})
+    key = (device.key, kernel.computation, kernel.name)
+    timed = times.get(key)
+    if timed is None:
+        estimate = roofline(cost, device, precision)
+        timed = times[key] = (estimate.seconds, unknown or estimate.bound)
+    return (ins, cost, *timed)
+
+
+def cost_kernels(module: HloModule, summary: KernelSummary) -> int:
+    """Count the cost of every kernel of ``summary`` (of ``module``) now, for
+    :func:`kernel_cost` to remember: what a server does once, before the
+    requests that rank or compare kernels on their devices run side by side.
+    Returns the number of kernels costed."""
+    model = cost_model(module)
+    return sum(_counted(module, k, model) is not None for k in summary.kernels)
+
+
+def _counted(module: HloModule, kernel: Kernel, model: CostModel | None
+             ) -> tuple[Instruction, tuple[Cost, str, str]] | None:
+    """``(instruction, (cost, "unknown" or "", precision key))`` of ``kernel``,
+    remembered by the module; None when its instruction is not in ``module``."""
     comp = module.by_name.get(kernel.computation)
     ins = comp.by_name.get(kernel.name) if comp is not None else None
     if ins is None:
         return None
-    memo = module.derived("kernel_costs", lambda _: {})
-    key = (device.key, kernel.computation, kernel.name)
-    known = memo.get(key)
-    if known is None:
+    costs = module.derived("kernel_costs", lambda _: {})
+    where = (kernel.computation, kernel.name)
+    counted = costs.get(where)
+    if counted is None:
         cost = (model or cost_model(module)).instruction(ins)
-        bound = ""
+        unknown = ""
         if cost.unknown and ins.opcode == "custom-call":
             cost = custom_call_estimate(module, ins) or Cost()
-            bound = "" if cost.flops or cost.bytes_accessed else "unknown"
-        estimate = roofline(cost, device, kernel_precision(module, ins))
-        known = memo[key] = (cost, estimate.seconds, bound or estimate.bound)
-    return (ins, *known)
+            unknown = "" if cost.flops or cost.bytes_accessed else "unknown"
+        counted = costs[where] = (cost, unknown, kernel_precision(module, ins))
+    return ins, counted
 
 
 def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerator,
@@ -447,7 +491,6 @@ def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerato
     (:func:`repeat_scope`: ``layer_3`` and ``layer_7`` are the same pattern),
     so forward and backward kernels of equal shapes stay apart."""
     model = cost_model(module)
-    memo: dict[str, str] = {}
     groups: dict[str, KernelGroup] = {}
     scope = repeat_scope(summary) if by_op_name else None
     for kernel in summary.kernels:
@@ -455,7 +498,7 @@ def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerato
         if found is None:
             continue
         ins, cost, seconds, bound = found
-        key = structure_key(module, ins, memo)
+        key = structure_key(module, ins)
         if by_op_name:
             key += "|" + op_name_pattern(kernel.op_name, scope)
         group = groups.get(key)
@@ -488,7 +531,12 @@ def repeat_scope(summary: KernelSummary) -> str | None:
     (``"layer_"`` when the op_names hold ``layer_0`` ... ``layer_47``, as an
     unrolled Python loop under ``jax.named_scope(f"layer_{i}")`` writes them):
     the prefix with the most distinct indices, at least :data:`MIN_REPEATS`;
-    ties go to the one more kernels carry. None when no op_name has one."""
+    ties go to the one more kernels carry. None when no op_name has one.
+    Computed once per summary (kept in ``summary.memo``)."""
+    try:
+        return summary.memo["repeat_scope"]
+    except KeyError:
+        pass
     indices: dict[str, set[int]] = {}
     kernels: Counter = Counter()
     for k in summary.kernels:
@@ -498,7 +546,8 @@ def repeat_scope(summary: KernelSummary) -> str | None:
             seen.add(m.group(1))
         kernels.update(seen)
     best = max(indices, key=lambda p: (len(indices[p]), kernels[p]), default=None)
-    return best if best is not None and len(indices[best]) >= MIN_REPEATS else None
+    scope = best if best is not None and len(indices[best]) >= MIN_REPEATS else None
+    return summary.memo.setdefault("repeat_scope", scope)
 
 
 def scope_index(op_name: str, scope: str | None) -> int | None:
@@ -513,9 +562,12 @@ def scope_index(op_name: str, scope: str | None) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def op_name_pattern(op_name: str, scope: str | None, index: str = "{i}") -> str:
     """``op_name`` with the index of ``scope`` replaced by ``index``
-    (``jit(f)/transpose(jvp(layer_{i}))/dot_general``); unchanged without a scope."""
+    (``jit(f)/transpose(jvp(layer_{i}))/dot_general``); unchanged without a scope.
+    Remembered for the last 65,536 arguments: the summary, its folding and a
+    comparison ask for every kernel's, and a dump repeats them."""
     if not scope:
         return op_name
     return _INDEXED.sub(lambda m: m.group(1) + index if m.group(1) == scope else m.group(0),

@@ -156,3 +156,19 @@ async def test_execute_compare_dumps_seed_001(client: LanguageClient):
         command="hlo.compareDumps", arguments=[old_uri, new_uri]))
     assert "cuBLASLt FP8 call `__cublas$lt$matmul$f8` disappeared (1 -> 0)" in out
     assert "Triton GEMM fusion appeared: %gemm_fusion_dot.19.0" in out
+
+
+async def test_compare_dumps_estimates_times_on_the_new_dumps_device(client: LanguageClient):
+    # As hlo.showSummary and `hlo-lsp diff`: the device the dump's name implies
+    # (sm_9.0a: H100), not the CPU default.
+    from tests.helpers import EXAMPLES
+    dump = (EXAMPLES / "gpu" / "deviceless" / "conv_bias_relu" /
+            "module_0001.jit_conv_bias_relu.sm_9.0a_gpu_after_optimizations.txt")
+    uri, _ = await _open(client, dump)
+    before = (dump.parent / "module_0001.jit_conv_bias_relu.before_optimizations.txt").as_uri()
+    out = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="hlo.compareDumps", arguments=[before, uri]))
+    assert "time: roofline on H100" in out, out[:600]
+    summary = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="hlo.showSummary", arguments=[uri, {"format": "text"}]))
+    assert "H100" in summary

@@ -11,7 +11,10 @@ capabilities), then edited with random incremental ``didChange`` ranges (CRLF
 positions included) between batches of every request the server answers.
 
 Checked: the server never exits; every request is answered within
-:data:`SLOW_S` seconds (``slow``; on documents of a megabyte and more, within
+:data:`SLOW_S` seconds (an answer counts from the request's sending to the
+moment its last byte has been read from the server's stdout: the harness's
+own decoding into lsprotocol objects, which an editor does not do, is left
+out) (``slow``; on documents of a megabyte and more, within
 :data:`SLOW_S_PER_MB` seconds per megabyte when that is longer: those requests
 wait for the analysis of the whole document) and at all within
 :data:`UNANSWERED_S` (``unanswered``); no error answer but ContentModified / RequestCancelled
@@ -45,6 +48,7 @@ import random
 import re
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -416,6 +420,8 @@ class Server:
         self.published: dict[str, Published] = {}
         self.changed = asyncio.Event()
         self.xla = env.get("HLO_LSP_FUZZ_XLA") == "1"
+        #: request id -> when the last byte of its answer was read (monotonic s)
+        self.arrived: dict[str, float] = {}
 
     async def start(self) -> None:
         client = LanguageClient(converter_factory=default_converter)
@@ -432,6 +438,9 @@ class Server:
         # pygls' own start_io: pytest-lsp's would forward stderr to ours
         await super(LanguageClient, client).start_io(
             sys.executable, "-m", "hlo_lsp", env=self.env)
+        # pygls' reading task has been created but has not read yet: each body it
+        # reads from here on is stamped before it is decoded
+        _stamp_answers(client._server.stdout, self.arrived)
         self.client = client
         self._reader = asyncio.create_task(self._read_stderr(client._server))
         await client.initialize_session(types.InitializeParams(
@@ -514,6 +523,29 @@ class Server:
         return None
 
 
+#: A request id of this harness (a UUID) in a message's first or last bytes.
+_ANSWER_ID = re.compile(rb'"id"\s*:\s*"([0-9a-f-]{36})"')
+
+
+def _stamp_answers(stdout: asyncio.StreamReader, arrived: dict[str, float]) -> None:
+    """Note in ``arrived`` when each answer to a request of ours has been read
+    whole from the server's ``stdout``, before pygls decodes it (``json.loads``
+    and cattrs into lsprotocol objects take longer than the server for answers of
+    tens of thousands of items, and an editor does neither). pygls reads each
+    message body with ``readexactly``; the id is in its first or last bytes."""
+    read = stdout.readexactly
+
+    async def readexactly(n: int) -> bytes:
+        body = await read(n)
+        now = time.monotonic()
+        for part in (body[:256], body[-256:]):
+            for m in _ANSWER_ID.finditer(part):
+                arrived.setdefault(m.group(1).decode(), now)
+        return body
+
+    stdout.readexactly = readexactly
+
+
 def _doc(uri):
     return types.TextDocumentIdentifier(uri=uri)
 
@@ -585,19 +617,24 @@ async def send(server: Server, kind: str, params: Any) -> Outcome:
     """Send one request (``kind`` is the method, or ``workspace/executeCommand
     <command>``) and time its answer."""
     method = kind.split(" ", 1)[0]
+    msg_id = str(uuid.uuid4())
     t0 = time.monotonic()
-    fut = server.client.protocol.send_request_async(method, params)
+
+    def seconds() -> float:
+        return server.arrived.pop(msg_id, time.monotonic()) - t0
+
+    fut = server.client.protocol.send_request_async(method, params, msg_id=msg_id)
     try:
         result = await asyncio.wait_for(asyncio.shield(fut), UNANSWERED_S)
-        return Outcome(kind, params, time.monotonic() - t0, result)
+        return Outcome(kind, params, seconds(), result)
     except asyncio.TimeoutError:
-        return Outcome(kind, params, time.monotonic() - t0, unanswered=True)
+        return Outcome(kind, params, seconds(), unanswered=True)
     except JsonRpcException as exc:
         code = getattr(exc, "code", None)
         err = None if code in (CONTENT_MODIFIED, REQUEST_CANCELLED) else f"{code}: {exc}"
-        return Outcome(kind, params, time.monotonic() - t0, error=err)
+        return Outcome(kind, params, seconds(), error=err)
     except Exception as exc:  # noqa: BLE001 - e.g. the server exited
-        return Outcome(kind, params, time.monotonic() - t0, error=f"{type(exc).__name__}: {exc}")
+        return Outcome(kind, params, seconds(), error=f"{type(exc).__name__}: {exc}")
 
 
 # ------------------------------------------------------------------ report ---

@@ -36,7 +36,7 @@ from hlo_lsp.lsp.handlers.reports import memory_of
 from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
-from hlo_lsp.model.summary import KernelSummary, fold_summary, kernel_summary
+from hlo_lsp.model.summary import KernelSummary, cost_kernels, fold_summary, kernel_summary
 
 LEGEND = types.SemanticTokensLegend(token_types=list(TOKEN_TYPES),
                                     token_modifiers=list(TOKEN_MODIFIERS))
@@ -45,6 +45,16 @@ LEGEND = types.SemanticTokensLegend(token_types=list(TOKEN_TYPES),
 async def summary_of(ls: HloLanguageServer, a: Analysis) -> KernelSummary:
     """The kernel summary of ``a``, computed once per analysis in the parse pool."""
     return await ls.store.derive(a, "summary", kernel_summary, a.module)
+
+
+async def costed_summary_of(ls: HloLanguageServer, a: Analysis) -> KernelSummary:
+    """The kernel summary of ``a`` with the cost of every kernel counted, once
+    per analysis in the parse pool (:func:`hlo_lsp.model.summary.cost_kernels`):
+    ``hlo.showSummary`` and ``hlo.compareDumps`` sent together then rank and
+    compare from the module's memo instead of costing every kernel twice."""
+    summary = await summary_of(ls, a)
+    await ls.store.derive(a, "kernel costs", cost_kernels, a.module, summary)
+    return summary
 
 
 @contextlib.asynccontextmanager
@@ -128,7 +138,7 @@ def register(server: HloLanguageServer) -> None:
         async with _command_document(ls, args, messages.SummaryOptions) as (a, options):
             if a is None:
                 return None
-            summary = await summary_of(ls, a)
+            summary = await costed_summary_of(ls, a)
             path = to_fs_path(a.uri)
             note = (await asyncio.to_thread(deviceless_statement, path) if path else None) or ""
             # The short report first (top kernel groups by estimated time, repeated
@@ -167,8 +177,10 @@ def register(server: HloLanguageServer) -> None:
         async with ls.lease(old_uri) as old, ls.lease(new_uri) as new:
             if old is None or new is None:
                 return None
-            sa, sb = await summary_of(ls, old), await summary_of(ls, new)
-            diff = await asyncio.to_thread(compare, sa, sb, old.module, new.module)
+            sa, sb = await costed_summary_of(ls, old), await costed_summary_of(ls, new)
+            # times on the device of the new dump, as hlo.showSummary and `hlo-lsp diff`
+            device = device_for(to_fs_path(new_uri), ls.settings.device)
+            diff = await asyncio.to_thread(compare, sa, sb, old.module, new.module, device)
         render_diff = diff_markdown if options.format == "markdown" else diff_text
         return render_diff(diff, f"old {_name(old_uri)}", f"new {_name(new_uri)}")
 

@@ -39,6 +39,43 @@ def test_kernels_of_one_structure_are_folded_and_ranked_by_time():
         assert len({k.shape for k in g.kernels}) == 1
 
 
+
+def test_structure_keys_remembered_by_the_module_equal_a_fresh_walk():
+    # The module keeps each digest for the next request; threads share that
+    # memo, so a digest never depends on who asked first.
+    from concurrent.futures import ThreadPoolExecutor
+
+    for path in (TRAIN_AFTER, CONV_DUMP):
+        module = parse(read(path))
+        kernels = [module.by_name[k.computation].by_name[k.name]
+                   for k in kernel_summary(module).kernels]
+        fresh = [structure_key(module, i, {}) for i in kernels]
+        with ThreadPoolExecutor(4) as pool:
+            shared = list(pool.map(lambda i: structure_key(module, i), kernels))
+        assert shared == fresh
+        assert [structure_key(module, i) for i in kernels] == fresh
+    # a fusion calling a computation that calls it back is digested, not looped
+    cyclic = parse("""HloModule m
+
+%a (x: f32[2]) -> f32[2] {
+  %x = f32[2]{0} parameter(0)
+  ROOT %f = f32[2]{0} fusion(%x), kind=kLoop, calls=%b
+}
+
+%b (y: f32[2]) -> f32[2] {
+  %y = f32[2]{0} parameter(0)
+  ROOT %g = f32[2]{0} fusion(%y), kind=kLoop, calls=%a
+}
+
+ENTRY %main (p: f32[2]) -> f32[2] {
+  %p = f32[2]{0} parameter(0)
+  ROOT %h = f32[2]{0} fusion(%p), kind=kLoop, calls=%a
+}
+""")
+    root = cyclic.entry.instructions[-1]
+    assert structure_key(cyclic, root) == structure_key(cyclic, root, {})
+
+
 def test_summary_top_and_json_totals(capsys):
     assert main(["summary", str(CONV_DUMP), "--all", "--top", "1"]) == 0
     out = capsys.readouterr().out

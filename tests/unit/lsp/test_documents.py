@@ -314,3 +314,49 @@ def test_a_lease_reads_the_model_before_the_checks_of_a_new_document_end(monkeyp
         assert final.derived["count"] == counted == len(parse(text).computations)
 
     asyncio.run(run())
+
+
+def test_requests_deriving_one_value_together_compute_it_once():
+    # A code lens, hlo.showSummary and hlo.compareDumps sent with the didOpen of
+    # a big dump all ask for its kernel summary before any of them has it.
+    import threading
+
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+    calls, started, release = [], threading.Event(), threading.Event()
+
+    def summary(module):
+        calls.append(threading.get_ident())
+        started.set()
+        release.wait(10)
+        if len(calls) == 1 and failing:
+            raise ValueError("broken model")
+        return len(module.computations)
+
+    async def run():
+        store = _store()
+        store.open(uri, 1, text)
+        async with store.lease(uri) as a:
+            waiters = [asyncio.ensure_future(store.derive(a, "summary", summary, a.module))
+                       for _ in range(4)]
+            await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+            waiters[0].cancel()   # a cancelled request does not cancel the others' value
+            await asyncio.sleep(0.05)
+            release.set()
+            results = await asyncio.gather(*waiters, return_exceptions=True)
+            again = await store.derive(a, "summary", summary, a.module)
+        return results, again, store
+
+    failing = False
+    results, again, store = asyncio.run(run())
+    assert len(calls) == 1
+    assert isinstance(results[0], asyncio.CancelledError)
+    assert results[1:] == [len(parse(text).computations)] * 3 == [again] * 3
+    assert not store._deriving
+
+    # An exception reaches every waiter, and the next request computes again.
+    calls.clear(); started.clear(); release.clear()
+    failing = True
+    results, again, store = asyncio.run(run())
+    assert [type(r) for r in results[1:]] == [ValueError] * 3
+    assert again == len(parse(text).computations) and len(calls) == 2
