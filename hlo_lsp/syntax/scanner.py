@@ -18,6 +18,8 @@ grammar's builder (:class:`hlo_lsp.syntax.parser._Builder`) builds.
 - The scanner's patterns are composed from the grammar's own terminals (names,
   array shapes, literals, attribute values), taken from the built parser
   (:func:`Patterns.from_terminals`), so a change of a terminal changes both.
+  So are the keywords it declines as names: the grammar's string terminals
+  that its NAME terminal also matches.
 - The scanner accepts only a subset of the language, and where the grammar's
   contextual lexer could read a text in another way (a keyword where a name
   goes, ``parameter(`` or ``constant`` where an opcode goes, an attribute that
@@ -42,11 +44,6 @@ from collections.abc import Callable, Iterable
 from hlo_lsp.model.hlo import (Attribute, Computation, ComputationRef, Instruction, Operand,
                                Parameter, Ref, ShapeToken, unescape)
 
-#: Names the grammar's lexer reads as keywords, not as NAME, where both may come
-#: (lark retypes a NAME whose whole text is a keyword string of the grammar).
-KEYWORDS = frozenset({"ROOT", "ENTRY", "HloModule", "FileNames", "FunctionNames",
-                      "FileLocations", "StackFrames"})
-
 #: Tuple shapes nested deeper than this are left to the grammar.
 MAX_TUPLE_DEPTH = 32
 
@@ -65,10 +62,13 @@ class Patterns:
     (as lark compiles them: ``TerminalDef.pattern.to_regexp()``); NAME,
     ARRAY_SHAPE, LITERAL, STRING, ATTR_VALUE, COMPUTATION_ATTR,
     CONTROL_PREDECESSORS and LITERAL_ATTR are used. Raises KeyError when one of
-    them is missing.
+    them is missing. ``keywords``: the grammar's string terminals that NAME also
+    matches (``ROOT``, ``ENTRY``, ``HloModule``, the stack-frame table names):
+    lark's lexer reads such a name as the keyword, so the scanner declines it.
     """
 
-    def __init__(self, terminals: dict[str, str]) -> None:
+    def __init__(self, terminals: dict[str, str], keywords: Iterable[str]) -> None:
+        self.keywords = frozenset(keywords)
         name = f"(?>({terminals['NAME']}))"
         shape = f"(?>{terminals['ARRAY_SHAPE']})"
         literal = f"(?>{terminals['LITERAL']})"
@@ -117,9 +117,10 @@ class Patterns:
         #: Lines with nothing but blanks or a ``//`` comment.
         self.blank_lines = re.compile(r"(?:[ \t\r]*+(?://[^\n]*+)?\n)*+")
         self.rest_blank = re.compile(r"[ \t\f\r\n]*+\Z")
-        #: A computation's ``}`` line, with its execution thread: group string.
+        #: A computation's ``}`` line, with its execution thread: groups ``}``,
+        #: string.
         self.close = re.compile(
-            rf"[ \t]*\}}(?:{_BLANK},{_BLANK}execution_thread{_BLANK}={_BLANK}"
+            rf"[ \t]*(\}})(?:{_BLANK},{_BLANK}execution_thread{_BLANK}={_BLANK}"
             rf"((?>{terminals['STRING']})))?{_LINE_END}")
         #: A computation's header up to its signature: groups ENTRY, name.
         self.head = re.compile(rf"[ \t]*(?:(ENTRY)[ \t]+)?{name}{_BLANK}")
@@ -140,8 +141,13 @@ class Patterns:
 
     @classmethod
     def from_terminals(cls, terminals: Iterable) -> "Patterns":
-        """Patterns from lark ``TerminalDef`` objects (``Lark.terminals``)."""
-        return cls({t.name: t.pattern.to_regexp() for t in terminals})
+        """Patterns from lark ``TerminalDef`` objects (``Lark.terminals``); the
+        keywords are the string terminals NAME matches whole."""
+        terminals = list(terminals)
+        regexps = {t.name: t.pattern.to_regexp() for t in terminals}
+        name = re.compile(regexps["NAME"])
+        return cls(regexps, [t.pattern.value for t in terminals
+                             if t.pattern.type == "str" and name.fullmatch(t.pattern.value)])
 
 
 class _Decline(Exception):
@@ -210,7 +216,7 @@ def _computation(p: Patterns, text: str, pos: int, base: int) -> tuple[Computati
     """The computation whose header starts at ``pos``, and the offset after its
     closing ``}`` line. Raises _Decline (or IndexError at the end of the text)."""
     m = p.head.match(text, pos)
-    if m is None or m.group(2) in KEYWORDS:
+    if m is None or m.group(2) in p.keywords:
         raise _Decline
     is_entry = m.group(1) is not None
     start = m.start(1) if is_entry else m.start(2)
@@ -241,11 +247,11 @@ def _computation(p: Patterns, text: str, pos: int, base: int) -> tuple[Computati
             break
         ins, pos = instruction(p, text, pos, base)
         instructions.append(ins)
-    thread = closed.group(1)
+    thread = closed.group(2)
     if thread is None:
-        end = text.index("}", pos) + 1 + base
-    else:  # as parser._Builder.execution_thread reads it
         end = closed.end(1) + base
+    else:  # as parser._Builder.execution_thread reads it
+        end = closed.end(2) + base
         thread = unescape(thread[1:-1])
     comp = Computation(name, is_entry, params, result, start + base, body_start, end,
                        instructions, thread)
@@ -271,7 +277,7 @@ def _parameters(p: Patterns, text: str, pos: int, base: int) -> tuple[list[Param
         return params, closed.end()
     while True:
         m = p.parameter.match(text, pos)
-        if m is None or m.group(1) in KEYWORDS:
+        if m is None or m.group(1) in p.keywords:
             raise _Decline
         shape, pos = _shape(p, text, m.end(), base)
         params.append(Parameter(_ref(m, 1, base), shape))
@@ -329,7 +335,7 @@ def _instruction(p: Patterns, text: str, pos: int, base: int) -> tuple[Instructi
         if m is None:
             raise _Decline
         at = 1  # the group of "parameter" in p.opcode
-    if head.group(2) in KEYWORDS:
+    if head.group(2) in p.keywords:
         raise _Decline
     ref = _ref(head, 2, base)
     is_root = head.group(1) is not None
@@ -354,7 +360,7 @@ def _instruction(p: Patterns, text: str, pos: int, base: int) -> tuple[Instructi
         elif plain is not None:
             ostart = pos + base
             for oname in plain.group(1).split(", "):
-                if oname in KEYWORDS:
+                if oname in p.keywords:
                     raise _Decline
                 oend = ostart + len(oname)
                 operands.append(Operand(Ref(oname[1:] if oname[0] == "%" else oname,
@@ -377,7 +383,7 @@ def _instruction(p: Patterns, text: str, pos: int, base: int) -> tuple[Instructi
                         raise _Decline
                     at_name = 1
                 oname = o.group(at_name)
-                if oname in KEYWORDS:
+                if oname in p.keywords:
                     raise _Decline
                 ostart = o.start(at_name) + base
                 operands.append(Operand(Ref(oname[1:] if oname[0] == "%" else oname, ostart,
@@ -430,7 +436,7 @@ def _names(p: Patterns, text: str, pos: int, base: int, single: bool):
     ``single``: one bare name is allowed (computation attributes)."""
     if single and text[pos] != "{":
         m = p.computation_name.match(text, pos)
-        if m is None or m.group(1) in KEYWORDS:
+        if m is None or m.group(1) in p.keywords:
             raise _Decline
         ref = _ref(m, 1, base)
         return [ref], ref.start, ref.end, "%" + ref.name, m.end()
@@ -439,11 +445,11 @@ def _names(p: Patterns, text: str, pos: int, base: int, single: bool):
         raise _Decline
     refs = []
     for n in p.name.finditer(text, pos + 1, m.end() - 1):
-        if n.group() in KEYWORDS:
+        if n.group() in p.keywords:
             raise _Decline
         refs.append(_ref(n, 0, base))
     rendered = "{" + ", ".join("%" + r.name for r in refs) + "}"
     return refs, pos + base, m.end() + base, rendered, m.end()
 
 
-__all__ = ["KEYWORDS", "MAX_TUPLE_DEPTH", "Patterns", "first_head", "scan"]
+__all__ = ["MAX_TUPLE_DEPTH", "Patterns", "first_head", "scan"]

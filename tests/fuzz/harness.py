@@ -145,7 +145,24 @@ def slow_limit(chars: int) -> float:
 
 
 def _get(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+    """Field ``name`` (lsprotocol's snake_case) of an lsprotocol object, or of the
+    same value as JSON (its camelCase key: a large document's answers are left
+    as JSON, see :func:`send`)."""
+    if isinstance(obj, dict):
+        return obj[name] if name in obj else obj.get(_camel(name))
+    return getattr(obj, name, None)
+
+
+@functools.lru_cache(maxsize=None)
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w.title() for w in rest)
+
+
+#: Fields that hold a range, as lsprotocol and as JSON name them.
+_RANGES = frozenset(n for f in ("range", "selection_range", "origin_selection_range",
+                                "target_range", "target_selection_range")
+                    for n in (f, _camel(f)))
 
 
 def apply_change(text: str, change: types.TextDocumentContentChangePartial) -> str:
@@ -193,8 +210,7 @@ def off_document(result: Any, lines: Lines, uri: str, method: str) -> list[str]:
         for name, value in items:
             if name in ("data", "command", "arguments"):
                 continue
-            if name in ("range", "selection_range", "origin_selection_range",
-                        "target_range", "target_selection_range", "selectionRange"):
+            if name in _RANGES:
                 if here == uri and value is not None:
                     s, e = _get(value, "start"), _get(value, "end")
                     if not (lines.inside(s) and lines.inside(e)) or \
@@ -422,6 +438,8 @@ class Server:
         self.xla = env.get("HLO_LSP_FUZZ_XLA") == "1"
         #: request id -> when the last byte of its answer was read (monotonic s)
         self.arrived: dict[str, float] = {}
+        #: ids of requests whose answers stay JSON (see :func:`send`)
+        self.raw: set[str] = set()
 
     async def start(self) -> None:
         client = LanguageClient(converter_factory=default_converter)
@@ -440,7 +458,7 @@ class Server:
             sys.executable, "-m", "hlo_lsp", env=self.env)
         # pygls' reading task has been created but has not read yet: each body it
         # reads from here on is stamped before it is decoded
-        _stamp_answers(client._server.stdout, self.arrived)
+        _stamp_answers(client._server.stdout, self, client.protocol)
         self.client = client
         self._reader = asyncio.create_task(self._read_stderr(client._server))
         await client.initialize_session(types.InitializeParams(
@@ -527,12 +545,15 @@ class Server:
 _ANSWER_ID = re.compile(rb'"id"\s*:\s*"([0-9a-f-]{36})"')
 
 
-def _stamp_answers(stdout: asyncio.StreamReader, arrived: dict[str, float]) -> None:
-    """Note in ``arrived`` when each answer to a request of ours has been read
-    whole from the server's ``stdout``, before pygls decodes it (``json.loads``
-    and cattrs into lsprotocol objects take longer than the server for answers of
-    tens of thousands of items, and an editor does neither). pygls reads each
-    message body with ``readexactly``; the id is in its first or last bytes."""
+def _stamp_answers(stdout: asyncio.StreamReader, server: "Server", protocol: Any) -> None:
+    """Note in ``server.arrived`` when each answer to a request of ours has been
+    read whole from the server's ``stdout``, before pygls decodes it
+    (``json.loads`` and cattrs into lsprotocol objects take longer than the
+    server for answers of tens of thousands of items, and an editor does
+    neither). The answers of ``server.raw`` requests are then left as JSON:
+    pygls decodes an answer whose result type it does not know as plain JSON.
+    pygls reads each message body with ``readexactly``; the id is in its first
+    or last bytes."""
     read = stdout.readexactly
 
     async def readexactly(n: int) -> bytes:
@@ -540,7 +561,11 @@ def _stamp_answers(stdout: asyncio.StreamReader, arrived: dict[str, float]) -> N
         now = time.monotonic()
         for part in (body[:256], body[-256:]):
             for m in _ANSWER_ID.finditer(part):
-                arrived.setdefault(m.group(1).decode(), now)
+                msg_id = m.group(1).decode()
+                server.arrived.setdefault(msg_id, now)
+                if msg_id in server.raw:
+                    server.raw.discard(msg_id)
+                    protocol._result_types.pop(msg_id, None)
         return body
 
     stdout.readexactly = readexactly
@@ -613,16 +638,23 @@ class Outcome:
     unanswered: bool = False
 
 
-async def send(server: Server, kind: str, params: Any) -> Outcome:
+async def send(server: Server, kind: str, params: Any, raw: bool = False) -> Outcome:
     """Send one request (``kind`` is the method, or ``workspace/executeCommand
-    <command>``) and time its answer."""
+    <command>``) and time its answer. The answer is decoded into lsprotocol's
+    types, which checks its form, unless ``raw``: then it is left as JSON (the
+    answers about a document of megabytes, whose decoding cost the harness
+    more than the server's work: their form is the one checked on smaller
+    documents, made by the same code)."""
     method = kind.split(" ", 1)[0]
     msg_id = str(uuid.uuid4())
     t0 = time.monotonic()
 
     def seconds() -> float:
+        server.raw.discard(msg_id)
         return server.arrived.pop(msg_id, time.monotonic()) - t0
 
+    if raw:
+        server.raw.add(msg_id)
     fut = server.client.protocol.send_request_async(method, params, msg_id=msg_id)
     try:
         result = await asyncio.wait_for(asyncio.shield(fut), UNANSWERED_S)
@@ -723,6 +755,13 @@ class Fuzzer:
         self.report = Report(seed, lanes=lanes)
         self.tmp = out / "docs"
 
+    @staticmethod
+    @functools.lru_cache(maxsize=8)
+    def _lines(text: str) -> Lines:
+        """:class:`Lines` of ``text``, kept for the same text (a document's
+        batches between edits, its final check; a string's hash is computed once)."""
+        return Lines(text)
+
     def fail(self, kind: str, detail: str, doc: int, source: str, text: str,
              request=None, history=()) -> None:
         self.report.counts[kind] += 1
@@ -815,9 +854,10 @@ class Fuzzer:
                 versions[version] = text
                 self.report.edits += 1
             batch = requests_for(uri, text, rng, rng.randint(2, 5))
-            outcomes = await asyncio.gather(*(send(server, k, p) for k, p in batch))
+            raw = len(text) >= LARGE
+            outcomes = await asyncio.gather(*(send(server, k, p, raw) for k, p in batch))
             self.report.requests += len(outcomes)
-            lines = Lines(text)
+            lines = self._lines(text)
             for o in outcomes:
                 self.judge(o, lines, uri, doc, source.name, text, history)
             new_log = server.stderr[log_seen:]
@@ -874,19 +914,20 @@ class Fuzzer:
                       f"{timeout} s", doc, source, text, None, history)
             return
         for v, published in [(version, got)]:
-            bad = off_document({"items": published.diagnostics}, Lines(versions[v]), uri,
-                               "diagnostics")
+            bad = off_document({"items": published.diagnostics}, self._lines(versions[v]),
+                               uri, "diagnostics")
             if bad:
                 self.fail("off_document", f"diagnostics: {'; '.join(bad[:5])}", doc, source,
                           text, None, history)
+        raw = len(text) >= LARGE
         symbols = await send(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
-                             types.DocumentSymbolParams(_doc(uri)))
+                             types.DocumentSymbolParams(_doc(uri)), raw)
         fresh.client.text_document_did_open(types.DidOpenTextDocumentParams(
             types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
         try:
             ref = await fresh.diagnostics_for(uri, 1, timeout)
             ref_symbols = await send(fresh, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
-                                     types.DocumentSymbolParams(_doc(uri)))
+                                     types.DocumentSymbolParams(_doc(uri)), raw)
         finally:
             fresh.client.text_document_did_close(types.DidCloseTextDocumentParams(_doc(uri)))
             fresh.published.pop(uri, None)
