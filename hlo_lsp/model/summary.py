@@ -562,16 +562,30 @@ def scope_index(op_name: str, scope: str | None) -> int | None:
     return None
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def op_name_pattern(op_name: str, scope: str | None, index: str = "{i}") -> str:
     """``op_name`` with the index of ``scope`` replaced by ``index``
     (``jit(f)/transpose(jvp(layer_{i}))/dot_general``); unchanged without a scope.
-    Remembered for the last 65,536 arguments: the summary, its folding and a
-    comparison ask for every kernel's, and a dump repeats them."""
+    Remembered for the last 16,384 op_names of up to :data:`PATTERN_CACHE_CHARS`
+    characters: the summary, its folding and a comparison ask for every
+    kernel's, and a dump repeats them (a longer one is not kept: the cache would
+    hold hostile metadata of megabytes)."""
     if not scope:
         return op_name
+    if len(op_name) > PATTERN_CACHE_CHARS:
+        return _op_name_pattern(op_name, scope, index)
+    return _cached_op_name_pattern(op_name, scope, index)
+
+
+#: Longest op_name whose pattern :func:`op_name_pattern` remembers.
+PATTERN_CACHE_CHARS = 1000
+
+
+def _op_name_pattern(op_name: str, scope: str, index: str) -> str:
     return _INDEXED.sub(lambda m: m.group(1) + index if m.group(1) == scope else m.group(0),
                         op_name)
+
+
+_cached_op_name_pattern = functools.lru_cache(maxsize=1 << 14)(_op_name_pattern)
 
 
 _JIT_HEAD = re.compile(r"^p?jit\([^/]*\)/")

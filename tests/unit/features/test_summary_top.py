@@ -109,3 +109,17 @@ def test_summary_ends_with_the_memory_peak_from_xlas_reports(capsys):
     # a dump without reports beside it has no such section
     assert main(["summary", str(TRAIN_AFTER).replace("cpu_after", "before")]) == 0
     assert "Memory at the peak" not in capsys.readouterr().out
+
+
+def test_op_name_patterns_of_hostile_length_are_not_remembered():
+    # A dump's metadata may hold an op_name of megabytes (the fuzz harness writes
+    # 200,000 characters): computed each time, never kept by the cache.
+    from hlo_lsp.model import summary as s
+
+    long = "jit(f)/layer_3/" + "a" * 200_000
+    before = s._cached_op_name_pattern.cache_info().currsize
+    assert s.op_name_pattern(long, "layer_") == "jit(f)/layer_{i}/" + "a" * 200_000
+    assert s._cached_op_name_pattern.cache_info().currsize == before
+    unique = f"jit(f)/layer_3/dot_{id(long)}"   # asked for by no other test
+    assert s.op_name_pattern(unique, "layer_") == unique.replace("layer_3", "layer_{i}")
+    assert s._cached_op_name_pattern.cache_info().currsize == before + 1
