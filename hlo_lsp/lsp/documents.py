@@ -762,6 +762,7 @@ class DocumentStore:
             # the pending entry holds the analysis: its id stays its own meanwhile
             pending = asyncio.ensure_future(self._derive(analysis, key, fn, args))
             self._deriving[slot] = pending
+
             def done(f: asyncio.Future) -> None:
                 self._deriving.pop(slot, None)
                 if not f.cancelled():

@@ -75,11 +75,6 @@ def converter(lines: LineIndex) -> Callable[[int], dict]:
     return general
 
 
-def position(lines: LineIndex, offset: int) -> dict:
-    """The LSP ``Position`` of character ``offset`` (see :func:`converter`)."""
-    return converter(lines)(offset)
-
-
 def range_(lines: LineIndex, start: int, end: int) -> dict:
     """The LSP ``Range`` of characters ``[start, end)`` (empty when ``end < start``)."""
     at = converter(lines)

@@ -18,7 +18,7 @@ import weakref
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Hashable, Iterator, TypeVar
 
 from hlo_lsp.model.shapes import ArrayShape, Shape, TupleShape, decode_shape
 
@@ -684,6 +684,20 @@ class HloModule:
             if key not in cache:
                 cache[key] = make(self)
             return cache[key]
+
+    def remembered(self, table: str, key: Hashable, make: Callable[[], _T]) -> _T:
+        """``make()``, kept under ``key`` in this module's table ``table`` (a
+        :meth:`derived` dict): a value per instruction or kernel computed once
+        whoever asks. The same rule holds for the values (they must not hold the
+        module); a key may be an instruction's ``id()``, which the module keeps
+        alive as long as the table. Two threads may both make a missing value:
+        ``make`` must be pure."""
+        memo = self.derived(table, lambda _: {})
+        try:
+            return memo[key]
+        except KeyError:
+            value = memo[key] = make()
+            return value
 
     @cached_property
     def callers(self) -> dict[str, list[tuple[Instruction, ComputationRef]]]:

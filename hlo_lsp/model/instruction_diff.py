@@ -212,11 +212,7 @@ def _config(ins: Instruction) -> tuple[tuple[str, str], ...]:
 def facts(module: HloModule, ins: Instruction) -> Facts:
     """The :class:`Facts` of ``ins`` in ``module``, made once per instruction
     (kept on the module: comparisons of one dump with several others ask again)."""
-    memo = module.derived("diff_facts", lambda _: {})
-    known = memo.get(id(ins))   # the module keeps the instruction alive
-    if known is None:
-        known = memo[id(ins)] = _facts(module, ins)
-    return known
+    return module.remembered("diff_facts", id(ins), lambda: _facts(module, ins))
 
 
 def _facts(module: HloModule, ins: Instruction) -> Facts:

@@ -440,13 +440,12 @@ def kernel_cost(module: HloModule, kernel: Kernel, device: Accelerator,
     if found is None:
         return None
     ins, (cost, unknown, precision) = found
-    times = module.derived("kernel_times", lambda _: {})
-    key = (device.key, kernel.computation, kernel.name)
-    timed = times.get(key)
-    if timed is None:
+
+    def timed() -> tuple[float, str]:
         estimate = roofline(cost, device, precision)
-        timed = times[key] = (estimate.seconds, unknown or estimate.bound)
-    return (ins, cost, *timed)
+        return estimate.seconds, unknown or estimate.bound
+    return (ins, cost, *module.remembered(
+        "kernel_times", (device.key, kernel.computation, kernel.name), timed))
 
 
 def cost_kernels(module: HloModule, summary: KernelSummary) -> int:
@@ -466,17 +465,15 @@ def _counted(module: HloModule, kernel: Kernel, model: CostModel | None
     ins = comp.by_name.get(kernel.name) if comp is not None else None
     if ins is None:
         return None
-    costs = module.derived("kernel_costs", lambda _: {})
-    where = (kernel.computation, kernel.name)
-    counted = costs.get(where)
-    if counted is None:
+
+    def count() -> tuple[Cost, str, str]:
         cost = (model or cost_model(module)).instruction(ins)
         unknown = ""
         if cost.unknown and ins.opcode == "custom-call":
             cost = custom_call_estimate(module, ins) or Cost()
             unknown = "" if cost.flops or cost.bytes_accessed else "unknown"
-        counted = costs[where] = (cost, unknown, kernel_precision(module, ins))
-    return ins, counted
+        return cost, unknown, kernel_precision(module, ins)
+    return ins, module.remembered("kernel_costs", (kernel.computation, kernel.name), count)
 
 
 def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerator,

@@ -144,6 +144,12 @@ def lines_of(text: str) -> Lines:
     return Lines(text)
 
 
+def answers_stay_json(text: str) -> bool:
+    """Whether the answers about ``text`` are left as JSON (see :func:`send`):
+    those about a document of :data:`LARGE` characters and more."""
+    return len(text) >= LARGE
+
+
 def slow_limit(chars: int) -> float:
     """Seconds a request about a document of ``chars`` characters may take."""
     return max(SLOW_S, SLOW_S_PER_MB * chars / 1e6)
@@ -852,7 +858,7 @@ class Fuzzer:
                 versions[version] = text
                 self.report.edits += 1
             batch = requests_for(uri, text, rng, rng.randint(2, 5))
-            raw = len(text) >= LARGE
+            raw = answers_stay_json(text)
             outcomes = await asyncio.gather(*(send(server, k, p, raw) for k, p in batch))
             self.report.requests += len(outcomes)
             lines = lines_of(text)
@@ -917,7 +923,7 @@ class Fuzzer:
             if bad:
                 self.fail("off_document", f"diagnostics: {'; '.join(bad[:5])}", doc, source,
                           text, None, history)
-        raw = len(text) >= LARGE
+        raw = answers_stay_json(text)
         symbols = await send(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
                              types.DocumentSymbolParams(_doc(uri)), raw)
         fresh.client.text_document_did_open(types.DidOpenTextDocumentParams(

@@ -92,6 +92,7 @@ def test_positions_agree_with_the_line_index_on_every_offset(text):
     and a few outside the text (which clamp)."""
     from hlo_lsp.syntax.lines import LineIndex
     lines = LineIndex(text)
+    at = wire.converter(lines)
     for offset in range(-2, len(text) + 3):
         line, character = lines.position(offset)
-        assert wire.position(lines, offset) == {"line": line, "character": character}
+        assert at(offset) == {"line": line, "character": character}
