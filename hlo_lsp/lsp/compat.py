@@ -3,7 +3,10 @@
 pygls answers ``$/cancelRequest`` for a ``workspace/executeCommand`` but keeps
 running the command's coroutine, and it keeps the cancellation of a
 server-initiated progress report in a future it does not expose; the recompile
-command needs both to stop its subprocess. Written against pygls 2.x
+command needs both to stop its subprocess. pygls also keeps the future of
+every notification and of every handler its own handlers call (the user's
+``didOpen``, a command) for the life of the server, with its result
+(:func:`forget_when_done`). Written against pygls 2.x
 (``JsonRPCProtocol._request_futures``, ``JsonRPCProtocol.msg_id``,
 ``WorkDoneProgress.tokens``). Answers of thousands of items are written as JSON
 encoded once (:func:`send_encoded_result`, pygls' response framing). With another
@@ -93,6 +96,33 @@ def forget_progress(server: Any, token: str) -> None:
     tokens = getattr(server.work_done_progress, "tokens", None)
     if isinstance(tokens, dict):
         tokens.pop(token, None)
+
+
+def forget_when_done(protocol: Any, msg_id: Any) -> None:
+    """Drop pygls' record of the handler just started for ``msg_id`` once it is
+    done.
+
+    pygls 2.1 files every handler it runs under ``_request_futures[msg_id]`` (so
+    that ``$/cancelRequest`` finds it) but removes the entry only when it sends
+    a response. A notification (``didOpen``, ``didChange``...) and the user
+    handler that one of pygls' built-in handlers calls (the command behind
+    ``workspace/executeCommand``, the server's ``didOpen``) run under a fresh
+    uuid and send none, so their futures stayed, with their results: the
+    readable view or the summary of every command, a few kilobytes for each
+    edit, for as long as the server ran. The entry is removed only if it is
+    still the future of that handler (a request's own, which pygls removes
+    itself, is left to pygls)."""
+    if not PYGLS_SUPPORTED:
+        return
+    futures = getattr(protocol, "_request_futures", None)
+    future = futures.get(msg_id) if isinstance(futures, dict) else None
+    if future is None or not hasattr(future, "add_done_callback"):
+        return
+
+    def forget(done: Any) -> None:
+        if futures.get(msg_id) is done:
+            del futures[msg_id]
+    future.add_done_callback(forget)
 
 
 def send_encoded_result(protocol: Any, msg_id: Any, result_json: str) -> bool:

@@ -37,8 +37,8 @@ from hlo_lsp import __version__
 from hlo_lsp.features.diagnostics import merge_xla, xla_problem
 from hlo_lsp.dump.sources import source_dirs
 from hlo_lsp.lsp.collector import ModelCollector
-from hlo_lsp.lsp.compat import forget_progress, send_encoded_result, send_error, \
-    structure_request
+from hlo_lsp.lsp.compat import forget_progress, forget_when_done, send_encoded_result, \
+    send_error, structure_request
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp.documents import Analysis, DocumentStore
 from hlo_lsp.lsp.settings import Settings, parse_settings
@@ -79,7 +79,13 @@ class HloProtocol(LanguageServerProtocol):
       (-32602), as JSON-RPC 2.0 wants, instead of being dropped with a logged
       traceback;
     - a result encoded as JSON by the handler (:class:`hlo_lsp.lsp.wire.Encoded`:
-      the answers of thousands of items) is written as it is."""
+      the answers of thousands of items) is written as it is;
+    - a handler's future is forgotten when it is done, not only when a response
+      is sent (:func:`hlo_lsp.lsp.compat.forget_when_done`)."""
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        forget_when_done(self, msg_id)
 
     def structure_message(self, data: dict[str, Any]):
         is_request, message = structure_request(self, data)

@@ -1,0 +1,95 @@
+"""The protocol in process: what the server keeps after the messages it handled."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import weakref
+
+from hlo_lsp.lsp.server import create_server
+from tests.helpers import ROOT
+
+DUMP = ROOT / "examples" / "cpu_dump" / "module_0028.jit_train_step.cpu_after_optimizations.txt"
+
+
+class _View:
+    """A readable view that can be watched with a weak reference."""
+
+    def __init__(self, view) -> None:
+        self.text, self.line_offsets = view.text, view.line_offsets
+
+
+class _Writer:
+    """Collects what the server writes (bodies of the framed messages)."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict] = []
+
+    def write(self, data: bytes) -> None:
+        self.messages.append(json.loads(data.decode().split("\r\n\r\n", 1)[1]))
+
+    def close(self) -> None:
+        pass
+
+
+def test_finished_notifications_and_commands_leave_nothing_behind():
+    """pygls keeps the future of every notification, and of every command a
+    ``workspace/executeCommand`` runs, with its result, for the life of the
+    server: a server open for a day kept every readable view it had sent. They
+    are dropped once done (``compat.forget_when_done``), and the results with
+    them."""
+    server = create_server()
+    protocol = server.protocol
+    writer = _Writer()
+    protocol.set_writer(writer, include_headers=True)
+    uri = DUMP.as_uri()
+    text = DUMP.read_text()
+    views: list[weakref.ref] = []
+
+    def send(message: dict) -> None:
+        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
+
+    async def drive() -> None:
+        from hlo_lsp.lsp.handlers import readable
+        render = readable.render
+
+        def kept_render(*args):
+            view = _View(render(*args))
+            views.append(weakref.ref(view))
+            return view
+        readable.render = kept_render
+        try:
+            send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+            send({"method": "initialized", "params": {}})
+            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": uri, "languageId": "hlo", "version": 1, "text": text}}})
+            for i in range(3):
+                send({"method": "textDocument/didChange", "params": {
+                    "textDocument": {"uri": uri, "version": 2 + i},
+                    "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                                                  "end": {"line": 0, "character": 0}},
+                                        "text": "\n"}]}})
+                send({"id": 10 + i, "method": "workspace/executeCommand", "params": {
+                    "command": "hlo.readableView", "arguments": [uri, {}]}})
+                send({"id": 20 + i, "method": "workspace/executeCommand", "params": {
+                    "command": "hlo.showSummary", "arguments": [uri]}})
+            for _ in range(600):
+                answered = {m.get("id") for m in writer.messages if "result" in m}
+                if {10, 11, 12, 20, 21, 22} <= answered:
+                    break
+                await asyncio.sleep(0.05)
+            send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
+            await asyncio.sleep(0.2)
+        finally:
+            readable.render = render
+            server.shut_down()
+
+    asyncio.run(drive())
+    answers = {m["id"]: m for m in writer.messages if "id" in m and "method" not in m}
+    assert all("result" in answers[i] and answers[i]["result"] for i in (10, 11, 12, 20, 21, 22))
+    assert len(views) == 3
+    # nothing of the notifications, commands or requests is kept
+    assert protocol._request_futures == {}
+    gc.collect()
+    assert [v for v in views if v() is not None] == []
