@@ -26,8 +26,9 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_parse import (DEFAULT_DUMP, _rss_bytes, ensure_dump,  # noqa: E402
+from benchmarks.bench_parse import (DEFAULT_DUMP, ensure_dump,  # noqa: E402
                                     start_server)
+from tests.helpers import rss_bytes  # noqa: E402
 
 _HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[^\n]*\{[ \t]*$", re.M)
 
@@ -67,7 +68,7 @@ async def session(path: pathlib.Path, text: str) -> dict:
 
     client, drain, _stderr = await start_server("bench-huge")
     pid = client._server.pid
-    rss_before = _rss_bytes(pid)
+    rss_before = rss_bytes(pid)
     probe = text.rindex("(%", 0, len(text) - 1000) + 2
     pos = types.Position(line=text.count("\n", 0, probe),
                          character=probe - (text.rfind("\n", 0, probe) + 1))
@@ -94,7 +95,7 @@ async def session(path: pathlib.Path, text: str) -> dict:
     first_definition = answered["definition"] - t0
     first_hover = answered["hover"] - t0
     await asyncio.sleep(2.0)  # let the server settle
-    rss = _rss_bytes(pid)
+    rss = rss_bytes(pid)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()

@@ -33,6 +33,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.helpers import rss_bytes  # noqa: E402
+
 DEFAULT_DUMP = ROOT / "benchmarks" / "out" / "after_opt_4mb.txt"
 
 
@@ -67,18 +69,6 @@ def _probe_offset(text: str) -> int:
         if " = " in line and paren > 0:
             return line_start + paren + 2
         line_start = line_end + 1
-
-
-def _rss_bytes(pid: int) -> int:
-    """Resident set size of process ``pid`` (Linux /proc), 0 elsewhere."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 async def _drain(stream, sink: bytearray) -> None:
@@ -124,7 +114,7 @@ async def _server_session(path: pathlib.Path, text: str, hovers: int) -> dict:
 
     client, drain, stderr = await start_server("bench", on_diagnostics)
     pid = client._server.pid
-    rss_before = _rss_bytes(pid)
+    rss_before = rss_bytes(pid)
     offset = _probe_offset(text)
     line = text.count("\n", 0, offset)
     col = offset - (text.rfind("\n", 0, offset) + 1)
@@ -153,7 +143,7 @@ async def _server_session(path: pathlib.Path, text: str, hovers: int) -> dict:
         latencies.append(time.perf_counter() - h0)
         assert h is not None
     latencies.sort()
-    rss_after = _rss_bytes(pid)
+    rss_after = rss_bytes(pid)
     # A one-line edit: rename an operand to an undefined name, wait for its diagnostic.
     e0 = time.perf_counter()
     client.text_document_did_change(types.DidChangeTextDocumentParams(

@@ -31,7 +31,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_parse import DEFAULT_DUMP, _rss_bytes, start_server  # noqa: E402
+from benchmarks.bench_parse import DEFAULT_DUMP, start_server  # noqa: E402
+from tests.helpers import rss_bytes  # noqa: E402
 
 
 async def storm(path: pathlib.Path, edits: int, rate: float, idle: float,
@@ -50,7 +51,7 @@ async def storm(path: pathlib.Path, edits: int, rate: float, idle: float,
         text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
     await published.get()
     await asyncio.sleep(1.0)
-    rss_before = _rss_bytes(pid)
+    rss_before = rss_bytes(pid)
 
     lines = text.splitlines()
     names = [(i, ln.index("%") + 1) for i, ln in enumerate(lines)
@@ -96,9 +97,9 @@ async def storm(path: pathlib.Path, edits: int, rate: float, idle: float,
         if params.version == edits + 1:
             break
     diagnostics_after = when - last_edit
-    rss_after = _rss_bytes(pid)
+    rss_after = rss_bytes(pid)
     await asyncio.sleep(idle)
-    rss_idle = _rss_bytes(pid)
+    rss_idle = rss_bytes(pid)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()

@@ -114,3 +114,16 @@ def answer_message_requests(client) -> None:
         client.message_requests.append(params)
         title = client.answers.pop(0) if client.answers else None
         return types.MessageActionItem(title=title) if title else None
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of process ``pid`` in bytes (Linux ``/proc``), 0 where
+    that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0

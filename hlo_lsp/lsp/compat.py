@@ -119,9 +119,9 @@ def forget_when_done(protocol: Any, msg_id: Any) -> None:
     if future is None or not hasattr(future, "add_done_callback"):
         return
 
-    def forget(done: Any) -> None:
+    def forget(done: Any) -> None:  # in a worker thread for a threaded handler
         if futures.get(msg_id) is done:
-            del futures[msg_id]
+            futures.pop(msg_id, None)
     future.add_done_callback(forget)
 
 

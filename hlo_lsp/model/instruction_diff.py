@@ -298,7 +298,8 @@ def _signature(module: HloModule) -> str | None:
 def diff_modules(old: HloModule, new: HloModule) -> ModuleDiff:
     """Instruction-level changes from ``old`` to ``new`` (see the module
     docstring), with a warning when the module names or the ENTRY signatures
-    differ (two different programs, or the same one with other inputs)."""
+    differ (two different programs, or the same one with other inputs). A
+    module compared with itself has no changes, found without pairing."""
     old_name = old.name.name if old.name else "?"
     new_name = new.name.name if new.name else "?"
     result = ModuleDiff(old_name, new_name)
@@ -310,6 +311,8 @@ def diff_modules(old: HloModule, new: HloModule) -> ModuleDiff:
         result.warnings.append(f"the entry signatures differ: {sa} and {sb}")
     a, b = _keyed(old), _keyed(new)
     result.compared = (sum(map(len, a.values())), sum(map(len, b.values())))
+    if old is new:  # a module against itself: every instruction pairs with itself
+        return result
     order = {id(ins): i for i, ins in enumerate(
         ins for comp in new.computations for ins in comp.instructions)}
     pairs, gone, new_ones = _pairs(a, b)

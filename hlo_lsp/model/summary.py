@@ -488,7 +488,9 @@ def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerato
     (:func:`repeat_scope`: ``layer_3`` and ``layer_7`` are the same pattern),
     so forward and backward kernels of equal shapes stay apart."""
     model = cost_model(module)
-    groups: dict[str, KernelGroup] = {}
+    # per group: the group, and its cost's sums (FLOPs, transcendentals, bytes,
+    # unknown), added up in kernel order as Cost.__add__ would, one Cost at the end
+    groups: dict[str, tuple[KernelGroup, list]] = {}
     scope = repeat_scope(summary) if by_op_name else None
     for kernel in summary.kernels:
         found = kernel_cost(module, kernel, device, model)
@@ -498,13 +500,20 @@ def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerato
         key = structure_key(module, ins)
         if by_op_name:
             key += "|" + op_name_pattern(kernel.op_name, scope)
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = KernelGroup(key, [], Cost(), 0.0, bound=bound)
+        entry = groups.get(key)
+        if entry is None:
+            entry = groups[key] = (KernelGroup(key, [], Cost(), 0.0, bound=bound),
+                                   [0.0, 0.0, 0.0, 0])
+        group, sums = entry
         group.kernels.append(kernel)
-        group.cost = group.cost + cost
+        sums[0] += cost.flops
+        sums[1] += cost.transcendentals
+        sums[2] += cost.bytes_accessed
+        sums[3] += cost.unknown
         group.seconds += seconds
-    ranked = sorted(groups.values(), key=lambda g: -g.seconds)
+    for group, sums in groups.values():
+        group.cost = Cost(*sums)
+    ranked = sorted((group for group, _ in groups.values()), key=lambda g: -g.seconds)
     total = sum(g.seconds for g in ranked)
     for g in ranked:
         g.share = g.seconds / total if total else 0.0
@@ -777,32 +786,38 @@ def _trip_count(module: HloModule, context: str) -> int | None:
 def _repeated(name: str, kind: str, per_index: dict[int, list[Kernel]],
               group_of: dict[int, KernelGroup], total_seconds: float) -> RepeatedGroup:
     kernels = [k for ks in per_index.values() for k in ks]
-    cost, seconds = Cost(), 0.0
-    rows: dict[str, KernelGroup] = {}
+    # each kernel's share of its group's cost and time, summed per row and in
+    # all (FLOPs, transcendentals, bytes), in kernel order
+    totals, seconds = [0.0, 0.0, 0.0], 0.0
+    rows: dict[str, tuple[KernelGroup, list[float]]] = {}
     for k in kernels:
         g = group_of.get(id(k))
         if g is None:
             continue
         n = len(g.kernels)
-        share_cost = Cost(g.cost.flops / n, g.cost.transcendentals / n,
-                          g.cost.bytes_accessed / n, 0)
-        row = rows.get(g.key)
-        if row is None:
-            row = rows[g.key] = KernelGroup(g.key, [], Cost(), 0.0, bound=g.bound)
+        share = (g.cost.flops / n, g.cost.transcendentals / n, g.cost.bytes_accessed / n)
+        entry = rows.get(g.key)
+        if entry is None:
+            entry = rows[g.key] = (KernelGroup(g.key, [], Cost(), 0.0, bound=g.bound),
+                                   [0.0, 0.0, 0.0])
+        row, sums = entry
         row.kernels.append(k)
-        row.cost = row.cost + share_cost
+        for i in range(3):
+            sums[i] += share[i]
+            totals[i] += share[i]
         row.seconds += g.seconds / n
-        cost = cost + share_cost
         seconds += g.seconds / n
-    for row in rows.values():
+    for row, sums in rows.values():
+        row.cost = Cost(*sums)
         row.share = row.seconds / total_seconds if total_seconds else 0.0
+    cost = Cost(*totals)
     shapes = Counter(tuple(sorted(group_of[id(k)].key for k in ks if id(k) in group_of))
                      for ks in per_index.values())
     common, identical = shapes.most_common(1)[0]
     per_repeat, regular = Counter(len(ks) for ks in per_index.values()).most_common(1)[0]
     return RepeatedGroup(kind, name, len(per_index), kernels, cost, seconds,
                          seconds / total_seconds if total_seconds else 0.0,
-                         sorted(rows.values(), key=lambda r: -r.seconds),
+                         sorted((row for row, _ in rows.values()), key=lambda r: -r.seconds),
                          identical=identical, per_repeat=per_repeat, regular=regular)
 
 
@@ -930,6 +945,36 @@ def change_text(before: float, after: float, fmt) -> str:
     return f"{fmt(before)} -> {fmt(after)} ({sign}{fmt(abs(delta))}{pct})"
 
 
+#: Kernels of one group of :func:`compare_costs`: the kernels, their cost, their
+#: estimated seconds.
+_CostGroup = tuple[list[Kernel], Cost, float]
+
+
+def _cost_groups(module: HloModule, summary: KernelSummary, device: Accelerator,
+                 scope: str | None) -> tuple[Cost, float, dict[str, _CostGroup]]:
+    """One side of :func:`compare_costs`: the module's total cost, its kernels'
+    estimated time on ``device`` (seconds), and per kernel group (category and
+    op_name pattern under ``scope``) its kernels, cost and seconds. Kept in
+    ``summary.memo`` per device and scope: comparing one dump with several
+    others, or a dump with itself, groups its kernels once. Read only."""
+    key = ("cost groups", device.key, scope)
+    found = summary.memo.get(key)
+    if found is not None:
+        return found
+    model = cost_model(module)
+    per: dict[str, _CostGroup] = {}
+    for k in summary.kernels:
+        counted = kernel_cost(module, k, device, model)
+        if counted is None:
+            continue
+        group = f"{k.category} " + (op_name_pattern(k.op_name, scope) if k.op_name
+                                    else f"%{k.name}")
+        ks, cost, seconds = per.get(group, ([], Cost(), 0.0))
+        ks.append(k)
+        per[group] = (ks, cost + counted[1], seconds + counted[2])
+    return summary.memo.setdefault(key, (model.total(), sum(v[2] for v in per.values()), per))
+
+
 def compare_costs(old_module: HloModule, old: KernelSummary, new_module: HloModule,
                   new: KernelSummary, device: Accelerator) -> CostComparison:
     """What changed in cost between two modules of one program: the totals of
@@ -940,21 +985,9 @@ def compare_costs(old_module: HloModule, old: KernelSummary, new_module: HloModu
     cost differs, largest change in estimated time first. Kernels without an
     op_name are matched by instruction name."""
     scope = repeat_scope(old) or repeat_scope(new)
-    sides = []
-    for module, summary in ((old_module, old), (new_module, new)):
-        model = cost_model(module)
-        per: dict[str, tuple[list[Kernel], Cost, float]] = {}
-        for k in summary.kernels:
-            found = kernel_cost(module, k, device, model)
-            if found is None:
-                continue
-            key = f"{k.category} " + (op_name_pattern(k.op_name, scope) if k.op_name
-                                      else f"%{k.name}")
-            ks, cost, seconds = per.get(key, ([], Cost(), 0.0))
-            ks.append(k)
-            per[key] = (ks, cost + found[1], seconds + found[2])
-        sides.append((model.total(), sum(v[2] for v in per.values()), per))
-    (old_total, old_seconds, a), (new_total, new_seconds, b) = sides
+    (old_total, old_seconds, a), (new_total, new_seconds, b) = (
+        _cost_groups(module, summary, device, scope)
+        for module, summary in ((old_module, old), (new_module, new)))
     changes = []
     for key in list(a) + [k for k in b if k not in a]:
         ko, co, so = a.get(key, ([], Cost(), 0.0))

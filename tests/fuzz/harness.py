@@ -59,6 +59,8 @@ from pytest_lsp import client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient
 from pygls.protocol import default_converter
 
+from tests.helpers import rss_bytes
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -501,6 +503,11 @@ class Server:
             self.stderr.append(line.decode("utf-8", "replace"))
 
     @property
+    def pid(self) -> int | None:
+        """The server's process id; None before it started."""
+        return None if self.client is None else self.client._server.pid
+
+    @property
     def alive(self) -> bool:
         return self.client is not None and self.client._server.returncode is None
 
@@ -714,6 +721,19 @@ class Report:
     #: over :func:`slow_limit`), and over SLOW_S on documents under a megabyte
     over_2s: int = 0
     over_2s_small: int = 0
+    #: request kind -> its answers over SLOW_S
+    over_2s_by_kind: dict[str, int] = field(default_factory=dict)
+    #: server ("lane 0", ..., "fresh") -> its resident memory in MB after its
+    #: first document, the largest after any document, after its last
+    memory: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+
+    def note_memory(self, name: str, pid: int | None) -> None:
+        """Record the resident memory of server ``name`` (process ``pid``) now."""
+        mb = rss_bytes(pid) / 2**20 if pid else 0.0
+        if not mb:
+            return
+        first, top, _ = self.memory.get(name, (mb, mb, mb))
+        self.memory[name] = (first, max(top, mb), mb)
 
     @property
     def failed(self) -> int:
@@ -725,10 +745,17 @@ class Report:
                 f"{self.edits} edits, {self.requests} requests; " +
                 ", ".join(f"{k} {v}" for k, v in self.counts.items()))
         lines = [head, f"  answers over {SLOW_S:.0f} s: {self.over_2s} "
-                       f"({self.over_2s_small} on documents under 1 MB)",
+                       f"({self.over_2s_small} on documents under 1 MB)" + "".join(
+                           f"; {kind} {n}" for kind, n in sorted(
+                               self.over_2s_by_kind.items(), key=lambda kv: -kv[1])),
                  "  slowest answers: " + ", ".join(
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
             for k, (s, n) in sorted(self.slowest.items(), key=lambda kv: -kv[1][0])[:6])]
+        if self.memory:
+            lines.append("  server memory (RSS in MB after the first document, largest, "
+                         "after the last): " + ", ".join(
+                             f"{name} {a:.0f}/{b:.0f}/{c:.0f}"
+                             for name, (a, b, c) in sorted(self.memory.items())))
         for f in self.failures[:30]:
             req = f" ({f.request[0]})" if f.request else ""
             lines.append(f"  {f.kind}{req}: {f.detail[:300]} [seed {f.seed}, document "
@@ -783,7 +810,7 @@ class Fuzzer:
         self._fresh = fresh
         self._t0 = time.monotonic()
         try:
-            await asyncio.gather(*(self._lane() for _ in range(self.lanes)))
+            await asyncio.gather(*(self._lane(f"lane {i}") for i in range(self.lanes)))
         finally:
             self.report.seconds = time.monotonic() - self._t0
             await self._fresh.stop()
@@ -793,10 +820,11 @@ class Fuzzer:
             self.report.written.append(f"(writing the reproducers failed: {exc!r})")
         return self.report
 
-    async def _lane(self) -> None:
+    async def _lane(self, name: str) -> None:
         """One server taking documents until the time is up. Lanes run side by
         side (each document is reproducible alone: its generator is seeded by
-        the run's seed and its own number), sharing the fresh server."""
+        the run's seed and its own number), sharing the fresh server. The
+        memory of both servers is noted after each document."""
         server = Server(self.env)
         await server.start()
         try:
@@ -809,6 +837,8 @@ class Fuzzer:
                 source = drng.choice(pool)
                 server = await self.document(server, doc, source, drng)
                 self.report.documents += 1
+                self.report.note_memory(name, server.pid)
+                self.report.note_memory("fresh", self._fresh.pid)
         finally:
             await server.stop()
 
@@ -895,6 +925,8 @@ class Fuzzer:
         if o.seconds > SLOW_S:
             self.report.over_2s += 1
             self.report.over_2s_small += len(text) < LARGE
+            kind = o.method.split(" ")[-1]
+            self.report.over_2s_by_kind[kind] = self.report.over_2s_by_kind.get(kind, 0) + 1
         if o.seconds > slow_limit(len(text)):
             self.fail("slow", f"{o.method}: {o.seconds:.1f} s on {len(text):,} characters "
                       f"(limit {slow_limit(len(text)):.1f} s)", doc, source, text, req, history)

@@ -123,3 +123,35 @@ def test_op_name_patterns_of_hostile_length_are_not_remembered():
     unique = f"jit(f)/layer_3/dot_{id(long)}"   # asked for by no other test
     assert s.op_name_pattern(unique, "layer_") == unique.replace("layer_3", "layer_{i}")
     assert s._cached_op_name_pattern.cache_info().currsize == before + 1
+
+
+def test_a_comparison_counts_each_side_once_per_device_and_gives_the_same_answer():
+    """compare_costs keeps each side's kernel groups in its summary, per device:
+    a second comparison (another dump against the same new one, or a dump
+    against itself) reads them back, and says what a fresh one says."""
+    from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT
+    from hlo_lsp.model.summary import compare_costs
+
+    old_text, new_text = read(CPU_DUMP / "module_0028.jit_train_step.before_optimizations.txt"), \
+        read(TRAIN_AFTER)
+    old_module, new_module = parse(old_text), parse(new_text)
+    old, new = kernel_summary(old_module), kernel_summary(new_module)
+    h100, cpu = accelerator("h100-sxm"), ACCELERATORS[DEFAULT]
+    first = compare_costs(old_module, old, new_module, new, h100)
+    assert first.kernels, "the optimized train step differs in cost"
+    kept = dict(new.memo)
+    again = compare_costs(old_module, old, new_module, new, h100)
+    assert new.memo == kept  # nothing counted again
+    fresh_old, fresh_new = parse(old_text), parse(new_text)
+    fresh = compare_costs(fresh_old, kernel_summary(fresh_old), fresh_new,
+                          kernel_summary(fresh_new), h100)
+    for result in (again, fresh):
+        assert (result.old_seconds, result.new_seconds, result.old_total, result.new_total) == \
+            (first.old_seconds, first.new_seconds, first.old_total, first.new_total)
+        assert [(c.key, c.old_seconds, c.new_seconds) for c in result.kernels] == \
+            [(c.key, c.old_seconds, c.new_seconds) for c in first.kernels]
+    # another device: counted again, with its own times
+    on_cpu = compare_costs(old_module, old, new_module, new, cpu)
+    assert on_cpu.new_seconds != first.new_seconds
+    itself = compare_costs(new_module, new, new_module, new, h100)
+    assert itself.kernels == [] and itself.old_seconds == itself.new_seconds == first.new_seconds

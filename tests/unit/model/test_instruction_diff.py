@@ -15,6 +15,10 @@ def test_a_dump_against_itself_changes_nothing():
     assert d.changes == [] and d.warnings == []
     assert d.compared[0] == d.compared[1] > 100
     assert d.headline() == "no instruction changed"
+    # the same module object: the same answer without pairing its instructions
+    module = parse(text)
+    same = diff_modules(module, module)
+    assert (same.changes, same.warnings, same.compared) == (d.changes, d.warnings, d.compared)
 
 
 def test_renumbered_names_are_not_changes_but_a_shape_is():
