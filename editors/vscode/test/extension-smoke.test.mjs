@@ -87,95 +87,106 @@ async function runFlows(t, { advertiseRecompile }) {
 
   // activation registers the client-side commands at once
   await ext.activate(context);
-  for (const id of ['hlo.restartServer', 'hlo.toggleMetadata']) assert.ok(record.commands.has(id), id);
-  const { doc, editor } = mock.openHlo(SEED0);
-  const uri = doc.uri.toString();
-  const lines = fs.readFileSync(SEED0, 'utf8').split('\n');
+  let deactivated = false;
+  try {
+    for (const id of ['hlo.restartServer', 'hlo.toggleMetadata']) assert.ok(record.commands.has(id), id);
+    const { doc, editor } = mock.openHlo(SEED0);
+    const uri = doc.uri.toString();
+    const lines = fs.readFileSync(SEED0, 'utf8').split('\n');
 
-  // the server starts, gets the document, and answers hlo/inlineRegions; metadata gets hidden
-  await waitFor('initialize', () => serverLog(logFile).some((m) => m.method === 'initialize'));
-  await waitFor('didOpen', () => serverLog(logFile).some((m) => m.method === 'textDocument/didOpen' && m.params.textDocument.languageId === 'hlo'));
-  const expected = lines.flatMap((l, i) => [...l.matchAll(/, metadata=\{(?:[^}"]|"(?:[^"\\]|\\.)*")*\}/g)].map((m) => ({ line: i, text: m[0] })));
-  await waitFor('metadata hidden', () => hiddenNow(record, uri).length === expected.length);
-  let hidden = hiddenNow(record, uri);
-  assert.deepEqual(hidden.map((h) => ({ line: h.range.start.line, text: textOf(lines, h.range) })), expected);
-  assert.ok(hidden.every((h) => h.hint === ' ⋯ metadata'));
-  assert.ok(!hidden.some((h) => textOf(lines, h.range).includes('backend_config')), 'backend_config is not hidden by default');
-  assert.equal(record.contexts['hlo.metadataHidden'], true);
+    // the server starts, gets the document, and answers hlo/inlineRegions; metadata gets hidden
+    await waitFor('initialize', () => serverLog(logFile).some((m) => m.method === 'initialize'));
+    await waitFor('didOpen', () => serverLog(logFile).some((m) => m.method === 'textDocument/didOpen' && m.params.textDocument.languageId === 'hlo'));
+    const expected = lines.flatMap((l, i) => [...l.matchAll(/, metadata=\{(?:[^}"]|"(?:[^"\\]|\\.)*")*\}/g)].map((m) => ({ line: i, text: m[0] })));
+    await waitFor('metadata hidden', () => hiddenNow(record, uri).length === expected.length);
+    let hidden = hiddenNow(record, uri);
+    assert.deepEqual(hidden.map((h) => ({ line: h.range.start.line, text: textOf(lines, h.range) })), expected);
+    assert.ok(hidden.every((h) => h.hint === ' ⋯ metadata'));
+    assert.ok(!hidden.some((h) => textOf(lines, h.range).includes('backend_config')), 'backend_config is not hidden by default');
+    assert.equal(record.contexts['hlo.metadataHidden'], true);
 
-  // the line with the cursor shows everything
-  const cursorLine = expected[expected.length - 1].line;
-  mock.moveCursor(editor, cursorLine);
-  hidden = await waitFor('cursor line revealed', () => {
-    const h = hiddenNow(record, uri);
-    return h.length === expected.length - 1 ? h : undefined;
-  });
-  assert.ok(!hidden.some((h) => h.range.start.line === cursorLine));
-  // moving to a line without metadata hides it again; moving between such lines changes nothing
-  const setsBefore = record.decorations.length;
-  mock.moveCursor(editor, 0);
-  await waitFor('hidden again after the cursor left', () => hiddenNow(record, uri).length === expected.length);
-  assert.ok(record.decorations.length > setsBefore);
-  await new Promise((r) => setTimeout(r, 500)); // let late inlineRegions answers land
-  const setsAfterLeaving = record.decorations.length;
-  mock.moveCursor(editor, 1);
-  mock.moveCursor(editor, 2);
-  await new Promise((r) => setTimeout(r, 100));
-  assert.equal(record.decorations.length, setsAfterLeaving, 'no re-decoration for moves between lines without regions');
+    // the line with the cursor shows everything
+    const cursorLine = expected[expected.length - 1].line;
+    mock.moveCursor(editor, cursorLine);
+    hidden = await waitFor('cursor line revealed', () => {
+      const h = hiddenNow(record, uri);
+      return h.length === expected.length - 1 ? h : undefined;
+    });
+    assert.ok(!hidden.some((h) => h.range.start.line === cursorLine));
+    // moving to a line without metadata hides it again; moving between such lines changes nothing
+    const setsBefore = record.decorations.length;
+    mock.moveCursor(editor, 0);
+    await waitFor('hidden again after the cursor left', () => hiddenNow(record, uri).length === expected.length);
+    assert.ok(record.decorations.length > setsBefore);
+    await new Promise((r) => setTimeout(r, 500)); // let late inlineRegions answers land
+    const setsAfterLeaving = record.decorations.length;
+    mock.moveCursor(editor, 1);
+    mock.moveCursor(editor, 2);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(record.decorations.length, setsAfterLeaving, 'no re-decoration for moves between lines without regions');
 
-  // more kinds: metadata and backend_config next to each other merge into one marker
-  settings['hlo.metadata.kinds'] = ['metadata', 'backend_config'];
-  mock.fire('workspace.onDidChangeConfiguration', { affectsConfiguration: (s) => 'hlo.metadata.kinds'.startsWith(s) });
-  await waitFor('merged marker', () => hiddenNow(record, uri).some((h) => h.hint === ' ⋯ metadata, backend_config'));
-  settings['hlo.metadata.kinds'] = ['metadata'];
-  mock.fire('workspace.onDidChangeConfiguration', { affectsConfiguration: (s) => 'hlo.metadata.kinds'.startsWith(s) });
+    // more kinds: metadata and backend_config next to each other merge into one marker
+    settings['hlo.metadata.kinds'] = ['metadata', 'backend_config'];
+    mock.fire('workspace.onDidChangeConfiguration', { affectsConfiguration: (s) => 'hlo.metadata.kinds'.startsWith(s) });
+    await waitFor('merged marker', () => hiddenNow(record, uri).some((h) => h.hint === ' ⋯ metadata, backend_config'));
+    settings['hlo.metadata.kinds'] = ['metadata'];
+    mock.fire('workspace.onDidChangeConfiguration', { affectsConfiguration: (s) => 'hlo.metadata.kinds'.startsWith(s) });
 
-  // toggle: everything shown, the state is remembered in the workspace state
-  await mock.commands.executeCommand('hlo.toggleMetadata');
-  assert.deepEqual(hiddenNow(record, uri), []);
-  assert.equal(record.contexts['hlo.metadataHidden'], false);
-  assert.equal(context.workspaceState.get('hlo.metadata.hidden'), false);
-  await mock.commands.executeCommand('hlo.toggleMetadata');
-  await waitFor('hidden again', () => hiddenNow(record, uri).length === expected.length);
+    // toggle: everything shown, the state is remembered in the workspace state
+    await mock.commands.executeCommand('hlo.toggleMetadata');
+    assert.deepEqual(hiddenNow(record, uri), []);
+    assert.equal(record.contexts['hlo.metadataHidden'], false);
+    assert.equal(context.workspaceState.get('hlo.metadata.hidden'), false);
+    await mock.commands.executeCommand('hlo.toggleMetadata');
+    await waitFor('hidden again', () => hiddenNow(record, uri).length === expected.length);
 
-  // recompile from the palette: the active document's uri is sent to the server
-  await waitFor('hlo.recompile registered', () => record.commands.has('hlo.recompile'));
-  await mock.commands.executeCommand('hlo.recompile');
-  const exec = await waitFor('executeCommand', () => serverLog(logFile).find((m) => m.method === 'workspace/executeCommand'));
-  assert.deepEqual(exec.params, { command: 'hlo.recompile', arguments: [uri] });
-  await waitFor('the report in the output channel', () => record.output.includes(`hlo.recompile:\nrecompiled ${uri}\nsecond line`));
+    // recompile from the palette: the active document's uri is sent to the server
+    await waitFor('hlo.recompile registered', () => record.commands.has('hlo.recompile'));
+    await mock.commands.executeCommand('hlo.recompile');
+    const exec = await waitFor('executeCommand', () => serverLog(logFile).find((m) => m.method === 'workspace/executeCommand'));
+    assert.deepEqual(exec.params, { command: 'hlo.recompile', arguments: [uri] });
+    await waitFor('the report in the output channel', () => record.output.includes(`hlo.recompile:\nrecompiled ${uri}\nsecond line`));
 
-  // restart: a second server process, commands still there (no duplicate registration)
-  await mock.commands.executeCommand('hlo.restartServer');
-  await waitFor('second initialize', () => serverLog(logFile).filter((m) => m.method === 'initialize').length === 2);
-  assert.ok(serverLog(logFile).some((m) => m.method === 'shutdown'), 'the first server was shut down');
-  await waitFor('hlo.recompile registered again', () => record.commands.has('hlo.recompile'));
-  await mock.commands.executeCommand('hlo.recompile', doc.uri);
-  await waitFor('second executeCommand', () => serverLog(logFile).filter((m) => m.method === 'workspace/executeCommand').length === 2);
-  assert.equal(record.messages.filter((m) => m.level === 'error').length, 0, JSON.stringify(record.messages));
+    // restart: a second server process, commands still there (no duplicate registration)
+    await mock.commands.executeCommand('hlo.restartServer');
+    await waitFor('second initialize', () => serverLog(logFile).filter((m) => m.method === 'initialize').length === 2);
+    assert.ok(serverLog(logFile).some((m) => m.method === 'shutdown'), 'the first server was shut down');
+    await waitFor('hlo.recompile registered again', () => record.commands.has('hlo.recompile'));
+    await mock.commands.executeCommand('hlo.recompile', doc.uri);
+    await waitFor('second executeCommand', () => serverLog(logFile).filter((m) => m.method === 'workspace/executeCommand').length === 2);
+    assert.equal(record.messages.filter((m) => m.level === 'error').length, 0, JSON.stringify(record.messages));
 
-  // a .txt that VS Code opens as Plain Text but starts with HloModule becomes hlo; side files do not
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-plain-'));
-  const adopt = path.join(tmp, 'my_module.txt');
-  fs.copyFileSync(SEED0, adopt);
-  const side = path.join(tmp, 'module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt');
-  fs.writeFileSync(side, 'HloModule looks_like_hlo_but_is_a_side_file\n');
-  const notes = path.join(tmp, 'notes.txt');
-  fs.writeFileSync(notes, 'allocation 0: size 4\n');
-  for (const f of [adopt, side, notes]) mock.openDocument(f);
-  await waitFor('my_module.txt switched to hlo', () => record.languageChanges.length >= 1);
-  await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual(record.languageChanges, [{ uri: `file://${adopt}`, languageId: 'hlo' }]);
-  await waitFor('didOpen of the adopted document', () =>
-    serverLog(logFile).some((m) => m.method === 'textDocument/didOpen' && m.params.textDocument.uri.endsWith('/my_module.txt') && m.params.textDocument.languageId === 'hlo'));
+    // a .txt that VS Code opens as Plain Text but starts with HloModule becomes hlo; side files do not
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-plain-'));
+    const adopt = path.join(tmp, 'my_module.txt');
+    fs.copyFileSync(SEED0, adopt);
+    const side = path.join(tmp, 'module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt');
+    fs.writeFileSync(side, 'HloModule looks_like_hlo_but_is_a_side_file\n');
+    const notes = path.join(tmp, 'notes.txt');
+    fs.writeFileSync(notes, 'allocation 0: size 4\n');
+    for (const f of [adopt, side, notes]) mock.openDocument(f);
+    await waitFor('my_module.txt switched to hlo', () => record.languageChanges.length >= 1);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(record.languageChanges, [{ uri: `file://${adopt}`, languageId: 'hlo' }]);
+    await waitFor('didOpen of the adopted document', () =>
+      serverLog(logFile).some((m) => m.method === 'textDocument/didOpen' && m.params.textDocument.uri.endsWith('/my_module.txt') && m.params.textDocument.languageId === 'hlo'));
 
-  for (const d of context.subscriptions) await d.dispose?.();
-  await ext.deactivate();
-  await waitFor('second shutdown', () => serverLog(logFile).filter((m) => m.method === 'shutdown').length === 2);
-  if (process.env.HLO_SMOKE_DEBUG) {
-    t.diagnostic(record.output.join('\n'));
-    t.diagnostic(serverLog(logFile).map((m) => m.method).join(' '));
-    t.diagnostic(JSON.stringify(record.messages));
+    deactivated = true;
+    for (const d of context.subscriptions) await d.dispose?.();
+    await ext.deactivate();
+    await waitFor('second shutdown', () => serverLog(logFile).filter((m) => m.method === 'shutdown').length === 2);
+    if (process.env.HLO_SMOKE_DEBUG) {
+      t.diagnostic(record.output.join('\n'));
+      t.diagnostic(serverLog(logFile).map((m) => m.method).join(' '));
+      t.diagnostic(JSON.stringify(record.messages));
+    }
+  } finally {
+    // Also after a failed assertion: a fake server left running keeps node's
+    // test runner waiting for this file's process until run.sh is killed.
+    if (!deactivated) {
+      for (const d of context.subscriptions) await d.dispose?.();
+      await ext.deactivate();
+    }
   }
   return { record };
 }
