@@ -488,9 +488,7 @@ def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerato
     (:func:`repeat_scope`: ``layer_3`` and ``layer_7`` are the same pattern),
     so forward and backward kernels of equal shapes stay apart."""
     model = cost_model(module)
-    # per group: the group, and its cost's sums (FLOPs, transcendentals, bytes,
-    # unknown), added up in kernel order as Cost.__add__ would, one Cost at the end
-    groups: dict[str, tuple[KernelGroup, list]] = {}
+    groups: dict[str, KernelGroup] = {}
     scope = repeat_scope(summary) if by_op_name else None
     for kernel in summary.kernels:
         found = kernel_cost(module, kernel, device, model)
@@ -500,20 +498,13 @@ def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerato
         key = structure_key(module, ins)
         if by_op_name:
             key += "|" + op_name_pattern(kernel.op_name, scope)
-        entry = groups.get(key)
-        if entry is None:
-            entry = groups[key] = (KernelGroup(key, [], Cost(), 0.0, bound=bound),
-                                   [0.0, 0.0, 0.0, 0])
-        group, sums = entry
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = KernelGroup(key, [], Cost(), 0.0, bound=bound)
         group.kernels.append(kernel)
-        sums[0] += cost.flops
-        sums[1] += cost.transcendentals
-        sums[2] += cost.bytes_accessed
-        sums[3] += cost.unknown
+        group.cost = group.cost + cost
         group.seconds += seconds
-    for group, sums in groups.values():
-        group.cost = Cost(*sums)
-    ranked = sorted((group for group, _ in groups.values()), key=lambda g: -g.seconds)
+    ranked = sorted(groups.values(), key=lambda g: -g.seconds)
     total = sum(g.seconds for g in ranked)
     for g in ranked:
         g.share = g.seconds / total if total else 0.0
@@ -786,38 +777,32 @@ def _trip_count(module: HloModule, context: str) -> int | None:
 def _repeated(name: str, kind: str, per_index: dict[int, list[Kernel]],
               group_of: dict[int, KernelGroup], total_seconds: float) -> RepeatedGroup:
     kernels = [k for ks in per_index.values() for k in ks]
-    # each kernel's share of its group's cost and time, summed per row and in
-    # all (FLOPs, transcendentals, bytes), in kernel order
-    totals, seconds = [0.0, 0.0, 0.0], 0.0
-    rows: dict[str, tuple[KernelGroup, list[float]]] = {}
+    cost, seconds = Cost(), 0.0
+    rows: dict[str, KernelGroup] = {}
     for k in kernels:
         g = group_of.get(id(k))
         if g is None:
             continue
         n = len(g.kernels)
-        share = (g.cost.flops / n, g.cost.transcendentals / n, g.cost.bytes_accessed / n)
-        entry = rows.get(g.key)
-        if entry is None:
-            entry = rows[g.key] = (KernelGroup(g.key, [], Cost(), 0.0, bound=g.bound),
-                                   [0.0, 0.0, 0.0])
-        row, sums = entry
+        share_cost = Cost(g.cost.flops / n, g.cost.transcendentals / n,
+                          g.cost.bytes_accessed / n, 0)
+        row = rows.get(g.key)
+        if row is None:
+            row = rows[g.key] = KernelGroup(g.key, [], Cost(), 0.0, bound=g.bound)
         row.kernels.append(k)
-        for i in range(3):
-            sums[i] += share[i]
-            totals[i] += share[i]
+        row.cost = row.cost + share_cost
         row.seconds += g.seconds / n
+        cost = cost + share_cost
         seconds += g.seconds / n
-    for row, sums in rows.values():
-        row.cost = Cost(*sums)
+    for row in rows.values():
         row.share = row.seconds / total_seconds if total_seconds else 0.0
-    cost = Cost(*totals)
     shapes = Counter(tuple(sorted(group_of[id(k)].key for k in ks if id(k) in group_of))
                      for ks in per_index.values())
     common, identical = shapes.most_common(1)[0]
     per_repeat, regular = Counter(len(ks) for ks in per_index.values()).most_common(1)[0]
     return RepeatedGroup(kind, name, len(per_index), kernels, cost, seconds,
                          seconds / total_seconds if total_seconds else 0.0,
-                         sorted((row for row, _ in rows.values()), key=lambda r: -r.seconds),
+                         sorted(rows.values(), key=lambda r: -r.seconds),
                          identical=identical, per_repeat=per_repeat, regular=regular)
 
 

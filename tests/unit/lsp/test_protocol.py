@@ -33,7 +33,7 @@ class _Writer:
         pass
 
 
-def test_finished_notifications_and_commands_leave_nothing_behind():
+def test_finished_notifications_and_commands_leave_nothing_behind(monkeypatch):
     """pygls keeps the future of every notification, and of every command a
     ``workspace/executeCommand`` runs, with its result, for the life of the
     server: a server open for a day kept every readable view it had sent. They
@@ -50,15 +50,16 @@ def test_finished_notifications_and_commands_leave_nothing_behind():
     def send(message: dict) -> None:
         protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
 
-    async def drive() -> None:
-        from hlo_lsp.lsp.handlers import readable
-        render = readable.render
+    from hlo_lsp.lsp.handlers import readable
+    render = readable.render
 
-        def kept_render(*args):
-            view = _View(render(*args))
-            views.append(weakref.ref(view))
-            return view
-        readable.render = kept_render
+    def kept_render(*args):
+        view = _View(render(*args))
+        views.append(weakref.ref(view))
+        return view
+    monkeypatch.setattr(readable, "render", kept_render)
+
+    async def drive() -> None:
         try:
             send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
             send({"method": "initialized", "params": {}})
@@ -82,7 +83,6 @@ def test_finished_notifications_and_commands_leave_nothing_behind():
             send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
             await asyncio.sleep(0.2)
         finally:
-            readable.render = render
             server.shut_down()
 
     asyncio.run(drive())
