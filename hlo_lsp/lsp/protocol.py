@@ -109,8 +109,11 @@ class HloProtocol(LanguageServerProtocol):
                 f"invalid params for {message.method}"))
             return
         server = self._server
-        doc = getattr(getattr(message, "params", None), "text_document", None)
-        if getattr(message, "id", None) is None or doc is None \
+        params = getattr(message, "params", None)
+        doc = (params.get("textDocument") if isinstance(params, dict)  # a custom request's
+               else getattr(params, "text_document", None))
+        uri = doc.get("uri") if isinstance(doc, dict) else getattr(doc, "uri", None)
+        if getattr(message, "id", None) is None or not isinstance(uri, str) \
                 or not isinstance(server, HloLanguageServer):
             super().handle_message(message)
             return
@@ -118,7 +121,7 @@ class HloProtocol(LanguageServerProtocol):
         # it arrives; its handler runs later, after the messages read with it
         # (edits among them) were handled. pygls runs the handler in a copy of
         # this context, so it finds the version there.
-        with server.store.arriving(getattr(doc, "uri", "")):
+        with server.store.arriving(uri):
             super().handle_message(message)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
