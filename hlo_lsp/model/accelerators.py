@@ -43,10 +43,7 @@ class Accelerator:
         device has a figure for it; else ``tf32`` and ``f64`` fall back to
         ``f32``, ``f8`` and ``f16`` to ``bf16``, ``int8`` to ``bf16``, anything
         else to ``f32``, and then to the fastest figure the device has."""
-        chain = {"tf32": ("tf32", "f32"), "f64": ("f64", "f32"), "f8": ("f8", "bf16", "f16"),
-                 "f16": ("f16", "bf16"), "int8": ("int8", "bf16")}.get(
-                     precision, (precision, "f32"))
-        for key in chain + ("f32",):
+        for key in _RATE_FALLBACKS.get(precision) or (precision, "f32"):
             if key in self.peak:
                 return key
         return max(self.peak, key=self.peak.__getitem__) if self.peak else ""
@@ -54,6 +51,13 @@ class Accelerator:
     def flops_per_second(self, precision: str) -> float:
         """Peak FLOP/s for ``precision`` (through :meth:`rate_key`)."""
         return self.peak.get(self.rate_key(precision), 1.0)
+
+
+#: precision -> the keys of :attr:`Accelerator.peak` tried in turn (then the
+#: fastest figure); any other precision tries its own key, then ``f32``.
+_RATE_FALLBACKS = {"tf32": ("tf32", "f32"), "f64": ("f64", "f32"),
+                   "f8": ("f8", "bf16", "f16", "f32"), "f16": ("f16", "bf16", "f32"),
+                   "int8": ("int8", "bf16", "f32")}
 
 
 _NVIDIA_H100 = ("NVIDIA H100 Tensor Core GPU datasheet (H100 SXM and H100 PCIe columns), "

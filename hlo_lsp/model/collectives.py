@@ -30,6 +30,7 @@ nothing raises: a form that does not parse comes back with ``error`` set.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -180,6 +181,9 @@ _IOTA_DEVICE_IDS = re.compile(r"\[([\d,]*)\](?:T\(([\d,]*)\))?")
 
 def parse_replica_groups(text: str, limit: int = MAX_EXPANDED_IDS) -> ReplicaGroups:
     """Decode the text of a ``replica_groups=`` value (whitespace ignored).
+    The last 1,024 decodings of texts up to :data:`GROUPS_CACHE_CHARS` characters
+    are remembered (a module repeats a few groupings over thousands of
+    collectives; a longer text is not kept).
 
     Forms (xla/hlo/parser/hlo_parser.cc, printed by xla/hlo/ir/replica_group.cc):
 
@@ -200,6 +204,16 @@ def parse_replica_groups(text: str, limit: int = MAX_EXPANDED_IDS) -> ReplicaGro
     Expands at most ``limit`` ids (``truncated`` beyond; counts stay exact;
     ``limit=0`` only counts); work is linear in the text plus ``limit``. Never
     raises: a text that does not decode gives form "invalid" with ``error`` set."""
+    if len(text) <= GROUPS_CACHE_CHARS:
+        return _cached_replica_groups(text, limit)
+    return _parse_replica_groups(text, limit)
+
+
+#: Longest ``replica_groups`` text whose decoding :func:`parse_replica_groups` keeps.
+GROUPS_CACHE_CHARS = 4096
+
+
+def _parse_replica_groups(text: str, limit: int) -> ReplicaGroups:
     compact = "".join(text.split())
     if not compact:
         return _invalid(text, "empty replica_groups value")
@@ -213,6 +227,9 @@ def parse_replica_groups(text: str, limit: int = MAX_EXPANDED_IDS) -> ReplicaGro
         return _invalid(text, "not a replica group form: expected `{...}`, `[G,S]<=[...]` "
                               "or `mesh[...]`")
     return replace(out, text=_short(text.strip()))
+
+
+_cached_replica_groups = functools.lru_cache(maxsize=1024)(_parse_replica_groups)
 
 
 def _parse_list(text: str, limit: int) -> ReplicaGroups:

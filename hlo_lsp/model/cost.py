@@ -53,6 +53,7 @@ from __future__ import annotations
 import math
 import re
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hlo_lsp.model.accelerators import Accelerator
@@ -118,6 +119,20 @@ class Cost:
                     max(self.transcendentals, other.transcendentals),
                     max(self.bytes_accessed, other.bytes_accessed),
                     max(self.unknown, other.unknown))
+
+    @staticmethod
+    def total(costs: Iterable["Cost"]) -> "Cost":
+        """The sum of ``costs`` (:data:`ZERO` for none), added in order as ``+``
+        adds them (the same floats), without a Cost per step: a computation of
+        thousands of instructions is summed in one pass."""
+        flops = transcendentals = bytes_accessed = 0.0
+        unknown = 0
+        for c in costs:
+            flops += c.flops
+            transcendentals += c.transcendentals
+            bytes_accessed += c.bytes_accessed
+            unknown += c.unknown
+        return Cost(flops, transcendentals, bytes_accessed, unknown)
 
     @property
     def known_flops(self) -> float:
@@ -404,9 +419,7 @@ class CostModel:
             return ZERO
         self._busy.add(name)
         try:
-            total = ZERO
-            for ins in comp.instructions:
-                total = total + self.instruction(ins, depth + 1)
+            total = Cost.total(self.instruction(ins, depth + 1) for ins in comp.instructions)
         finally:
             self._busy.discard(name)
         self._computations[name] = total

@@ -550,9 +550,15 @@ def repeat_scope(summary: KernelSummary) -> str | None:
 def scope_index(op_name: str, scope: str | None) -> int | None:
     """The index of ``scope`` in ``op_name`` (``7`` for ``layer_`` in
     ``jit(f)/jvp(layer_7)/dot_general``), the first when several; None when
-    absent."""
+    absent. Remembered as :func:`op_name_pattern` is."""
     if not scope:
         return None
+    if len(op_name) > PATTERN_CACHE_CHARS:
+        return _scope_index(op_name, scope)
+    return _cached_scope_index(op_name, scope)
+
+
+def _scope_index(op_name: str, scope: str) -> int | None:
     for m in _INDEXED.finditer(op_name):
         if m.group(1) == scope:
             return int(m.group(2))
@@ -583,6 +589,7 @@ def _op_name_pattern(op_name: str, scope: str, index: str) -> str:
 
 
 _cached_op_name_pattern = functools.lru_cache(maxsize=1 << 14)(_op_name_pattern)
+_cached_scope_index = functools.lru_cache(maxsize=1 << 14)(_scope_index)
 
 
 _JIT_HEAD = re.compile(r"^p?jit\([^/]*\)/")
