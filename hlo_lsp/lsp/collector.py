@@ -21,6 +21,13 @@ last collection (and at least ``min_objects``): a cancelled analysis or a
 recovered syntax error leaves cycles that hold a whole model, and frozen they
 were kept until the server was killed for memory (at 11 GB, about 35
 minutes into a two-lane fuzz run).
+
+Such a server also returns the C allocator's free memory at most every
+``trim_s`` seconds, after an analysis. Models are built in worker threads, in
+glibc's per-thread arenas, and a freed model leaves free pages between live
+blocks that glibc keeps: a fuzzed server that was never idle held 720-820 MB
+after 5 minutes, of which ``malloc_trim`` returned 380-420 MB (its live
+objects: about 100,000).
 """
 
 from __future__ import annotations
@@ -104,12 +111,16 @@ class ModelCollector:
     """
 
     def __init__(self, executor: Executor, idle_s: float = 10.0, growth: float = 2.0,
-                 min_objects: int = 4_000_000) -> None:
+                 min_objects: int = 4_000_000, trim_s: float = 5.0) -> None:
         self.executor = executor
         self.idle_s = idle_s
         self.growth = growth
         self.min_objects = min_objects
+        self.trim_s = trim_s
         self.collections = 0
+        self.trims = 0
+        self._trimmed = time.monotonic()
+        self._trimming: asyncio.Future | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._running: asyncio.Future | None = None
         self._limit = min_objects
@@ -132,6 +143,22 @@ class ModelCollector:
             self._collect(loop)
             return
         self._idle = loop.call_later(self.idle_s, self._collect_when_idle, loop)
+        if time.monotonic() - self._trimmed >= self.trim_s and self._trimming is None \
+                and self._running is None:
+            self._trim(loop)
+
+    def _trim(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Return the allocator's free memory in ``executor`` (``malloc_trim``
+        runs without the GIL: a few milliseconds that hold up no request)."""
+        self._trimmed = time.monotonic()
+        self._trimming = loop.run_in_executor(self.executor, _release_free_memory)
+
+        def done(future: asyncio.Future) -> None:
+            self._trimming = None
+            self._trimmed = time.monotonic()
+            if not future.cancelled() and future.exception() is None:
+                self.trims += 1
+        self._trimming.add_done_callback(done)
 
     def _collect_when_idle(self, loop: asyncio.AbstractEventLoop) -> None:
         self._idle = None
