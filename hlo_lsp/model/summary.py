@@ -35,7 +35,9 @@ import functools
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import target_library
@@ -47,6 +49,8 @@ from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_
 from hlo_lsp.model.frames import python_stack, short_frame
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
 from hlo_lsp.model.opcodes import COMPUTE
+
+_T = TypeVar("_T")
 
 CATEGORIES = ("fusion", "custom-call", "collective", "op")
 
@@ -144,8 +148,18 @@ class KernelSummary:
     module: str
     entry: str
     kernels: list[Kernel]
-    #: values computed from the kernels once (:func:`repeat_scope`)
+    #: values computed from the kernels once (:meth:`remembered`)
     memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def remembered(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """``make()``, computed once per summary and kept under ``key`` in
+        :attr:`memo` (:func:`repeat_scope`, the kernel groups of a comparison).
+        Two threads may both make a missing value, and the first one kept is
+        the one every caller gets: ``make`` must be pure."""
+        try:
+            return self.memo[key]
+        except KeyError:
+            return self.memo.setdefault(key, make())
 
     def of(self, category: str) -> list[Kernel]:
         """The kernels of one category."""
@@ -529,22 +543,21 @@ def repeat_scope(summary: KernelSummary) -> str | None:
     unrolled Python loop under ``jax.named_scope(f"layer_{i}")`` writes them):
     the prefix with the most distinct indices, at least :data:`MIN_REPEATS`;
     ties go to the one more kernels carry. None when no op_name has one.
-    Computed once per summary (kept in ``summary.memo``)."""
-    try:
-        return summary.memo["repeat_scope"]
-    except KeyError:
-        pass
+    Computed once per summary (:meth:`KernelSummary.remembered`)."""
+    return summary.remembered("repeat_scope", lambda: _repeat_scope(summary.kernels))
+
+
+def _repeat_scope(kernels: list[Kernel]) -> str | None:
     indices: dict[str, set[int]] = {}
-    kernels: Counter = Counter()
-    for k in summary.kernels:
+    carriers: Counter = Counter()   # prefix -> kernels whose op_name has it
+    for k in kernels:
         seen = set()
         for m in _INDEXED.finditer(k.op_name):
             indices.setdefault(m.group(1), set()).add(int(m.group(2)))
             seen.add(m.group(1))
-        kernels.update(seen)
-    best = max(indices, key=lambda p: (len(indices[p]), kernels[p]), default=None)
-    scope = best if best is not None and len(indices[best]) >= MIN_REPEATS else None
-    return summary.memo.setdefault("repeat_scope", scope)
+        carriers.update(seen)
+    best = max(indices, key=lambda p: (len(indices[p]), carriers[p]), default=None)
+    return best if best is not None and len(indices[best]) >= MIN_REPEATS else None
 
 
 def scope_index(op_name: str, scope: str | None) -> int | None:
@@ -947,12 +960,15 @@ def _cost_groups(module: HloModule, summary: KernelSummary, device: Accelerator,
     """One side of :func:`compare_costs`: the module's total cost, its kernels'
     estimated time on ``device`` (seconds), and per kernel group (category and
     op_name pattern under ``scope``) its kernels, cost and seconds. Kept in
-    ``summary.memo`` per device and scope: comparing one dump with several
-    others, or a dump with itself, groups its kernels once. Read only."""
-    key = ("cost groups", device.key, scope)
-    found = summary.memo.get(key)
-    if found is not None:
-        return found
+    the summary per device and scope (:meth:`KernelSummary.remembered`):
+    comparing one dump with several others, or a dump with itself, groups its
+    kernels once. Read only."""
+    return summary.remembered(("cost groups", device.key, scope),
+                              lambda: _group_costs(module, summary, device, scope))
+
+
+def _group_costs(module: HloModule, summary: KernelSummary, device: Accelerator,
+                 scope: str | None) -> tuple[Cost, float, dict[str, _CostGroup]]:
     model = cost_model(module)
     per: dict[str, _CostGroup] = {}
     for k in summary.kernels:
@@ -964,7 +980,7 @@ def _cost_groups(module: HloModule, summary: KernelSummary, device: Accelerator,
         ks, cost, seconds = per.get(group, ([], Cost(), 0.0))
         ks.append(k)
         per[group] = (ks, cost + counted[1], seconds + counted[2])
-    return summary.memo.setdefault(key, (model.total(), sum(v[2] for v in per.values()), per))
+    return model.total(), sum(v[2] for v in per.values()), per
 
 
 def compare_costs(old_module: HloModule, old: KernelSummary, new_module: HloModule,
