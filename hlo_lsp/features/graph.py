@@ -461,22 +461,29 @@ def to_dot(g: Graph, edge_labels: bool | None = None) -> str:
                 f"class={dot_quote('stub kind-' + hub.kind)}, "
                 f"tooltip={dot_quote(f'{hub.name}, drawn beside each of its users')}];")
 
-    def scope(key: str | None, indent: str) -> None:
-        for n in members.get(key, ()):
-            out.append(node_line(n, indent))
-        for i in stub_scope.get(key, ()):
-            out.append(stub_line(i, indent))
-        for c in children.get(key, ()):
+    # Clusters nested as they are called, depth first: a stack of the clusters
+    # to write (None: the top level) and of the lines that close them.
+    pending: list[tuple[GraphCluster | None, str] | str] = [(None, "  ")]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        c, indent = item
+        key = None if c is None else c.id
+        if c is not None:
             cid = cluster_ids[c.id]
             owner = by_id.get(c.owner)
             title = f"{c.computation} ({c.attr} of {owner.name if owner else c.owner})"
             out.append(f"{indent}subgraph cluster_{cid} {{")
-            out.append(f"{indent}  id={dot_quote(cid)}; label={dot_quote(title)}; "
+            indent += "  "
+            out.append(f"{indent}id={dot_quote(cid)}; label={dot_quote(title)}; "
                        'style="rounded,dashed"; color="#868e96"; fontsize=9;')
-            scope(c.id, indent + "  ")
-            out.append(f"{indent}}}")
+            pending.append(f"{indent[:-2]}}}")
+        out.extend(node_line(n, indent) for n in members.get(key, ()))
+        out.extend(stub_line(i, indent) for i in stub_scope.get(key, ()))
+        pending.extend((child, indent) for child in reversed(children.get(key, ())))
 
-    scope(None, "  ")
     for i, e in enumerate(g.edges):
         attrs = [f"id=\"e{i}\"", f"tooltip={dot_quote(f'operand {e.operand}: {e.shape}')}"]
         if edge_labels and e.shape:

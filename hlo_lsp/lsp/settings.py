@@ -247,23 +247,24 @@ def normalise(options: Any) -> dict[str, Any]:
     if not isinstance(options, dict):
         return {}
     out: dict[str, Any] = {}
-
-    def merge(into: dict[str, Any], src: dict[str, Any]) -> None:
-        for key, value in src.items():
-            if isinstance(value, dict) and isinstance(into.get(key), dict):
-                merge(into[key], value)
-            else:
-                into[key] = dict(value) if isinstance(value, dict) else value
-
-    merge(out, {k: v for k, v in options.items() if not (isinstance(k, str) and "." in k)
-                and k != "hlo"})
+    _merge(out, {k: v for k, v in options.items() if not (isinstance(k, str) and "." in k)
+                 and k != "hlo"})
     if isinstance(options.get("hlo"), dict):
-        merge(out, options["hlo"])
+        _merge(out, options["hlo"])
     for key, value in options.items():
         if isinstance(key, str) and key.startswith("hlo.") and key.count(".") >= 2:
             _, section, name = key.split(".", 2)
-            merge(out, {section: {name: value}})
+            _merge(out, {section: {name: value}})
     return out
+
+
+def _merge(into: dict[str, Any], src: dict[str, Any]) -> None:
+    """``src`` into ``into``, nested objects merged key by key (copies of ``src``'s)."""
+    for key, value in src.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = dict(value) if isinstance(value, dict) else value
 
 
 def structure(cls: type[T], data: Any, base: T | None = None) -> T:

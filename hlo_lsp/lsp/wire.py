@@ -83,20 +83,23 @@ def range_(lines: LineIndex, start: int, end: int) -> dict:
 
 def document_symbol(sym: Symbol, lines: LineIndex) -> dict:
     """An outline entry and its children as an LSP ``DocumentSymbol``."""
-    at = converter(lines)
-    kinds = _SYMBOL_KINDS
+    return _document_symbol(sym, converter(lines))
 
-    def entry(sym: Symbol) -> dict:
-        out = {"name": sym.name or "?", "kind": kinds[sym.kind],
-               "range": {"start": at(sym.start), "end": at(max(sym.start, sym.end))},
-               "selectionRange": {"start": at(sym.selection_start),
-                                  "end": at(max(sym.selection_start, sym.selection_end))}}
-        if sym.detail:
-            out["detail"] = sym.detail
-        if sym.children:
-            out["children"] = [entry(c) for c in sym.children]
-        return out
-    return entry(sym)
+
+def _document_symbol(sym: Symbol, at: Callable[[int], dict]) -> dict:
+    # A function of the module, not a closure that calls itself: such a closure
+    # is a reference cycle holding ``at``, hence the document's whole text, that
+    # only a full collection frees (the server freezes its objects out of the
+    # collector's sight: it held hundreds of megabytes of texts after minutes).
+    out = {"name": sym.name or "?", "kind": _SYMBOL_KINDS[sym.kind],
+           "range": {"start": at(sym.start), "end": at(max(sym.start, sym.end))},
+           "selectionRange": {"start": at(sym.selection_start),
+                              "end": at(max(sym.selection_start, sym.selection_end))}}
+    if sym.detail:
+        out["detail"] = sym.detail
+    if sym.children:
+        out["children"] = [_document_symbol(c, at) for c in sym.children]
+    return out
 
 
 def inlay_hints(hints: Iterable[Any], lines: LineIndex) -> list[dict]:

@@ -171,21 +171,24 @@ def decode_backend_config(value: str) -> Explained:
 
 def pretty_json(data, indent: int = 2, width: int = 80) -> str:
     """Indented JSON where short lists and objects of scalars stay on one line."""
-    def render(node, level: int) -> str:
-        flat = json.dumps(node)
-        if not isinstance(node, (dict, list)) or not node:
-            return flat
-        scalars = all(not isinstance(v, (dict, list))
-                      for v in (node.values() if isinstance(node, dict) else node))
-        if scalars and isinstance(node, list) and len(flat) + level * indent <= width:
-            return flat
-        pad = " " * (indent * (level + 1))
-        if isinstance(node, list):
-            inner = [pad + render(v, level + 1) for v in node]
-            return "[\n" + ",\n".join(inner) + "\n" + " " * (indent * level) + "]"
-        inner = [pad + json.dumps(k) + ": " + render(v, level + 1) for k, v in node.items()]
-        return "{\n" + ",\n".join(inner) + "\n" + " " * (indent * level) + "}"
-    return render(data, 0)
+    return _pretty(data, 0, indent, width)
+
+
+def _pretty(node, level: int, indent: int, width: int) -> str:
+    flat = json.dumps(node)
+    if not isinstance(node, (dict, list)) or not node:
+        return flat
+    scalars = all(not isinstance(v, (dict, list))
+                  for v in (node.values() if isinstance(node, dict) else node))
+    if scalars and isinstance(node, list) and len(flat) + level * indent <= width:
+        return flat
+    pad = " " * (indent * (level + 1))
+    if isinstance(node, list):
+        inner = [pad + _pretty(v, level + 1, indent, width) for v in node]
+        return "[\n" + ",\n".join(inner) + "\n" + " " * (indent * level) + "]"
+    inner = [pad + json.dumps(k) + ": " + _pretty(v, level + 1, indent, width)
+             for k, v in node.items()]
+    return "{\n" + ",\n".join(inner) + "\n" + " " * (indent * level) + "}"
 
 
 def _walk(node, path: str, notes: list[tuple[str, str]]) -> None:
@@ -423,21 +426,24 @@ class _MlirReader:
 def mlir_preview(data: dict[str, object], limit: int = 80) -> str:
     """An MLIR dictionary as text with every binary or long string replaced by
     ``<N bytes>``: the hover never dumps a kernel's bytecode."""
-    def render(value: object) -> str:
-        if isinstance(value, bytes):
-            if len(value) <= limit and _printable(value):
-                return json.dumps(value.decode("utf-8"))
-            return f"<{len(value):,} bytes>"
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, list):
-            return "[" + ", ".join(render(v) for v in value) + "]"
-        if isinstance(value, dict):
-            return "{" + ", ".join(f"{k} = {render(v)}" for k, v in value.items()) + "}"
-        if isinstance(value, MlirRaw):
-            return value.text if len(value.text) <= limit else value.text[:limit] + "..."
-        return str(value)
-    return "{\n" + ",\n".join(f"  {k} = {render(v)}" for k, v in data.items()) + "\n}"
+    return "{\n" + ",\n".join(f"  {k} = {_mlir_value(v, limit)}"
+                               for k, v in data.items()) + "\n}"
+
+
+def _mlir_value(value: object, limit: int) -> str:
+    if isinstance(value, bytes):
+        if len(value) <= limit and _printable(value):
+            return json.dumps(value.decode("utf-8"))
+        return f"<{len(value):,} bytes>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_mlir_value(v, limit) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_mlir_value(v, limit)}" for k, v in value.items()) + "}"
+    if isinstance(value, MlirRaw):
+        return value.text if len(value.text) <= limit else value.text[:limit] + "..."
+    return str(value)
 
 
 def _printable(value: bytes) -> bool:

@@ -685,18 +685,20 @@ class CostModel:
         root = fused.root
         if root is None:
             return 0
+        return self._array_bytes(fused, root, out, ())
 
-        def array_bytes(shape: Shape | None, index: tuple[int, ...]) -> int:
-            if isinstance(shape, TupleShape):
-                return sum(array_bytes(e, index + (i,)) for i, e in enumerate(shape.elements))
-            node = root
-            if len(index) == 1 and root.opcode == "tuple" and index[0] < len(root.operands):
-                node = fused.by_name.get(root.operands[index[0]].ref.name) or root
-            if node.opcode == "dynamic-update-slice":
-                return shape_size(self._operand_shape(node, fused, 1))
-            return shape_size(shape)
-
-        return array_bytes(out, ())
+    def _array_bytes(self, fused: Computation, root: Instruction, shape: Shape | None,
+                     index: tuple[int, ...]) -> int:
+        """The output bytes of element ``index`` of ``fused``'s result, of ``shape``."""
+        if isinstance(shape, TupleShape):
+            return sum(self._array_bytes(fused, root, e, index + (i,))
+                       for i, e in enumerate(shape.elements))
+        node = root
+        if len(index) == 1 and root.opcode == "tuple" and index[0] < len(root.operands):
+            node = fused.by_name.get(root.operands[index[0]].ref.name) or root
+        if node.opcode == "dynamic-update-slice":
+            return shape_size(self._operand_shape(node, fused, 1))
+        return shape_size(shape)
 
     def _users(self, comp: Computation) -> dict[str, list[Instruction]]:
         """Name -> the instructions of ``comp`` using it as an operand (each once)."""
@@ -717,13 +719,13 @@ class CostModel:
             return self._read_bytes(fused, param, 0)
         users = self._users(fused)
         total = 0
-
-        def leaves(s: Shape, index: tuple[int, ...]) -> None:
-            nonlocal total
+        # each leaf of the tuple, found by its index path
+        pending: list[tuple[Shape, tuple[int, ...]]] = [(shape, ())]
+        while pending:
+            s, index = pending.pop()
             if isinstance(s, TupleShape):
-                for i, e in enumerate(s.elements):
-                    leaves(e, index + (i,))
-                return
+                pending.extend((e, index + (i,)) for i, e in enumerate(s.elements))
+                continue
             node = param
             for sub in index:
                 for user in users.get(node.name.name, []):
@@ -732,8 +734,6 @@ class CostModel:
                         node = user
                         break
             total += self._read_bytes(fused, node, 0)
-
-        leaves(shape, ())
         return total
 
     def _read_bytes(self, fused: Computation, hlo: Instruction, depth: int) -> int:

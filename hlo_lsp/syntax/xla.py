@@ -27,6 +27,7 @@ oracle unavailable (logged once), never a crash or a false diagnostic.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import json
@@ -74,9 +75,12 @@ class XlaVerdict:
     crashed: bool = False
 
 
+@functools.cache
 def jaxlib_version() -> str | None:
     """The installed jaxlib's version (package metadata; nothing is imported),
-    None when jaxlib is not installed."""
+    None when jaxlib is not installed. Read once per process (reading it walks
+    ``sys.path``, and leaves a reference cycle each time): a jaxlib installed
+    or upgraded later counts from the server's next start."""
     if importlib.util.find_spec("jaxlib") is None:
         return None
     try:
