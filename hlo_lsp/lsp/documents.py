@@ -358,14 +358,17 @@ class DocumentStore:
     """Opened documents and files read from disk, by URI; see the module docstring.
 
     ``to_path(uri) -> str | None`` turns a ``file:`` URI into a path (the server
-    passes pygls' ``to_fs_path``); ``pool`` runs parses; ``listener`` hears of
+    passes pygls' ``to_fs_path``); ``pool`` runs parses; ``derive_pool`` (default:
+    ``pool``) computes derived values (:meth:`derive`); ``listener`` hears of
     each analysis of an opened document."""
 
     def __init__(self, to_path: Callable[[str], str | None], pool: Executor,
                  listener: StoreListener | None = None,
-                 disk_cache_chars: int = DISK_CACHE_CHARS) -> None:
+                 disk_cache_chars: int = DISK_CACHE_CHARS,
+                 derive_pool: Executor | None = None) -> None:
         self.to_path = to_path
         self.pool = pool
+        self.derive_pool = derive_pool or pool
         self.listener = listener
         self.encoding = "utf-16"
         self._docs: dict[str, _Document] = {}
@@ -744,7 +747,7 @@ class DocumentStore:
 
     async def derive(self, analysis: Analysis, key: str, fn: Callable[..., Any],
                      *args: Any) -> Any:
-        """``fn(*args)``, computed in the parse pool once per analysis and kept in
+        """``fn(*args)``, computed in ``derive_pool`` once per analysis and kept in
         ``analysis.derived[key]`` (it lives as long as the analysis).
 
         Requests that ask for the same value while it is being computed (a code
@@ -773,6 +776,6 @@ class DocumentStore:
 
     async def _derive(self, analysis: Analysis, key: str, fn: Callable[..., Any],
                       args: tuple) -> Any:
-        value = await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+        value = await asyncio.get_running_loop().run_in_executor(self.derive_pool, fn, *args)
         return analysis.derived.setdefault(key, value)
 

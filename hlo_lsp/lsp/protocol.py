@@ -23,7 +23,7 @@ import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from cachetools import TTLCache
 from lsprotocol import types
@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the handlers' state, created at ``initialized``
     from hlo_lsp.lsp.handlers.workspace import WorkspaceState
 
 log = logging.getLogger("hlo_lsp")
+T = TypeVar("T")
 
 MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
 #: How long the Python source directories of a dump are kept (seconds): a recipe
@@ -141,10 +142,13 @@ class HloLanguageServer(LanguageServer):
         self.settings: Settings = Settings()
         self.parse_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse")
         self.quick_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="quick")
+        #: whole-document answers, one at a time in arrival order (:meth:`work`)
+        self.work_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="work")
         self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
         self._oracle: XlaOracle | None = None
         self.collector = ModelCollector(self.parse_pool)
-        self.store = DocumentStore(to_fs_path, self.parse_pool, self)
+        self.store = DocumentStore(to_fs_path, self.parse_pool, self,
+                                   derive_pool=self.work_pool)
         self.workspace_state: WorkspaceState | None = None
         self._tasks: set[asyncio.Task] = set()
         self.shutdown_requested = False
@@ -169,8 +173,21 @@ class HloLanguageServer(LanguageServer):
             self._oracle.close()
         for task in list(self._tasks):
             task.cancel()
-        for pool in (self.parse_pool, self.quick_pool, self._oracle_pool):
+        for pool in (self.parse_pool, self.quick_pool, self.work_pool, self._oracle_pool):
             pool.shutdown(wait=False, cancel_futures=True)
+
+    async def work(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the work pool: the computations of whole-document
+        answers (outline, inlay hints, summaries, views, graphs), one at a time
+        in the order they were asked for.
+
+        Threads share one interpreter lock: five such answers computed side by
+        side all finish when the last does (a 3 MB dump's batch of semantic
+        tokens, summary, comparison and readable view: each after 2-4 s on a
+        busy machine); one after the other, each finishes as soon as its own
+        work and the work asked for before it are done. Answers of a position
+        (hover, definition) do not queue here."""
+        return await asyncio.get_running_loop().run_in_executor(self.work_pool, fn, *args)
 
     @property
     def exit_code(self) -> int:

@@ -75,7 +75,7 @@ def register(server: HloLanguageServer) -> None:
                     reply = attrs.evolve(reply, page=page_of(g, a, around is not None))
                 return messages.to_json(reply)
 
-            return await asyncio.to_thread(compute)
+            return await ls.work(compute)
 
     @server.feature(messages.MEMORY)
     @guarded(default=None)
@@ -93,7 +93,7 @@ def register(server: HloLanguageServer) -> None:
             timeline = await memory_of(ls, a)
             if timeline is None:
                 return None
-            page = await asyncio.to_thread(
+            page = await ls.work(
                 memory_html, timeline, page_title(a.module, path, MEMORY_TITLE),
                 os.path.basename(path), a.uri, a.lines)
             return {"page": page, "peakBytes": timeline.peak_bytes,

@@ -43,13 +43,13 @@ LEGEND = types.SemanticTokensLegend(token_types=list(TOKEN_TYPES),
 
 
 async def summary_of(ls: HloLanguageServer, a: Analysis) -> KernelSummary:
-    """The kernel summary of ``a``, computed once per analysis in the parse pool."""
+    """The kernel summary of ``a``, computed once per analysis in the work pool."""
     return await ls.store.derive(a, "summary", kernel_summary, a.module)
 
 
 async def costed_summary_of(ls: HloLanguageServer, a: Analysis) -> KernelSummary:
     """The kernel summary of ``a`` with the cost of every kernel counted, once
-    per analysis in the parse pool (:func:`hlo_lsp.model.summary.cost_kernels`):
+    per analysis in the work pool (:func:`hlo_lsp.model.summary.cost_kernels`):
     ``hlo.showSummary`` and ``hlo.compareDumps`` sent together then rank and
     compare from the module's memo instead of costing every kernel twice."""
     summary = await summary_of(ls, a)
@@ -91,7 +91,7 @@ def register(server: HloLanguageServer) -> None:
                     inlay_hints(a.module, start, end, categories), a.lines))
 
             # A whole-document request on a large dump is tens of thousands of hints.
-            return await asyncio.to_thread(compute)
+            return await ls.work(compute)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     @guarded(default=None)
@@ -160,7 +160,7 @@ def register(server: HloLanguageServer) -> None:
         async with _command_document(ls, args, messages.ReadableOptions) as (a, options):
             if a is None:
                 return None
-            view = await asyncio.to_thread(render, a.module, options.inline_fusions,
+            view = await ls.work(render, a.module, options.inline_fusions,
                                            options.keep_metadata)
             return messages.to_json(messages.ReadableView(
                 view.text, view.line_offsets,
@@ -180,7 +180,7 @@ def register(server: HloLanguageServer) -> None:
             sa, sb = await costed_summary_of(ls, old), await costed_summary_of(ls, new)
             # times on the device of the new dump, as hlo.showSummary and `hlo-lsp diff`
             device = device_for(to_fs_path(new_uri), ls.settings.device)
-            diff = await asyncio.to_thread(compare, sa, sb, old.module, new.module, device)
+            diff = await ls.work(compare, sa, sb, old.module, new.module, device)
         render_diff = diff_markdown if options.format == "markdown" else diff_text
         return render_diff(diff, f"old {_name(old_uri)}", f"new {_name(new_uri)}")
 

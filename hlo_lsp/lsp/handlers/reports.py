@@ -44,7 +44,7 @@ MAX_REPORT_LINKS = 50_000
 async def memory_of(ls: HloLanguageServer, a: Analysis) -> MemoryTimeline | None:
     """Memory over the schedule of the dump ``a`` analyses, from the reports XLA
     wrote beside it (:func:`hlo_lsp.features.memory.timeline_for`), read in the
-    parse pool once per analysis; None without reports or outside the file system."""
+    work pool once per analysis; None without reports or outside the file system."""
     path = to_fs_path(a.uri)
     if not path or a.lazy_only:
         return None

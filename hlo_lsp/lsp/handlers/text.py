@@ -232,7 +232,7 @@ def register(server: HloLanguageServer) -> None:
                                     for s in document_symbols(a.module, full)])
 
             # Tens of thousands of entries on a dump of megabytes.
-            return await asyncio.to_thread(compute)
+            return await ls.work(compute)
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(default=[])
@@ -261,7 +261,7 @@ def register(server: HloLanguageServer) -> None:
                 return wire.encode([{"range": wire.range_(a.lines, r.start, r.end), "kind": r.kind}
                                     for r in inline_regions(a.module, KINDS)])
 
-            return await asyncio.to_thread(compute)
+            return await ls.work(compute)
 
 
 #: dump directory -> what hover says of a dump compiled without a device, read

@@ -268,3 +268,32 @@ def test_answering_every_request_kind_leaves_no_cyclic_garbage():
     garbage = asyncio.run(drive())
     kinds = sorted({getattr(o, "__qualname__", type(o).__qualname__) if callable(o) else type(o).__qualname__ for o in garbage})
     assert garbage == [], f"{len(garbage)} objects in cycles: {kinds}"
+
+
+def test_whole_document_work_runs_one_at_a_time_in_arrival_order():
+    """``HloLanguageServer.work``: pieces of work that hold the interpreter lock,
+    asked for together, finish one after the other (the first after its own
+    time), not all at the end as threads sharing the lock would."""
+    import time
+
+    server = create_server()
+
+    def busy(name: str) -> tuple[str, float]:
+        end = time.perf_counter() + 0.15
+        while time.perf_counter() < end:
+            pass
+        return name, time.perf_counter()
+
+    async def drive() -> list[tuple[str, float]]:
+        t0 = time.perf_counter()
+        done = await asyncio.gather(*(server.work(busy, n) for n in "abcd"))
+        return [(n, t - t0) for n, t in done]
+
+    try:
+        finished = asyncio.run(drive())
+    finally:
+        server.shut_down()
+    order = [n for n, _ in sorted(finished, key=lambda d: d[1])]
+    times = sorted(t for _, t in finished)
+    assert order == list("abcd")
+    assert times[0] < 0.4 < times[-1], times   # the first did not wait for the others
