@@ -87,10 +87,9 @@ def document_symbol(sym: Symbol, lines: LineIndex) -> dict:
 
 
 def _document_symbol(sym: Symbol, at: Callable[[int], dict]) -> dict:
-    # A function of the module, not a closure that calls itself: such a closure
-    # is a reference cycle holding ``at``, hence the document's whole text, that
-    # only a full collection frees (the server freezes its objects out of the
-    # collector's sight: it held hundreds of megabytes of texts after minutes).
+    # A function of the module, not a closure that calls itself: that would be a
+    # reference cycle holding ``at``, hence the document's text (see
+    # hlo_lsp.lsp.collector).
     out = {"name": sym.name or "?", "kind": _SYMBOL_KINDS[sym.kind],
            "range": {"start": at(sym.start), "end": at(max(sym.start, sym.end))},
            "selectionRange": {"start": at(sym.selection_start),
