@@ -12,7 +12,8 @@ closed. Nor may answering a request make one: a nested function that calls
 itself holds itself, and whatever it captured, in a cycle (a document's line
 index and text, a cost model); frozen, a fuzzed server kept 570 such texts,
 600 MB, after 5 minutes (``tests/unit/test_closures.py`` and
-``test_answering_every_request_kind_leaves_no_cyclic_garbage`` keep them out). After each analysis the live objects are therefore moved out of the
+``test_answering_every_request_kind_leaves_no_cyclic_garbage`` keep them out).
+After each analysis the live objects are therefore moved out of the
 collector's sight with :func:`gc.freeze`. What the freeze may hold back is
 cyclic garbage that happened to exist at that moment (exception tracebacks
 from error recovery, for instance); once the server has been idle for

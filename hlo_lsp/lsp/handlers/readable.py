@@ -161,7 +161,7 @@ def register(server: HloLanguageServer) -> None:
             if a is None:
                 return None
             view = await ls.work(render, a.module, options.inline_fusions,
-                                           options.keep_metadata)
+                                 options.keep_metadata)
             return messages.to_json(messages.ReadableView(
                 view.text, view.line_offsets,
                 [None if o is None else a.lines.line_of(o) for o in view.line_offsets]))

@@ -265,6 +265,14 @@ def test_answering_every_request_kind_leaves_no_cyclic_garbage():
             gc.enable()
             server.shut_down()
 
+    # every request and command the server registers, but hlo.recompile (it
+    # runs the user's program) and the lifecycle's
+    asked = {r["method"] for r in _every_request(*docs[0], 0)} | {
+        r["params"]["command"] for r in _every_request(*docs[0], 0)
+        if r["method"] == "workspace/executeCommand"}
+    registered = {m for m in protocol.fm.features if "/did" not in m
+                  and m not in ("initialize", "initialized", "shutdown")}
+    assert registered | (set(protocol.fm.commands) - {"hlo.recompile"}) <= asked
     garbage = asyncio.run(drive())
     kinds = sorted({getattr(o, "__qualname__", type(o).__qualname__) if callable(o) else type(o).__qualname__ for o in garbage})
     assert garbage == [], f"{len(garbage)} objects in cycles: {kinds}"
