@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 from types import ModuleType
+from typing import BinaryIO
 
 from hlo_lsp.lsp.handlers import graph, readable, recompile, text, workspace
 from hlo_lsp.lsp.protocol import HloLanguageServer
@@ -38,12 +39,29 @@ def create_server() -> HloLanguageServer:
 STOP_TIMEOUT_S = 5.0
 
 
+def message_stream() -> BinaryIO:
+    """The binary stream the server writes its messages to: a buffered writer
+    over file descriptor 1, whatever ``sys.stdout`` is.
+
+    Under ``PYTHONUNBUFFERED=1`` (or ``python -u``), which editors' launchers
+    and this project's harness set, ``sys.stdout.buffer`` is the raw ``FileIO``:
+    one ``write(2)`` per call, no lock. A write into a full pipe that a signal
+    or a debugger's attach interrupts (py-spy, strace, gdb) then returns short,
+    pygls ignores the count, and the rest of the message is lost: the client
+    reads the next message's header inside the body ("Invalid control
+    character"), and every message after it is misframed. ``io.BufferedWriter``
+    writes the whole buffer, retrying short writes, under a lock that also
+    keeps two threads' messages apart."""
+    return open(sys.stdout.fileno(), "wb", closefd=False)  # noqa: SIM115 - the process's
+
+
 def serve_stdio() -> int:
     """Run a new server over stdin/stdout until ``exit``; returns the exit code
     (0 after ``shutdown``, else 1). SIGTERM and SIGINT shut the server down first
     (the workspace index's worker processes and XLA's parser process end with
     it), then end the process with 128 + the signal number."""
     server = create_server()
+    stdout = message_stream()
 
     def stop(signum: int, _frame) -> None:
         logging.getLogger("hlo_lsp").info("signal %d: shutting down", signum)
@@ -54,12 +72,12 @@ def serve_stdio() -> int:
         try:
             server.shut_down()
         finally:
-            sys.stdout.flush()
+            stdout.flush()
             # The stdin reader thread may be blocked in a read: do not wait for it.
             os._exit(128 + signum)
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
-    server.start_io()
+    server.start_io(stdout=stdout)
     server.shut_down()
     return server.exit_code

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -42,15 +43,43 @@ def _server() -> subprocess.Popen:
 def _read_reply(stream, msg_id: int) -> dict:
     """Read messages from the server's stdout until the response to ``msg_id``."""
     while True:
-        length = 0
-        while (line := stream.readline().strip()):
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        assert length, "the server closed its output"
-        message = json.loads(stream.read(length))
+        message = _read_message(stream)
         if message.get("id") == msg_id and "method" not in message:
             return message
+
+
+def _read_replies(stream, ids: set[int], timeout: float = 60) -> dict[int, dict]:
+    """The responses to ``ids``, in whatever order they come; each message must
+    be whole JSON. Fails after ``timeout`` seconds (the caller then ends the
+    server, which ends the reading thread)."""
+    replies: dict[int, dict] = {}
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            while not ids <= set(replies):
+                message = _read_message(stream)
+                if message.get("id") in ids and "method" not in message:
+                    replies[message["id"]] = message
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failed.append(exc)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if failed:
+        raise failed[0]
+    assert ids <= set(replies), f"no answer to {ids - set(replies)} in {timeout} s"
+    return replies
+
+
+def _read_message(stream) -> dict:
+    length = 0
+    while (line := stream.readline().strip()):
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    assert length, "the server closed its output"
+    return json.loads(stream.read(length))
 
 
 @pytest.mark.parametrize("shutdown, code", [(True, 0), (False, 1)])
@@ -131,3 +160,48 @@ def test_sigterm_ends_the_index_workers_too(tmp_path):
         time.sleep(0.1)
     assert not [p for p in children if _alive(p)], "orphaned processes after SIGTERM"
     proc.stdin.close()
+
+
+def test_answers_stay_whole_when_a_signal_interrupts_a_write_into_a_full_pipe():
+    """Under ``PYTHONUNBUFFERED=1`` (which editors' launchers set) the raw
+    ``sys.stdout.buffer`` makes one ``write(2)`` per message; a signal that
+    arrives while the client is not reading returns it short, and the rest of
+    the message used to be lost, misframing every message after it (seen with a
+    profiler attached to a fuzzed server). The server's writer retries short
+    writes: every answer here reads as whole JSON."""
+    body = "\n".join(f"  %a.{i} = f32[8]{{0}} add(f32[8]{{0}} %p, f32[8]{{0}} %p)"
+                     for i in range(6000))
+    text = (f"HloModule big\n\nENTRY %main (p: f32[8]) -> f32[8] {{\n"
+            f"  %p = f32[8]{{0}} parameter(0)\n{body}\n  ROOT %r = f32[8]{{0}} copy(%a.0)\n}}\n")
+    uri = "file:///tmp/hlo-lsp-test/big.hlo"
+    doc = {"uri": uri}
+    # a handler for SIGUSR1 makes the signal interrupt a blocked write
+    launcher = ("import signal; signal.signal(signal.SIGUSR1, lambda *_: None); "
+                "from hlo_lsp.cli.main import main; raise SystemExit(main([]))")
+    proc = subprocess.Popen([sys.executable, "-c", launcher], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        proc.stdin.write(_initialize() + b"".join(_frame(m) for m in [
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": uri, "languageId": "hlo", "version": 1, "text": text}}},
+            {"jsonrpc": "2.0", "id": 2, "method": "textDocument/documentSymbol",
+             "params": {"textDocument": doc}},
+            {"jsonrpc": "2.0", "id": 3, "method": "textDocument/foldingRange",
+             "params": {"textDocument": doc}},
+            {"jsonrpc": "2.0", "id": 4, "method": "textDocument/semanticTokens/full",
+             "params": {"textDocument": doc}}]))
+        proc.stdin.flush()
+        assert "result" in _read_reply(proc.stdout, 1)
+        time.sleep(4)  # the answers (megabytes) fill the pipe; the server blocks in a write
+        for _ in range(30):
+            os.kill(proc.pid, signal.SIGUSR1)
+            time.sleep(0.02)
+        replies = _read_replies(proc.stdout, {2, 3, 4})
+        entry = replies[2]["result"][0]["children"][0]
+        assert entry["name"] == "main" and len(entry["children"]) > 6000
+        assert len(replies[3]["result"]) >= 1
+        assert len(replies[4]["result"]["data"]) > 5 * 6000
+    finally:
+        proc.kill()
+        proc.wait()
