@@ -127,3 +127,22 @@ def rss_bytes(pid: int) -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def answered_kinds() -> set[str]:
+    """Every request and command a new server registers, as the request kinds of
+    the tests that ask one of each: the method, or ``workspace/executeCommand
+    <command>`` for a command. Leaves out the lifecycle (initialize, shutdown),
+    notifications (``$/``, ``did...``) and ``hlo.recompile``, which runs the
+    user's program."""
+    from hlo_lsp.lsp.server import create_server
+
+    server = create_server()
+    try:
+        fm = server.protocol.fm
+        methods = {m for m in fm.features if "/did" not in m and not m.startswith("$/")
+                   and m not in ("initialize", "initialized", "shutdown", "exit")}
+        commands = {f"workspace/executeCommand {c}" for c in fm.commands if c != "hlo.recompile"}
+        return methods | commands
+    finally:
+        server.shut_down()

@@ -497,9 +497,11 @@ def _scanner_patterns() -> scanner.Patterns:
     return _patterns
 
 
-def _grammar_items(text: str, base: int) -> list | None:
+def _grammar_items(text: str, base: int, errors: list[UnexpectedInput] | None = None
+                   ) -> list | None:
     """The ``start`` rule's items for ``text`` read by the grammar alone (the
-    scanner's fallback); None when it does not parse."""
+    scanner's fallback); None when it does not parse (lark-cython's error is
+    then appended to ``errors``)."""
     try:
         return _run_lark(text, "start", base)
     except _SlowPathNeeded:
@@ -507,7 +509,12 @@ def _grammar_items(text: str, base: int) -> list | None:
             return _run(text, "start", base)
         except UnexpectedInput:
             return None
-    except UnexpectedInput:
+    except UnexpectedInput as exc:
+        if errors is not None:
+            # Kept without its traceback and without the scanner's _Decline it
+            # was raised while handling (whose frames hold ``errors``): no cycle.
+            exc.__context__ = None
+            errors.append(exc.with_traceback(None))
         return None
 
 
@@ -518,9 +525,25 @@ def _run_fast(text: str, start: str = "start", base: int = 0):
     expected terminals as pure lark's), _SlowPathNeeded on any other failure of
     lark-cython."""
     if start == "start" and USE_SCANNER:
-        items = scanner.scan(_scanner_patterns(), text, base, _grammar_items)
+        failed: list[tuple[int, UnexpectedInput]] = []  # (piece length, its error)
+
+        def fallback(piece: str, at: int) -> list | None:
+            errors: list[UnexpectedInput] = []
+            items = _grammar_items(piece, at, errors)
+            failed.extend((len(piece), exc) for exc in errors)
+            return items
+        items = scanner.scan(_scanner_patterns(), text, base, fallback)
         if items is not None:
             return items
+        if failed and failed[-1][0] == len(text):
+            # The grammar failed on the whole text already (one computation
+            # alone, as error recovery and an edited chunk parse it): the
+            # parse below would fail in the same place, after the same work.
+            error = failed.pop()[1]
+            try:
+                raise error
+            finally:
+                del error  # no cycle through this frame (see _parse)
     return _run_lark(text, start, base)
 
 
@@ -775,7 +798,7 @@ def _parse(text: str, error: UnexpectedInput | None = None) -> HloModule:
         return module
     if error is not None:
         first = _problem_from(error, text_for_parse, 0)
-        items, problems = _recover(text_for_parse)
+        items, problems = _recover(text_for_parse, first.start)
         # The whole-text error is often a consequence of a problem the recovery
         # pinned down more precisely on the same or the previous line.
         line_before = text_for_parse.rfind("\n", 0, max(text_for_parse.rfind(
@@ -844,8 +867,9 @@ _MAX_JOIN_CHARS = 64 * 1024  # and characters: each join parses the piece again
 _NEW_INSTRUCTION = re.compile(r"[ \t]*(?:ROOT[ \t]|%?[\w.\-]+[ \t]+=[ \t])")
 
 
-def _recover(text: str):
-    """Parse ``text`` in pieces after the whole-text parse failed.
+def _recover(text: str, error_at: int = -1):
+    """Parse ``text`` in pieces after the whole-text parse failed at offset
+    ``error_at`` (-1: unknown).
 
     Returns (items, problems) where items are what :func:`_assemble` accepts.
     """
@@ -867,9 +891,12 @@ def _recover(text: str):
         stop = heads[k + 1] if k + 1 < len(heads) else len(lines)
         s = lines[h][0]
         e = lines[stop - 1][1] if stop > h else lines[h][1]
-        # A text of one computation alone just failed as a whole: no second try.
+        # A text of one computation alone just failed as a whole, and so does a
+        # computation with the whole text's error in its body (read alone, it
+        # is read as in the whole text from its header on): no second try.
         alone = len(heads) == 1 and not text[:s].strip() and not text[e:].strip()
-        parsed = None if alone else try_parse(text[s:e], "start", s)
+        failed = lines[h][1] <= error_at < e
+        parsed = None if alone or failed else try_parse(text[s:e], "start", s)
         if parsed is not None:
             items.extend(parsed)
             continue
@@ -935,6 +962,13 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
         first_exc = None
         last_end = le
         j = i
+        # The scanner reads most lines of a broken computation, in a fraction of
+        # the grammar's time; it declines the others (and the broken one).
+        scanned = scanner.instruction(_scanner_patterns(), text, ls) if USE_SCANNER else None
+        next_start = lines[i + 1][0] if i + 1 < len(lines) else len(text)
+        if scanned is not None and scanned[1] == next_start:
+            parsed, anonymous, inline = scanned[0], (), ()
+            j = stop  # the join below is not needed
         while j < stop and j < i + _MAX_JOIN:
             if j > i and (_NEW_INSTRUCTION.match(text, lines[j][0], lines[j][1])
                           or lines[j][1] - ls > _MAX_JOIN_CHARS):
@@ -960,7 +994,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             parsed.computation = comp
             comp.instructions.append(parsed)
             comp.end = parsed.end
-            i = j + 1
+            i = i + 1 if j == stop else j + 1
         else:
             # Report the first line's own error: for an incomplete line, at its end.
             problems.append(_problem_from(first_exc, text[ls:last_end], ls))

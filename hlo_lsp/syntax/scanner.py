@@ -193,6 +193,19 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback) -> list |
             pos = stop
 
 
+def instruction(patterns: Patterns, text: str, pos: int, base: int = 0
+                ) -> tuple[Instruction, int] | None:
+    """The instruction on the line of ``text`` at ``pos`` read alone (as the
+    grammar's ``instruction`` rule builds it, offsets plus ``base``) and the
+    offset after its line; None when the scanner declines the line, which is
+    then the grammar's to read. Error recovery reads the lines of a broken
+    computation with it (:func:`hlo_lsp.syntax.parser.parse`)."""
+    try:
+        return _instruction(patterns, text, pos, base)
+    except (_Decline, IndexError):
+        return None
+
+
 def first_head(patterns: Patterns, text: str) -> int:
     """The offset of the first line of ``text`` that may be a computation header
     (the length of the text if none)."""

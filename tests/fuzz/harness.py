@@ -51,6 +51,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -190,11 +191,14 @@ def apply_change(text: str, change: types.TextDocumentContentChangePartial) -> s
 
 
 # ------------------------------------------------------------ range checking ---
+_TOKENS = (types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE)
+
+
 def off_document(result: Any, lines: Lines, uri: str, method: str) -> list[str]:
     """Descriptions of every range or position in ``result`` (a request's answer
     about document ``uri``) that is not inside the document."""
     bad: list[str] = []
-    if method == types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL and result is not None:
+    if method in _TOKENS and result is not None:
         data = list(_get(result, "data") or [])
         line = col = 0
         for i in range(0, len(data) - len(data) % 5, 5):
@@ -612,9 +616,13 @@ def _doc(uri):
     return types.TextDocumentIdentifier(uri=uri)
 
 
-def requests_for(uri: str, text: str, rng: random.Random, n: int) -> list[tuple[str, Any]]:
-    """``n`` random requests about ``uri`` (method, params), every kind the
-    server answers, at random places (mostly names)."""
+def request_makers(uri: str, text: str, rng: random.Random) -> dict[str, Callable[[], Any]]:
+    """Per request kind the server answers (the method, or
+    ``workspace/executeCommand <command>``), a function that makes random
+    params for one about ``uri``: at random places, mostly names, with the
+    options of each kind drawn at random. Every request and command the server
+    registers has one (``test_harness.py`` checks it against the server's
+    registry), but ``hlo.recompile``, which runs the user's program."""
     lines = lines_of(text)
     names = [m.start() + 1 for m in re.finditer("%", text[:200_000])] or [0]
 
@@ -626,9 +634,24 @@ def requests_for(uri: str, text: str, rng: random.Random, n: int) -> list[tuple[
         a, b = sorted((pos(), pos()), key=lambda p: (p.line, p.character))
         return types.Range(start=a, end=b)
 
+    def position_json() -> dict:
+        p = pos()
+        return {"line": p.line, "character": p.character}
+
+    def graph_params() -> dict:
+        params: dict[str, Any] = {"textDocument": {"uri": uri}, "page": rng.random() < 0.2}
+        if rng.random() < 0.7:
+            params["position"] = position_json()
+        if rng.random() < 0.3:
+            params["hops"] = rng.choice([0, 1, 3, 50])
+        if rng.random() < 0.3:
+            params["limit"] = rng.choice([1, 20, 200, 5000, 10**9])
+        return params
+
     whole = types.Range(start=types.Position(line=0, character=0),
                         end=lines.position(len(text)))
-    makers = {
+    command = types.WORKSPACE_EXECUTE_COMMAND
+    return {
         types.TEXT_DOCUMENT_HOVER: lambda: types.HoverParams(_doc(uri), pos()),
         types.TEXT_DOCUMENT_DEFINITION: lambda: types.DefinitionParams(_doc(uri), pos()),
         types.TEXT_DOCUMENT_REFERENCES: lambda: types.ReferenceParams(
@@ -637,6 +660,8 @@ def requests_for(uri: str, text: str, rng: random.Random, n: int) -> list[tuple[
         types.TEXT_DOCUMENT_DOCUMENT_SYMBOL: lambda: types.DocumentSymbolParams(_doc(uri)),
         types.TEXT_DOCUMENT_FOLDING_RANGE: lambda: types.FoldingRangeParams(_doc(uri)),
         types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: lambda: types.SemanticTokensParams(_doc(uri)),
+        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: lambda: types.SemanticTokensRangeParams(
+            _doc(uri), whole if rng.random() < 0.3 else rng_range()),
         types.TEXT_DOCUMENT_INLAY_HINT: lambda: types.InlayHintParams(
             _doc(uri), whole if rng.random() < 0.5 else rng_range()),
         types.TEXT_DOCUMENT_CODE_LENS: lambda: types.CodeLensParams(_doc(uri)),
@@ -646,21 +671,27 @@ def requests_for(uri: str, text: str, rng: random.Random, n: int) -> list[tuple[
         types.WORKSPACE_SYMBOL: lambda: types.WorkspaceSymbolParams(
             query=rng.choice(["", "fusion", "main", "%", "\udc80", "x" * 1000])),
         "hlo/inlineRegions": lambda: {"textDocument": {"uri": uri}},
-        "hlo/counterpart": lambda: {"textDocument": {"uri": uri},
-                                    "position": {"line": pos().line, "character": pos().character}},
+        "hlo/counterpart": lambda: {"textDocument": {"uri": uri}, "position": position_json()},
         "hlo/workspaceStatus": lambda: None,
-        types.WORKSPACE_EXECUTE_COMMAND + " hlo.showSummary": lambda: types.ExecuteCommandParams(
+        "hlo/graph": graph_params,
+        "hlo/memory": lambda: {"textDocument": {"uri": uri}},
+        command + " hlo.showSummary": lambda: types.ExecuteCommandParams(
             "hlo.showSummary", [uri, {"format": rng.choice(["markdown", "text"])}]),
-        types.WORKSPACE_EXECUTE_COMMAND + " hlo.readableView": lambda: types.ExecuteCommandParams(
+        command + " hlo.readableView": lambda: types.ExecuteCommandParams(
             "hlo.readableView", [uri, {"inlineFusions": rng.random() < 0.5,
                                        "keepMetadata": rng.random() < 0.5}]),
-        types.WORKSPACE_EXECUTE_COMMAND + " hlo.compareDumps": lambda: types.ExecuteCommandParams(
+        command + " hlo.compareDumps": lambda: types.ExecuteCommandParams(
             "hlo.compareDumps", [uri, uri]),
-        types.WORKSPACE_EXECUTE_COMMAND + " hlo.gotoCounterpart": lambda: types.ExecuteCommandParams(
-            "hlo.gotoCounterpart", [uri, {"line": pos().line, "character": pos().character}]),
+        command + " hlo.gotoCounterpart": lambda: types.ExecuteCommandParams(
+            "hlo.gotoCounterpart", [uri, position_json()]),
     }
-    kinds = list(makers)
-    return [(k, makers[k]()) for k in rng.sample(kinds * 2, n)]
+
+
+def requests_for(uri: str, text: str, rng: random.Random, n: int) -> list[tuple[str, Any]]:
+    """``n`` random requests about ``uri`` (kind, params) of the kinds of
+    :func:`request_makers`, no kind more than twice."""
+    makers = request_makers(uri, text, rng)
+    return [(k, makers[k]()) for k in rng.sample(list(makers) * 2, n)]
 
 
 @dataclass

@@ -16,6 +16,7 @@ from lsprotocol import types
 from hlo_lsp.syntax.lines import LineIndex
 from tests.fuzz import harness
 from tests.fuzz.harness import Lines, apply_change, off_document
+from tests.helpers import answered_kinds
 
 URI = "file:///doc.hlo"
 LINE_TEXTS = st.text(alphabet=st.sampled_from("ab%\r\n\U0001F600\udc80 "), max_size=40)
@@ -24,6 +25,11 @@ LINE_TEXTS = st.text(alphabet=st.sampled_from("ab%\r\n\U0001F600\udc80 "), max_s
 def _range(a: tuple[int, int], b: tuple[int, int]) -> types.Range:
     return types.Range(start=types.Position(line=a[0], character=a[1]),
                        end=types.Position(line=b[0], character=b[1]))
+
+
+def test_the_harness_asks_every_kind_of_request_the_server_answers():
+    makers = harness.request_makers(URI, "HloModule m\n", random.Random(0))
+    assert set(makers) >= answered_kinds()
 
 
 def test_off_document_finds_positions_past_a_line_or_the_last_line():
