@@ -276,20 +276,20 @@ def convolution_flops(lhs: Shape | None, rhs: Shape | None, result: Shape | None
     if not m:
         return 0
     (in_l, in_sp), (k_l, k_sp), (out_l, out_sp) = (_labels(p) for p in m.groups())
-    try:
+    if window and not len(window) == len(in_sp) == len(k_sp) == len(out_sp):
+        return 0
+    try:  # labels that name dimensions the shapes lack (a hand-edited dump): 0
         input_feature = lhs.dims[in_l["f"]]
         batch = lhs.dims[in_l["b"]]
         output_feature = result.dims[out_l["f"]]
+        if not window:
+            window, kernel, output, inputs = [WindowDim()], [1], [1], [1]
+        else:
+            kernel = [rhs.dims[i] for i in k_sp]
+            output = [result.dims[i] for i in out_sp]
+            inputs = [lhs.dims[i] for i in in_sp]
     except (KeyError, IndexError):
         return 0
-    if not window:
-        window, kernel, output, inputs = [WindowDim()], [1], [1], [1]
-    else:
-        if not len(window) == len(in_sp) == len(k_sp) == len(out_sp):
-            return 0
-        kernel = [rhs.dims[i] for i in k_sp]
-        output = [result.dims[i] for i in out_sp]
-        inputs = [lhs.dims[i] for i in in_sp]
     positions = 1
     for w, k, o, n in zip(window, kernel, output, inputs):
         positions *= _valid_positions(w, k, o, n)
@@ -716,7 +716,7 @@ class CostModel:
         parameter is read leaf by leaf through its get-tuple-elements."""
         shape = decode(param)
         if not isinstance(shape, TupleShape):
-            return self._read_bytes(fused, param, 0)
+            return self._read_bytes(fused, param, 0, {})
         users = self._users(fused)
         total = 0
         # each leaf of the tuple, found by its index path
@@ -733,14 +733,31 @@ class CostModel:
                             _int_attr(user, "index", -1) == sub:
                         node = user
                         break
-            total += self._read_bytes(fused, node, 0)
+            total += self._read_bytes(fused, node, 0, {})
         return total
 
-    def _read_bytes(self, fused: Computation, hlo: Instruction, depth: int) -> int:
+    def _read_bytes(self, fused: Computation, hlo: Instruction, depth: int,
+                    memo: dict[tuple[str, str], int | None]) -> int:
         """``FusionParameterReadBytes``: bytes a fused parameter (or
-        get-tuple-element) is read with, from how its users read it."""
+        get-tuple-element) is read with, from how its users read it.
+
+        ``memo`` (one per top-level question) keeps each answer by computation
+        and instruction name: nested fusions that share a callee are read once,
+        and a fusion that calls a computation being read (a cycle XLA's
+        verifier rejects; a hand-edited dump has them) reads 0 bytes. Without
+        it, duplicated lines of a fused computation made the walk exponential
+        (2 ** 64 steps: a request that never finished)."""
+        key = (fused.name.name, hlo.name.name)
+        if key in memo:
+            return memo[key] or 0
         if depth > MAX_DEPTH:
             return 0
+        memo[key] = None  # being read
+        memo[key] = size = self._read_bytes_once(fused, hlo, depth, memo)
+        return size
+
+    def _read_bytes_once(self, fused: Computation, hlo: Instruction, depth: int,
+                         memo: dict[tuple[str, str], int | None]) -> int:
         own = shape_size(decode(hlo))
         size = 0
         seen_trivial = False
@@ -749,7 +766,7 @@ class CostModel:
             op = user.opcode
             first = bool(user.operands) and user.operands[0].ref.name == name
             if op == "fusion":
-                size += self._nested_fusion_read(fused, hlo, user, depth)
+                size += self._nested_fusion_read(fused, hlo, user, depth, memo)
             elif op == "slice":
                 size += shape_size(decode(user))
             elif op == "dynamic-slice":
@@ -770,7 +787,7 @@ class CostModel:
         return size
 
     def _nested_fusion_read(self, fused: Computation, hlo: Instruction, user: Instruction,
-                            depth: int) -> int:
+                            depth: int, memo: dict[tuple[str, str], int | None]) -> int:
         """The read of ``hlo`` by a fusion nested in ``fused``: through the
         nested fused parameter, or as its users slice it when that parameter
         feeds the nested root directly (``FusionParameterReadBytes``, case kFusion)."""
@@ -805,7 +822,7 @@ class CostModel:
                         size += shape_size(decode(user))
                 elif not seen:
                     seen = True
-                    size += self._read_bytes(inner, param, depth + 1)
+                    size += self._read_bytes(inner, param, depth + 1, memo)
         return size
 
 

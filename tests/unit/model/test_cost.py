@@ -243,3 +243,46 @@ def test_a_total_adds_in_order_what_plus_adds():
     assert Cost.total(costs) == chained
     assert Cost.total(iter(costs[:3])) == costs[0] + costs[1] + costs[2]
     assert Cost.total([]) == Cost()
+
+
+def test_a_fused_computation_that_calls_itself_is_costed_at_once():
+    """Duplicated lines of a fused computation (a fuzzed GPU dump) made two
+    nested fusions call the computation they are in: the walk of how a fused
+    parameter is read (``FusionParameterReadBytes``) branched twice per level,
+    64 levels deep, and ``hlo.showSummary`` never answered. XLA's verifier
+    rejects such a cycle; the cost model reads it as 0 bytes and finishes."""
+    import threading
+
+    text = """HloModule m
+
+%f (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %a = f32[8]{0} fusion(%p), kind=kLoop, calls=%f
+  %b = f32[8]{0} fusion(%p), kind=kLoop, calls=%f
+  ROOT %r = f32[8]{0} add(%a, %b)
+}
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  ROOT %y = f32[8]{0} fusion(%x), kind=kLoop, calls=%f
+}
+"""
+    module = parse(text)
+    costs = []
+    worker = threading.Thread(target=lambda: costs.append(
+        cost_model(module).instruction(module.entry.root)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert costs, "the cost of a self-calling fusion did not finish in 10 s"
+    assert costs[0].bytes_accessed >= 32  # its result, at least
+
+
+def test_convolution_labels_naming_missing_dimensions_count_no_flops():
+    from hlo_lsp.model.cost import convolution_flops
+
+    lhs, rhs, out = (parse_array_shape(s) for s in ("f32[1,8,8,4]", "f32[3]",
+                                                    "f32[1,8,8,16]"))
+    window = [WindowDim(size=3), WindowDim(size=3)]
+    assert convolution_flops(lhs, rhs, out, "b01f_01io->b01f", window) == 0
+    rhs = parse_array_shape("f32[3,3,4,16]")
+    assert convolution_flops(lhs, rhs, out, "b01f_01io->b01f", window) > 0
