@@ -30,7 +30,6 @@ nothing raises: a form that does not parse comes back with ``error`` set.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import re
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from hlo_lsp.model.hlo import HloModule, Instruction
+from hlo_lsp.model.memo import short_text_cache
 from hlo_lsp.model.shapes import format_bytes
 
 #: At most this many ids are expanded into groups (bounded work on hostile
@@ -204,8 +204,6 @@ def parse_replica_groups(text: str, limit: int = MAX_EXPANDED_IDS) -> ReplicaGro
     Expands at most ``limit`` ids (``truncated`` beyond; counts stay exact;
     ``limit=0`` only counts); work is linear in the text plus ``limit``. Never
     raises: a text that does not decode gives form "invalid" with ``error`` set."""
-    if len(text) <= GROUPS_CACHE_CHARS:
-        return _cached_replica_groups(text, limit)
     return _parse_replica_groups(text, limit)
 
 
@@ -213,6 +211,7 @@ def parse_replica_groups(text: str, limit: int = MAX_EXPANDED_IDS) -> ReplicaGro
 GROUPS_CACHE_CHARS = 4096
 
 
+@short_text_cache(maxsize=1024, max_chars=GROUPS_CACHE_CHARS)
 def _parse_replica_groups(text: str, limit: int) -> ReplicaGroups:
     compact = "".join(text.split())
     if not compact:
@@ -227,9 +226,6 @@ def _parse_replica_groups(text: str, limit: int) -> ReplicaGroups:
         return _invalid(text, "not a replica group form: expected `{...}`, `[G,S]<=[...]` "
                               "or `mesh[...]`")
     return replace(out, text=_short(text.strip()))
-
-
-_cached_replica_groups = functools.lru_cache(maxsize=1024)(_parse_replica_groups)
 
 
 def _parse_list(text: str, limit: int) -> ReplicaGroups:

@@ -31,7 +31,6 @@ and :mod:`hlo_lsp.features.compare`.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from collections import Counter
@@ -48,6 +47,7 @@ from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_
                                    fusion_backend_kind, hlo_fusion_kind)
 from hlo_lsp.model.frames import python_stack, short_frame
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
+from hlo_lsp.model.memo import short_text_cache
 from hlo_lsp.model.opcodes import COMPUTE
 
 _T = TypeVar("_T")
@@ -566,11 +566,14 @@ def scope_index(op_name: str, scope: str | None) -> int | None:
     absent. Remembered as :func:`op_name_pattern` is."""
     if not scope:
         return None
-    if len(op_name) > PATTERN_CACHE_CHARS:
-        return _scope_index(op_name, scope)
-    return _cached_scope_index(op_name, scope)
+    return _scope_index(op_name, scope)
 
 
+#: Longest op_name whose pattern and scope index are remembered.
+PATTERN_CACHE_CHARS = 1000
+
+
+@short_text_cache(maxsize=1 << 14, max_chars=PATTERN_CACHE_CHARS)
 def _scope_index(op_name: str, scope: str) -> int | None:
     for m in _INDEXED.finditer(op_name):
         if m.group(1) == scope:
@@ -587,22 +590,13 @@ def op_name_pattern(op_name: str, scope: str | None, index: str = "{i}") -> str:
     hold hostile metadata of megabytes)."""
     if not scope:
         return op_name
-    if len(op_name) > PATTERN_CACHE_CHARS:
-        return _op_name_pattern(op_name, scope, index)
-    return _cached_op_name_pattern(op_name, scope, index)
+    return _op_name_pattern(op_name, scope, index)
 
 
-#: Longest op_name whose pattern :func:`op_name_pattern` remembers.
-PATTERN_CACHE_CHARS = 1000
-
-
+@short_text_cache(maxsize=1 << 14, max_chars=PATTERN_CACHE_CHARS)
 def _op_name_pattern(op_name: str, scope: str, index: str) -> str:
     return _INDEXED.sub(lambda m: m.group(1) + index if m.group(1) == scope else m.group(0),
                         op_name)
-
-
-_cached_op_name_pattern = functools.lru_cache(maxsize=1 << 14)(_op_name_pattern)
-_cached_scope_index = functools.lru_cache(maxsize=1 << 14)(_scope_index)
 
 
 _JIT_HEAD = re.compile(r"^p?jit\([^/]*\)/")

@@ -117,12 +117,12 @@ def test_op_name_patterns_of_hostile_length_are_not_remembered():
     from hlo_lsp.model import summary as s
 
     long = "jit(f)/layer_3/" + "a" * 200_000
-    before = s._cached_op_name_pattern.cache_info().currsize
+    before = s._op_name_pattern.cache_info().currsize
     assert s.op_name_pattern(long, "layer_") == "jit(f)/layer_{i}/" + "a" * 200_000
-    assert s._cached_op_name_pattern.cache_info().currsize == before
+    assert s._op_name_pattern.cache_info().currsize == before
     unique = f"jit(f)/layer_3/dot_{id(long)}"   # asked for by no other test
     assert s.op_name_pattern(unique, "layer_") == unique.replace("layer_3", "layer_{i}")
-    assert s._cached_op_name_pattern.cache_info().currsize == before + 1
+    assert s._op_name_pattern.cache_info().currsize == before + 1
 
 
 def test_a_comparison_counts_each_side_once_per_device_and_gives_the_same_answer():
