@@ -525,21 +525,18 @@ def _run_fast(text: str, start: str = "start", base: int = 0):
     expected terminals as pure lark's), _SlowPathNeeded on any other failure of
     lark-cython."""
     if start == "start" and USE_SCANNER:
-        failed: list[tuple[int, UnexpectedInput]] = []  # (piece length, its error)
+        whole: list[UnexpectedInput] = []  # the grammar's error on all of ``text``
 
         def fallback(piece: str, at: int) -> list | None:
-            errors: list[UnexpectedInput] = []
-            items = _grammar_items(piece, at, errors)
-            failed.extend((len(piece), exc) for exc in errors)
-            return items
+            return _grammar_items(piece, at, whole if len(piece) == len(text) else None)
         items = scanner.scan(_scanner_patterns(), text, base, fallback)
         if items is not None:
             return items
-        if failed and failed[-1][0] == len(text):
+        if whole:
             # The grammar failed on the whole text already (one computation
             # alone, as error recovery and an edited chunk parse it): the
             # parse below would fail in the same place, after the same work.
-            error = failed.pop()[1]
+            error = whole.pop()
             try:
                 raise error
             finally:
@@ -968,8 +965,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
         next_start = lines[i + 1][0] if i + 1 < len(lines) else len(text)
         if scanned is not None and scanned[1] == next_start:
             parsed, anonymous, inline = scanned[0], (), ()
-            j = stop  # the join below is not needed
-        while j < stop and j < i + _MAX_JOIN:
+        while parsed is None and j < stop and j < i + _MAX_JOIN:
             if j > i and (_NEW_INSTRUCTION.match(text, lines[j][0], lines[j][1])
                           or lines[j][1] - ls > _MAX_JOIN_CHARS):
                 break  # the next instruction, or too far: stop
@@ -994,7 +990,7 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
             parsed.computation = comp
             comp.instructions.append(parsed)
             comp.end = parsed.end
-            i = i + 1 if j == stop else j + 1
+            i = j + 1
         else:
             # Report the first line's own error: for an incomplete line, at its end.
             problems.append(_problem_from(first_exc, text[ls:last_end], ls))
