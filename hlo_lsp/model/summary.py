@@ -41,7 +41,7 @@ from typing import TypeVar
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import target_library
 from hlo_lsp.model.collectives import collective_bytes
-from hlo_lsp.model.cost import (Cost, CostModel, cost_model, custom_call_estimate, format_count,
+from hlo_lsp.model.cost import (Cost, cost_model, custom_call_estimate, format_count,
                                 format_seconds, kernel_precision, roofline)
 from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
                                    fusion_backend_kind, hlo_fusion_kind)
@@ -438,56 +438,68 @@ class KernelGroup:
                 "names": [k.name for k in self.kernels], "structure": self.key}
 
 
-def kernel_cost(module: HloModule, kernel: Kernel, device: Accelerator,
-                model: CostModel | None = None) -> tuple[Instruction, Cost, float, str] | None:
-    """What one kernel of a summary of ``module`` costs: its instruction, its
-    :class:`hlo_lsp.model.cost.Cost` (FLOPs, transcendentals, bytes accessed),
-    its roofline time on ``device`` in seconds and what bounds it ("compute",
-    "memory"; "unknown" for a custom-call nobody can cost, which counts zero).
-    A custom-call XLA cannot cost gets :func:`hlo_lsp.model.cost.custom_call_estimate`.
-    None when the kernel's instruction is not in ``module``.
+#: What one kernel costs (:func:`kernel_costs`): its instruction, its
+#: :class:`hlo_lsp.model.cost.Cost`, its roofline time on the device in
+#: seconds, and what bounds it ("compute", "memory"; "unknown" for a
+#: custom-call nobody can cost, which counts zero).
+KernelCost = tuple[Instruction, Cost, float, str]
 
-    Remembered per module: the cost once (the summary's ranking and a comparison
-    of two dumps each ask for every kernel, on devices that may differ), the
-    time once per device (by its table key)."""
-    found = _counted(module, kernel, model)
-    if found is None:
-        return None
-    ins, (cost, unknown, precision) = found
 
-    def timed() -> tuple[float, str]:
-        estimate = roofline(cost, device, precision)
-        return estimate.seconds, unknown or estimate.bound
-    return (ins, cost, *module.remembered(
-        "kernel_times", (device.key, kernel.computation, kernel.name), timed))
+def kernel_costs(module: HloModule, summary: KernelSummary,
+                 device: Accelerator) -> list[KernelCost | None]:
+    """What each kernel of ``summary`` (of ``module``) costs, in the summary's
+    order: its instruction, its :class:`hlo_lsp.model.cost.Cost` (FLOPs,
+    transcendentals, bytes accessed), its roofline time on ``device`` in seconds
+    (:func:`hlo_lsp.model.cost.roofline`) and what bounds it; None for a kernel
+    whose instruction is not in ``module``. A custom-call XLA cannot cost gets
+    :func:`hlo_lsp.model.cost.custom_call_estimate`, else zero ("unknown").
+
+    Kept in the summary: the costs once (:func:`cost_kernels`), the times once
+    per device (by its table key). The summary's ranking and a comparison of
+    two dumps each read every kernel: one list, not a lookup per kernel."""
+    def timed() -> list[KernelCost | None]:
+        out: list[KernelCost | None] = []
+        for counted in _counted_kernels(module, summary):
+            if counted is None:
+                out.append(None)
+                continue
+            ins, cost, unknown, precision = counted
+            estimate = roofline(cost, device, precision)
+            out.append((ins, cost, estimate.seconds, unknown or estimate.bound))
+        return out
+    return summary.remembered(("kernel costs", device.key), timed)
 
 
 def cost_kernels(module: HloModule, summary: KernelSummary) -> int:
     """Count the cost of every kernel of ``summary`` (of ``module``) now, for
-    :func:`kernel_cost` to remember: what a server does once, before the
-    requests that rank or compare kernels on their devices run side by side.
-    Returns the number of kernels costed."""
-    model = cost_model(module)
-    return sum(_counted(module, k, model) is not None for k in summary.kernels)
+    :func:`kernel_costs` to keep: what a server does once, before the requests
+    that rank or compare kernels on their devices run. Returns the number of
+    kernels costed."""
+    return sum(c is not None for c in _counted_kernels(module, summary))
 
 
-def _counted(module: HloModule, kernel: Kernel, model: CostModel | None
-             ) -> tuple[Instruction, tuple[Cost, str, str]] | None:
-    """``(instruction, (cost, "unknown" or "", precision key))`` of ``kernel``,
-    remembered by the module; None when its instruction is not in ``module``."""
-    comp = module.by_name.get(kernel.computation)
-    ins = comp.by_name.get(kernel.name) if comp is not None else None
-    if ins is None:
-        return None
-
-    def count() -> tuple[Cost, str, str]:
-        cost = (model or cost_model(module)).instruction(ins)
-        unknown = ""
-        if cost.unknown and ins.opcode == "custom-call":
-            cost = custom_call_estimate(module, ins) or Cost()
-            unknown = "" if cost.flops or cost.bytes_accessed else "unknown"
-        return cost, unknown, kernel_precision(module, ins)
-    return ins, module.remembered("kernel_costs", (kernel.computation, kernel.name), count)
+def _counted_kernels(module: HloModule, summary: KernelSummary
+                     ) -> list[tuple[Instruction, Cost, str, str] | None]:
+    """Per kernel of ``summary``: ``(instruction, cost, "unknown" or "",
+    precision key)``, None when its instruction is not in ``module``; kept in
+    the summary."""
+    def count() -> list[tuple[Instruction, Cost, str, str] | None]:
+        model = cost_model(module)
+        out: list[tuple[Instruction, Cost, str, str] | None] = []
+        for kernel in summary.kernels:
+            comp = module.by_name.get(kernel.computation)
+            ins = comp.by_name.get(kernel.name) if comp is not None else None
+            if ins is None:
+                out.append(None)
+                continue
+            cost = model.instruction(ins)
+            unknown = ""
+            if cost.unknown and ins.opcode == "custom-call":
+                cost = custom_call_estimate(module, ins) or Cost()
+                unknown = "" if cost.flops or cost.bytes_accessed else "unknown"
+            out.append((ins, cost, unknown, kernel_precision(module, ins)))
+        return out
+    return summary.remembered("kernel counts", count)
 
 
 def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerator,
@@ -501,11 +513,9 @@ def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerato
     ``op_name`` is the same up to the index of the repeated scope
     (:func:`repeat_scope`: ``layer_3`` and ``layer_7`` are the same pattern),
     so forward and backward kernels of equal shapes stay apart."""
-    model = cost_model(module)
     groups: dict[str, KernelGroup] = {}
     scope = repeat_scope(summary) if by_op_name else None
-    for kernel in summary.kernels:
-        found = kernel_cost(module, kernel, device, model)
+    for kernel, found in zip(summary.kernels, kernel_costs(module, summary, device)):
         if found is None:
             continue
         ins, cost, seconds, bound = found
@@ -963,10 +973,8 @@ def _cost_groups(module: HloModule, summary: KernelSummary, device: Accelerator,
 
 def _group_costs(module: HloModule, summary: KernelSummary, device: Accelerator,
                  scope: str | None) -> tuple[Cost, float, dict[str, _CostGroup]]:
-    model = cost_model(module)
     per: dict[str, _CostGroup] = {}
-    for k in summary.kernels:
-        counted = kernel_cost(module, k, device, model)
+    for k, counted in zip(summary.kernels, kernel_costs(module, summary, device)):
         if counted is None:
             continue
         group = f"{k.category} " + (op_name_pattern(k.op_name, scope) if k.op_name
@@ -974,7 +982,7 @@ def _group_costs(module: HloModule, summary: KernelSummary, device: Accelerator,
         ks, cost, seconds = per.get(group, ([], Cost(), 0.0))
         ks.append(k)
         per[group] = (ks, cost + counted[1], seconds + counted[2])
-    return model.total(), sum(v[2] for v in per.values()), per
+    return cost_model(module).total(), sum(v[2] for v in per.values()), per
 
 
 def compare_costs(old_module: HloModule, old: KernelSummary, new_module: HloModule,

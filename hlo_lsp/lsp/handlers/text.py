@@ -36,6 +36,7 @@ from hlo_lsp.lsp.documents import View
 from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
+from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.model.spans import Span
 from hlo_lsp.syntax.chunks import partial_module, quick_definition
@@ -225,14 +226,10 @@ def register(server: HloLanguageServer) -> None:
         async with ls.lease(params.text_document.uri) as a:
             if a is None:
                 return []
-            full = a.module.instruction_count() <= MAX_OUTLINE_INSTRUCTIONS
-
-            def compute() -> wire.Encoded:
-                return wire.encode([wire.document_symbol(s, a.lines)
-                                    for s in document_symbols(a.module, full)])
-
-            # Tens of thousands of entries on a dump of megabytes.
-            return await ls.work(compute)
+            # Tens of thousands of entries on a dump of megabytes: computed in
+            # the work pool, once per analysis (an editor asks again after a
+            # save, a focus change, a configuration change).
+            return await ls.store.derive(a, "outline", _outline, a.module, a.lines)
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(default=[])
@@ -255,13 +252,20 @@ def register(server: HloLanguageServer) -> None:
         async with ls.lease(parsed.text_document.uri) as a:
             if a is None:
                 return []
+            return await ls.store.derive(a, "inline regions", _inline_regions, a.module, a.lines)
 
-            def compute() -> wire.Encoded:
-                # messages.InlineRegion, field by field
-                return wire.encode([{"range": wire.range_(a.lines, r.start, r.end), "kind": r.kind}
-                                    for r in inline_regions(a.module, KINDS)])
 
-            return await ls.work(compute)
+def _outline(module: HloModule, lines: LineIndex) -> wire.Encoded:
+    """The outline of ``module`` as the LSP ``DocumentSymbol[]`` answer (every
+    instruction up to :data:`MAX_OUTLINE_INSTRUCTIONS`, computations only past)."""
+    full = module.instruction_count() <= MAX_OUTLINE_INSTRUCTIONS
+    return wire.encode([wire.document_symbol(s, lines) for s in document_symbols(module, full)])
+
+
+def _inline_regions(module: HloModule, lines: LineIndex) -> wire.Encoded:
+    """The ``hlo/inlineRegions`` answer: messages.InlineRegion, field by field."""
+    return wire.encode([{"range": wire.range_(lines, r.start, r.end), "kind": r.kind}
+                        for r in inline_regions(module, KINDS)])
 
 
 #: dump directory -> what hover says of a dump compiled without a device, read

@@ -300,3 +300,48 @@ def test_whole_document_work_runs_one_at_a_time_in_arrival_order():
     times = sorted(t for _, t in finished)
     assert order == list("abcd")
     assert times[0] < 0.4 < times[-1], times   # the first did not wait for the others
+
+
+def test_a_request_of_several_pieces_is_answered_before_the_younger_ones():
+    """``hlo.showSummary`` is several pieces of work (the kernel summary, the
+    kernels' costs, the folded report, the memory timeline), each asked for
+    when the one before has answered. An outline, inlay hints and semantic
+    tokens asked for after it used to slip in between and be answered first;
+    now the summary, the oldest request, is answered first, and the others in
+    the order they were asked for."""
+    server = create_server()
+    protocol = server.protocol
+    writer = _Writer()
+    protocol.set_writer(writer, include_headers=True)
+    uri = DUMP.as_uri()
+    doc = {"textDocument": {"uri": uri}}
+
+    def send(message: dict) -> None:
+        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
+
+    async def drive() -> list[int]:
+        try:
+            send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+            send({"method": "initialized", "params": {}})
+            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": uri, "languageId": "hlo", "version": 1, "text": DUMP.read_text()}}})
+            send({"id": 10, "method": "workspace/executeCommand", "params": {
+                "command": "hlo.showSummary", "arguments": [uri]}})
+            send({"id": 11, "method": "textDocument/documentSymbol", "params": doc})
+            send({"id": 12, "method": "textDocument/inlayHint", "params": {**doc, "range": {
+                "start": {"line": 0, "character": 0}, "end": {"line": 10**6, "character": 0}}}})
+            send({"id": 13, "method": "textDocument/semanticTokens/full", "params": doc})
+            for _ in range(600):
+                answered = [m["id"] for m in writer.messages
+                            if m.get("id") in (10, 11, 12, 13) and "method" not in m]
+                if len(answered) == 4:
+                    return answered
+                await asyncio.sleep(0.02)
+            return answered
+        finally:
+            server.shut_down()
+
+    answered = asyncio.run(drive())
+    results = {m["id"]: m.get("result") for m in writer.messages if m.get("id") in (10, 11)}
+    assert "kernel" in results[10].lower() and results[11]
+    assert answered == [10, 11, 12, 13]
