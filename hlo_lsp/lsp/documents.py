@@ -762,11 +762,8 @@ class DocumentStore:
         slot = (id(analysis), key)
         pending = self._deriving.get(slot)
         if pending is None:
-            # asked for now, in this request's turn (the work pool serves the
-            # oldest request's work first: see hlo_lsp.lsp.work)
-            computing = asyncio.get_running_loop().run_in_executor(self.derive_pool, fn, *args)
             # the pending entry holds the analysis: its id stays its own meanwhile
-            pending = asyncio.ensure_future(self._derive(analysis, key, computing))
+            pending = asyncio.ensure_future(self._derive(analysis, key, fn, args))
             self._deriving[slot] = pending
 
             def done(f: asyncio.Future) -> None:
@@ -777,6 +774,8 @@ class DocumentStore:
             pending.add_done_callback(done)
         return await asyncio.shield(pending)
 
-    async def _derive(self, analysis: Analysis, key: str, computing: asyncio.Future) -> Any:
-        return analysis.derived.setdefault(key, await computing)
+    async def _derive(self, analysis: Analysis, key: str, fn: Callable[..., Any],
+                      args: tuple) -> Any:
+        value = await asyncio.get_running_loop().run_in_executor(self.derive_pool, fn, *args)
+        return analysis.derived.setdefault(key, value)
 

@@ -9,9 +9,7 @@
   :meth:`hlo_lsp.lsp.documents.DocumentStore.lease`), is answered with
   ``ContentModified`` (-32801), as LSP 3.17 provides, instead of positions
   computed on another text;
-- cancellation (``$/cancelRequest``) propagates;
-- the whole-document work the request asks for is numbered with its arrival
-  (:func:`hlo_lsp.lsp.work.begin_request`): the oldest request's runs first.
+- cancellation (``$/cancelRequest``) propagates.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from typing import Any, Callable
 from pygls.exceptions import JsonRpcContentModified
 
 from hlo_lsp.lsp.documents import DocumentChanged
-from hlo_lsp.lsp.work import begin_request, end_request
 
 log = logging.getLogger("hlo_lsp")
 
@@ -37,7 +34,6 @@ def guarded(default: Any = None) -> Callable:
         async def run(ls, *args):
             doc = getattr(args[0], "text_document", None) if args else None
             token = ls.store.track_reads(getattr(doc, "uri", None))
-            age = begin_request()
             try:
                 result = await fn(ls, *args)
                 ls.store.check_current()
@@ -50,7 +46,6 @@ def guarded(default: Any = None) -> Callable:
                 log.exception("%s failed", fn.__name__)
                 return list(default) if isinstance(default, list) else default
             finally:
-                end_request(age)
                 ls.store.untrack(token)
         return run
     return wrap
