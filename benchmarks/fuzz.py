@@ -3,7 +3,8 @@
     python benchmarks/fuzz.py [--seconds 600] [--seed N] [--out fuzz-out]
 
 Same options and environment variables (``HLO_LSP_FUZZ_SECONDS``,
-``HLO_LSP_FUZZ_SEED``, ``HLO_LSP_FUZZ_OUT``) as ``python -m tests.fuzz.harness``;
+``HLO_LSP_FUZZ_SEED``, ``HLO_LSP_FUZZ_OUT``, ``HLO_LSP_FUZZ_LANES``,
+``HLO_LSP_FUZZ_SERVER_LOG``) as ``python -m tests.fuzz.harness``;
 the default here is 600 seconds. Prints the counts (documents, edits,
 requests, crashes, slow, unanswered, errors, tracebacks, error popups,
 off-document ranges, mismatches) and writes a minimized reproducer per failure

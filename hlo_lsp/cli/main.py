@@ -18,8 +18,13 @@ from hlo_lsp import __version__
 
 
 def _serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, args.log_level.upper()),
+    level = getattr(logging, args.log_level.upper())
+    logging.basicConfig(stream=sys.stderr, level=level,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    # pygls logs every message it sends, whole, at INFO: megabytes per answer
+    # about a large dump. Its INFO is shown only with the server's DEBUG.
+    logging.getLogger("pygls").setLevel(level if level <= logging.DEBUG
+                                        else max(level, logging.WARNING))
     from hlo_lsp.lsp.server import serve_stdio
     return serve_stdio()
 

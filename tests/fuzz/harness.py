@@ -33,7 +33,10 @@ request's failure, with a JSON file naming the request.
 
 Run it: ``python -m tests.fuzz.harness --seconds 180 --seed 1`` (or
 ``benchmarks/fuzz.py``); ``HLO_LSP_FUZZ_SECONDS`` / ``HLO_LSP_FUZZ_SEED`` set
-the defaults.
+the defaults. With ``HLO_LSP_FUZZ_SERVER_LOG=1`` the servers log at INFO, and
+the report says what each server logged while its answers over 2 s waited
+(:func:`stall_cause`: a full garbage collection, another document's analysis,
+the document's own, or nothing).
 """
 
 from __future__ import annotations
@@ -159,6 +162,24 @@ def answers_stay_json(text: str) -> bool:
 def slow_limit(chars: int) -> float:
     """Seconds a request about a document of ``chars`` characters may take."""
     return max(SLOW_S, SLOW_S_PER_MB * chars / 1e6)
+
+
+_ANALYZED = re.compile(r" analyzed (\S+) v")
+_COLLECTED = re.compile(r" full garbage collection in ([0-9.]+) s")
+
+
+def stall_cause(log: list[str], uri: str) -> str:
+    """What a server logged (at INFO: ``hlo_lsp.lsp.documents`` and
+    ``hlo_lsp.lsp.collector``) while a request about ``uri`` waited, in one of
+    four words: "a full collection" (the collector holds the interpreter
+    until it is done), "another document's analysis" (left over from a closed
+    document or running for another one), "its own analysis", or "nothing"."""
+    if any(_COLLECTED.search(line) for line in log):
+        return "a full collection"
+    analysed = {m.group(1) for line in log if (m := _ANALYZED.search(line))}
+    if analysed - {uri}:
+        return "another document's analysis"
+    return "its own analysis" if analysed else "nothing"
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -453,6 +474,11 @@ class Server:
         self.env = env
         self.client: LanguageClient | None = None
         self.stderr: list[str] = []
+        #: when each line of ``stderr`` was read (monotonic s)
+        self.stderr_read: list[float] = []
+        #: the server logs at INFO (its analyses and full garbage collections)
+        #: when ``HLO_LSP_FUZZ_SERVER_LOG`` is 1: see :meth:`log_between`
+        self.log_info = env.get("HLO_LSP_FUZZ_SERVER_LOG") == "1"
         self.published: dict[str, Published] = {}
         self.changed = asyncio.Event()
         self.xla = env.get("HLO_LSP_FUZZ_XLA") == "1"
@@ -477,7 +503,8 @@ class Server:
             client.feature(method)(func)
         # pygls' own start_io: pytest-lsp's would forward stderr to ours
         await super(LanguageClient, client).start_io(
-            sys.executable, "-m", "hlo_lsp", env=self.env)
+            sys.executable, "-m", "hlo_lsp", *(["--log-level", "info"] if self.log_info else []),
+            env=self.env)
         # pygls' reading task has been created but has not read yet: each body it
         # reads from here on is stamped before it is decoded
         _stamp_answers(client._server.stdout, self, client.protocol)
@@ -508,8 +535,28 @@ class Server:
         self.changed.set()
 
     async def _read_stderr(self, proc) -> None:
-        while line := await proc.stderr.readline():
-            self.stderr.append(line.decode("utf-8", "replace"))
+        # by chunks, not readline(): a line past the reader's limit (64 KiB)
+        # would end the reading, and the server would block on a full pipe
+        pending = bytearray()
+        while chunk := await proc.stderr.read(1 << 16):
+            pending += chunk
+            end = pending.rfind(b"\n") + 1
+            now = time.monotonic()
+            for line in pending[:end].splitlines(keepends=True):
+                self.stderr.append(line.decode("utf-8", "replace"))
+                self.stderr_read.append(now)
+            del pending[:end]
+        if pending:
+            self.stderr.append(pending.decode("utf-8", "replace"))
+            self.stderr_read.append(time.monotonic())
+
+    def log_between(self, t0: float, t1: float) -> list[str]:
+        """The lines of the server's stderr read between monotonic times ``t0``
+        and ``t1`` (a log line is read when the server has written it: the
+        collection or analysis it reports ended in that window)."""
+        import bisect
+        return self.stderr[bisect.bisect_left(self.stderr_read, t0):
+                           bisect.bisect_right(self.stderr_read, t1)]
 
     @property
     def pid(self) -> int | None:
@@ -704,6 +751,8 @@ class Outcome:
     result: Any = None
     error: str | None = None
     unanswered: bool = False
+    #: when it was sent (monotonic s)
+    sent: float = 0.0
 
 
 async def send(server: Server, kind: str, params: Any, raw: bool = False) -> Outcome:
@@ -727,15 +776,15 @@ async def send(server: Server, kind: str, params: Any, raw: bool = False) -> Out
     try:
         result = await asyncio.wait_for(asyncio.shield(fut), UNANSWERED_S)
         result = server.raw_results.pop(msg_id, result)
-        return Outcome(kind, params, seconds(), result)
+        return Outcome(kind, params, seconds(), result, sent=t0)
     except asyncio.TimeoutError:
-        return Outcome(kind, params, seconds(), unanswered=True)
+        return Outcome(kind, params, seconds(), unanswered=True, sent=t0)
     except JsonRpcException as exc:
         code = getattr(exc, "code", None)
         err = None if code in (CONTENT_MODIFIED, REQUEST_CANCELLED) else f"{code}: {exc}"
-        return Outcome(kind, params, seconds(), error=err)
+        return Outcome(kind, params, seconds(), error=err, sent=t0)
     except Exception as exc:  # noqa: BLE001 - e.g. the server exited
-        return Outcome(kind, params, seconds(), error=f"{type(exc).__name__}: {exc}")
+        return Outcome(kind, params, seconds(), error=f"{type(exc).__name__}: {exc}", sent=t0)
 
 
 # ------------------------------------------------------------------ report ---
@@ -774,6 +823,9 @@ class Report:
     over_2s_small: int = 0
     #: request kind -> its answers over SLOW_S
     over_2s_by_kind: dict[str, int] = field(default_factory=dict)
+    #: what the server logged while answers over SLOW_S waited (see
+    #: :func:`stall_cause`; only with ``HLO_LSP_FUZZ_SERVER_LOG=1``) -> their number
+    over_2s_during: dict[str, int] = field(default_factory=dict)
     #: server ("lane 0", ..., "fresh") -> its resident memory in MB after its
     #: first document, the largest after any document, after its last
     memory: dict[str, tuple[float, float, float]] = field(default_factory=dict)
@@ -798,7 +850,11 @@ class Report:
         lines = [head, f"  answers over {SLOW_S:.0f} s: {self.over_2s} "
                        f"({self.over_2s_small} on documents under 1 MB)" + "".join(
                            f"; {kind} {n}" for kind, n in sorted(
-                               self.over_2s_by_kind.items(), key=lambda kv: -kv[1])),
+                               self.over_2s_by_kind.items(), key=lambda kv: -kv[1])) + (
+                           "; meanwhile the server logged: " + "; ".join(
+                               f"{cause} {n}" for cause, n in sorted(
+                                   self.over_2s_during.items(), key=lambda kv: -kv[1]))
+                           if self.over_2s_during else ""),
                  "  slowest answers: " + ", ".join(
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
             for k, (s, n) in sorted(self.slowest.items(), key=lambda kv: -kv[1][0])[:6])]
@@ -959,7 +1015,7 @@ class Fuzzer:
             self.report.requests += len(outcomes)
             lines = lines_of(text)
             for o in outcomes:
-                self.judge(o, lines, uri, doc, source.name, text, history)
+                self.judge(o, lines, uri, doc, source.name, text, history, server)
             new_log = server.stderr[log_seen:]
             log_seen = len(server.stderr)
             if any(TRACEBACK in line for line in new_log):
@@ -979,7 +1035,7 @@ class Fuzzer:
         return server
 
     def judge(self, o: Outcome, lines: Lines, uri: str, doc: int, source: str, text: str,
-              history: list[str]) -> None:
+              history: list[str], server: Server | None = None) -> None:
         req = (o.method, o.params)
         if o.unanswered:
             self.fail("unanswered", f"{o.method}: no answer in {UNANSWERED_S:.0f} s", doc,
@@ -993,9 +1049,15 @@ class Fuzzer:
             self.report.over_2s_small += len(text) < LARGE
             kind = o.method.split(" ")[-1]
             self.report.over_2s_by_kind[kind] = self.report.over_2s_by_kind.get(kind, 0) + 1
+            during = ""
+            if server is not None and server.log_info:
+                during = stall_cause(server.log_between(o.sent, o.sent + o.seconds), uri)
+                self.report.over_2s_during[during] = self.report.over_2s_during.get(during, 0) + 1
+                during = f"; meanwhile {during}"
         if o.seconds > slow_limit(len(text)):
             self.fail("slow", f"{o.method}: {o.seconds:.1f} s on {len(text):,} characters "
-                      f"(limit {slow_limit(len(text)):.1f} s)", doc, source, text, req, history)
+                      f"(limit {slow_limit(len(text)):.1f} s){during}", doc, source, text, req,
+                      history)
         if o.error:
             self.fail("errors", f"{o.method}: {o.error}", doc, source, text, req, history)
             return

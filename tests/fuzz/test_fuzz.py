@@ -130,3 +130,46 @@ def test_a_failure_is_counted_and_written_out(tmp_path, kind):
     written = json.loads((tmp_path / "fuzz-5-0.json").read_text())
     assert written["kind"] == kind and written["history"] == ["truncate"]
     assert written["reproduce"] == "python -m tests.fuzz.harness --seed 5 --documents 4"
+
+
+def test_stall_cause_names_what_the_server_did_meanwhile():
+    log = ["2026-11-27 03:46:35,463 hlo_lsp INFO analyzed file:///b.hlo v1 (86 chars) in 0.9 s\n"]
+    assert harness.stall_cause([], URI) == "nothing"
+    assert harness.stall_cause(log, "file:///b.hlo") == "its own analysis"
+    assert harness.stall_cause(log, URI) == "another document's analysis"
+    gc = "2026-11-27 03:46:36,001 hlo_lsp INFO full garbage collection in 1.250 s (9 objects frozen)\n"
+    assert harness.stall_cause(log + [gc], "file:///b.hlo") == "a full collection"
+
+
+def test_the_server_log_is_read_whatever_the_length_of_its_lines():
+    """A line longer than asyncio's reader limit (64 KiB) neither ends the
+    reading (the server would then block on a full pipe) nor loses a line."""
+    async def read() -> harness.Server:
+        server = harness.Server({})
+        stream = asyncio.StreamReader()
+        stream.feed_data(b"first\n" + b"x" * 200_000 + b"\nlast without a newline")
+        stream.feed_eof()
+        await server._read_stderr(type("Proc", (), {"stderr": stream})())
+        return server
+    server = asyncio.run(read())
+    assert [len(line) for line in server.stderr] == [6, 200_001, 22]
+    assert len(server.stderr_read) == 3
+    assert server.log_between(0, float("inf")) == server.stderr
+
+
+def test_a_server_at_info_logs_its_analyses_but_not_every_message():
+    """``HLO_LSP_FUZZ_SERVER_LOG=1``: the servers log at INFO, which names each
+    analysis (what :func:`harness.stall_cause` reads) and leaves out pygls'
+    INFO, a copy of every message sent (megabytes per answer on a large dump)."""
+    async def run() -> list[str]:
+        env = dict(os.environ, PYTHONPATH=str(harness.ROOT), PYTHONUNBUFFERED="1",
+                   HLO_LSP_FUZZ_SERVER_LOG="1")
+        server = harness.Server(env)
+        await server.start()
+        try:
+            return list(server.stderr)
+        finally:
+            await server.stop()
+    log = asyncio.run(run())
+    assert any(" INFO analyzed file:///hlo-lsp-fuzz/warm-up.hlo v1 " in line for line in log)
+    assert not any("pygls" in line and " INFO " in line for line in log), log[:3]
