@@ -173,3 +173,35 @@ def test_a_server_at_info_logs_its_analyses_but_not_every_message():
     log = asyncio.run(run())
     assert any(" INFO analyzed file:///hlo-lsp-fuzz/warm-up.hlo v1 " in line for line in log)
     assert not any("pygls" in line and " INFO " in line for line in log), log[:3]
+
+
+def test_untyped_answers_stay_json_so_their_ranges_are_checked():
+    """The answers lsprotocol does not type (``hlo/*``, executeCommand) reach
+    the range check as JSON objects: pygls would have made namedtuples of
+    them, which the check walks as tuples, past every range."""
+    text = harness.EXAMPLES.joinpath(
+        "cpu_dump", "module_0002.jit__threefry_seed.cpu_after_optimizations.txt").read_text()
+    uri = "file:///hlo-lsp-fuzz/regions.hlo"
+
+    async def run() -> harness.Outcome:
+        env = dict(os.environ, PYTHONPATH=str(harness.ROOT), PYTHONUNBUFFERED="1")
+        server = harness.Server(env)
+        await server.start()
+        try:
+            server.client.text_document_did_open(types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
+            return await harness.send(server, "hlo/inlineRegions",
+                                      {"textDocument": {"uri": uri}})
+        finally:
+            await server.stop()
+    outcome = asyncio.run(run())
+    assert harness.untyped("hlo/inlineRegions") and not harness.untyped("textDocument/hover")
+    regions = outcome.result["regions"] if isinstance(outcome.result, dict) else outcome.result
+    assert regions and all(isinstance(r, dict) for r in regions), outcome.result
+    lines = harness.lines_of(text)
+    assert harness.off_document(outcome.result, lines, uri, "hlo/inlineRegions") == []
+    # the same answer with one range moved past the last line is caught
+    moved = json.loads(json.dumps(outcome.result))
+    first = (moved["regions"] if isinstance(moved, dict) else moved)[0]
+    first["range"]["end"]["line"] = lines.count + 3
+    assert harness.off_document(moved, lines, uri, "hlo/inlineRegions")
