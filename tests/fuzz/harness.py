@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import functools
 import gc
 import json
@@ -563,7 +564,6 @@ class Server:
         """The lines of the server's stderr read between monotonic times ``t0``
         and ``t1`` (a log line is read when the server has written it: the
         collection or analysis it reports ended in that window)."""
-        import bisect
         return self.stderr[bisect.bisect_left(self.stderr_read, t0):
                            bisect.bisect_right(self.stderr_read, t1)]
 
