@@ -245,11 +245,13 @@ def parse_window(value: str | None) -> list[WindowDim]:
 
 def dot_flops(lhs: Shape | None, result: Shape | None, lhs_contracting: list[int]) -> int:
     """FLOPs of a dot: 2 per output element per contracted element
-    (``HloCostAnalysis::GetDotFlops``)."""
+    (``HloCostAnalysis::GetDotFlops``). A dimension listed twice counts once
+    (XLA's shape inference rejects the dot; a broken attribute such as
+    ``lhs_contracting_dims={0,=, ...`` lists every number up to the line's end)."""
     if not isinstance(lhs, ArrayShape):
         return 0
     width = 1
-    for d in lhs_contracting:
+    for d in set(lhs_contracting):
         if 0 <= d < lhs.rank:
             width *= max(lhs.dims[d], 0)
     return FMA_FLOPS * elements(result) * width
@@ -1010,16 +1012,28 @@ class Roofline:
 def roofline(cost: Cost, device: Accelerator, precision: str = "f32") -> Roofline:
     """time = max(FLOPs / peak FLOP/s at ``precision``, bytes / memory bandwidth),
     in seconds; transcendentals count one operation each at the device's f32
-    (vector) rate. XLA's -1 for an unknown custom-call counts zero."""
-    compute = max(cost.known_flops, 0.0) / device.flops_per_second(precision) + \
-        max(cost.transcendentals, 0.0) / device.flops_per_second("f32")
-    memory = max(cost.known_bytes, 0.0) / device.memory_bandwidth
+    (vector) rate. XLA's -1 for an unknown custom-call counts zero. Counts past
+    a float's range (the shapes of broken or hostile text) take infinite time."""
+    compute = as_float(max(cost.known_flops, 0.0)) / device.flops_per_second(precision) + \
+        as_float(max(cost.transcendentals, 0.0)) / device.flops_per_second("f32")
+    memory = as_float(max(cost.known_bytes, 0.0)) / device.memory_bandwidth
     bound = "compute" if compute > memory else "memory"
     return Roofline(max(compute, memory), compute, memory, bound, precision, device)
 
 
+def as_float(n: float) -> float:
+    """``n`` as a float; an integer past a float's range (about 1.8e308, counts
+    from the shapes of broken or hostile text) as infinity of its sign, where
+    ``float`` raises OverflowError."""
+    try:
+        return float(n)
+    except OverflowError:
+        return math.inf if n > 0 else -math.inf
+
+
 def format_count(n: float, unit: str) -> str:
     """``2.1e9`` -> ``2.10 G{unit}``; plain under a thousand."""
+    n = as_float(n)
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(n) >= scale:
             return f"{n / scale:.3g} {prefix}{unit}"

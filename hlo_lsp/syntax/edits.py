@@ -88,8 +88,33 @@ def apply_changes(text: str, lines: LineIndex,
             continue
         start = lines.offset(rng[0], rng[1])
         end = max(start, lines.offset(rng[2], rng[3]))
+        start, end, new = _join_surrogates(text, start, end, new)
         step = EditWindow(start, end, start + len(new))
         text = text[:start] + new + text[end:]
         lines = lines.edited(text, step)
         window = step if window is None else window.then(step)
     return text, lines, (None if whole else window)
+
+
+def _is_high(c: str) -> bool:
+    return "\ud800" <= c <= "\udbff"
+
+
+def _is_low(c: str) -> bool:
+    return "\udc00" <= c <= "\udfff"
+
+
+def _join_surrogates(text: str, start: int, end: int, new: str) -> tuple[int, int, str]:
+    r"""The replacement of ``text[start:end]`` by ``new`` as (start, end, new),
+    widened by one character on a side where a lone surrogate of ``text`` meets
+    its other half, which are then one character: the document is UTF-16 (LSP
+    3.17), where ``\ud800`` then ``\udc80`` *is* U+10080, as it is in the text
+    a client sends on didOpen (JSON's ``"\ud800\udc80"``). Joined, the server's
+    copy after such an edit equals a fresh open of the same document."""
+    lo = start - 1 if start and _is_high(text[start - 1]) else start
+    hi = end + 1 if end < len(text) and _is_low(text[end]) else end
+    if lo == start and hi == end:
+        return start, end, new
+    region = text[lo:start] + new + text[end:hi]
+    return lo, hi, region.encode("utf-16-le", "surrogatepass").decode(
+        "utf-16-le", "surrogatepass")

@@ -6,6 +6,7 @@ ending at a lone CR."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 
@@ -340,3 +341,67 @@ async def test_readable_view_lines_are_the_editors_lines(client: LanguageClient,
     assert "\r" not in view["text"]
     assert len(view["text"].split("\n")) == len(view["lineMap"]) == len(view["sourceLines"])
     assert view["sourceLines"][0] == 0 and view["sourceLines"][2] > 0
+
+
+# ------------------------------------------------ the hour of 2026-11-27 ---
+async def test_an_edit_that_completes_a_surrogate_pair_equals_a_fresh_open(
+        client: LanguageClient, tmp_path):
+    """A low surrogate typed after a lone high one: in UTF-16, the document the
+    LSP speaks of, the two are one character (U+10080), as a fresh didOpen of
+    the same text delivers it (JSON's "\\ud800\\udc80"). The server kept two
+    characters, and its diagnostic quoted them differently from a fresh open's
+    (fuzz seed 51, document 7547)."""
+    before = "HloModule m\n\nENTRY %main () -> f32[] {\n  ROOT %p = f32[9\ud800,2] parameter(0)\n}\n"
+    after = before.replace("\ud800", "\ud800\udc80")
+    edited, fresh = (tmp_path / "edited.hlo").as_uri(), (tmp_path / "fresh.hlo").as_uri()
+    _open(client, edited, before)
+    at = before.index("\ud800") + 1  # all ASCII before it: a column is an offset
+    line = before.count("\n", 0, at)
+    column = at - before.rindex("\n", 0, at) - 1
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=edited, version=2),
+        [types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=line, character=column),
+                              end=types.Position(line=line, character=column)),
+            text="\udc80")]))
+    _open(client, fresh, after)
+    want = await _diagnostics(client, fresh, lambda d: len(d) > 0)
+    try:
+        await asyncio.wait_for(_diagnostics(client, edited, lambda d: [
+            x.message for x in d] == [x.message for x in want]), 10)
+    except asyncio.TimeoutError:
+        pass  # compared below: the last ones published
+    got = client.diagnostics.get(edited) or []
+    assert [x.message for x in got] == [x.message for x in want]
+    assert "\U00010080" in want[0].message
+
+
+async def test_a_dot_whose_contracting_dimensions_run_to_the_line_end_is_summarised(
+        client: LanguageClient, tmp_path):
+    """``lhs_contracting_dims={0,=, ...`` took every number up to the line's end
+    as a contracting dimension: a FLOP count of 309 digits, which the roofline
+    could not turn into a float (OverflowError, a traceback and no summary;
+    fuzz seed 51, document 9556). A dimension counts once now, and a count past
+    a float's range is an infinite time."""
+    numbers = ",".join(["0", "1", "2"] * 120)
+    text = ("HloModule m\n\nENTRY %main (a: f32[12,64,768], b: f32[12,64,768]) -> "
+            "f32[768,768] {\n  %a = f32[12,64,768]{2,1,0} parameter(0)\n"
+            "  %b = f32[12,64,768]{2,1,0} parameter(1)\n"
+            "  ROOT %d = f32[768,768]{1,0} dot(f32[12,64,768]{2,1,0} %a, "
+            f"f32[12,64,768]{{2,1,0}} %b), lhs_contracting_dims={{0,=, "
+            f'rhs_contracting_dims={{0,1}}, metadata={{op_name="x" source_line={numbers}}}\n}}\n')
+    uri = (tmp_path / "dot.hlo").as_uri()
+    _open(client, uri, text)
+    summary = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        "hlo.showSummary", [uri, {"format": "text"}]))
+    # (the command's answer was null, its error caught and logged)
+    assert isinstance(summary, str) and "dot" in summary, summary
+
+
+def test_a_count_past_a_floats_range_is_an_infinite_time():
+    from hlo_lsp.model.accelerators import accelerator
+    from hlo_lsp.model.cost import Cost, format_count, roofline
+    device = accelerator("h100-sxm")
+    estimate = roofline(Cost(flops=10 ** 400), device)
+    assert estimate.seconds == float("inf") and estimate.bound == "compute"
+    assert format_count(10 ** 400, "FLOP") == "inf PFLOP"
