@@ -107,6 +107,18 @@ async def test_semantic_tokens_full_legend_and_tokens(client: LanguageClient):
     length, ttype, mods = tokens[(p.line, p.character)]
     assert (ttype, mods) == ("comment", {"metadata"})
     assert text[text.index("metadata=", text.index("%cublas-gemm.1.0 =")):][length - 1] == "}"
+    # A range over the whole document is the full answer (kept with the analysis).
+    whole = await client.text_document_semantic_tokens_range_async(
+        types.SemanticTokensRangeParams(text_document=_doc(uri), range=_whole(text)))
+    assert whole.data == data
+    name = _pos(text, "%cublas-gemm.1.0 =")
+    part = await client.text_document_semantic_tokens_range_async(
+        types.SemanticTokensRangeParams(text_document=_doc(uri), range=types.Range(
+            start=name, end=_pos(text, "%cublas-gemm.1.0 =", 2))))
+    # the tokens of the instruction that starts there, from its name on, on its line
+    assert list(part.data[:5]) == [name.line, name.character, 16, TOKEN_TYPES.index("variable"),
+                             1 << TOKEN_MODIFIERS.index("declaration")]
+    assert len(part.data) > 5 and not any(part.data[5::5])
 
 
 async def test_code_lens_on_entry_and_show_summary(client: LanguageClient):
@@ -147,6 +159,16 @@ async def test_execute_readable_view(client: LanguageClient):
     assert '    //       "selected_algorithm": "4",' in lines[j:]
     config_line = lines.index("    // backend_config:")
     assert result["lineMap"][config_line] == text.index("backend_config=")
+    # Views are kept per analysis and options: without inlined fusions, the fused
+    # computation stands alone again, and with the metadata kept it is there.
+    plain = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="hlo.readableView", arguments=[uri, {"keepMetadata": True}]))
+    assert not any(s.startswith("      %wrapped_transpose_computation")
+                   for s in plain["text"].split("\n"))
+    assert "metadata=" in plain["text"]
+    again = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="hlo.readableView", arguments=[uri, {"inlineFusions": True}]))
+    assert again == result
 
 
 async def test_execute_compare_dumps_seed_001(client: LanguageClient):

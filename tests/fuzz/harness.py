@@ -80,6 +80,8 @@ FAILURE_KINDS = ("crashes", "slow", "unanswered", "errors", "tracebacks", "error
 TRACEBACK = "Traceback (most recent call last)"
 #: Seed files larger than this are used as "a few large files" only.
 LARGE = 1_000_000
+#: The share of documents made from a large seed file (``--large-share``).
+LARGE_SHARE = 0.04
 
 # -------------------------------------------------------------------- lines ---
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -837,6 +839,9 @@ class Report:
     #: what the server logged while answers over SLOW_S waited (see
     #: :func:`stall_cause`; only with ``HLO_LSP_FUZZ_SERVER_LOG=1``) -> their number
     over_2s_during: dict[str, int] = field(default_factory=dict)
+    #: the answer times (s) of requests about documents of :data:`LARGE` characters
+    #: and more
+    large_seconds: list[float] = field(default_factory=list)
     #: server ("lane 0", ..., "fresh") -> its resident memory in MB after its
     #: first document, the largest after any document, after its last
     memory: dict[str, tuple[float, float, float]] = field(default_factory=dict)
@@ -848,6 +853,18 @@ class Report:
             return
         first, top, _ = self.memory.get(name, (mb, mb, mb))
         self.memory[name] = (first, max(top, mb), mb)
+
+    def _large_line(self) -> str:
+        """The answer times on documents of a megabyte and more: count, median,
+        90th and 99th percentile."""
+        t = sorted(self.large_seconds)
+        if not t:
+            return "  answers on documents of 1 MB and more: none"
+
+        def q(p: float) -> float:
+            return t[min(len(t) - 1, int(p * len(t)))]
+        return (f"  answers on documents of 1 MB and more: {len(t)}, median {q(0.5):.2f} s, "
+                f"p90 {q(0.9):.2f} s, p99 {q(0.99):.2f} s, longest {t[-1]:.2f} s")
 
     @property
     def failed(self) -> int:
@@ -866,6 +883,7 @@ class Report:
                                f"{cause} {n}" for cause, n in sorted(
                                    self.over_2s_during.items(), key=lambda kv: -kv[1]))
                            if self.over_2s_during else ""),
+                 self._large_line(),
                  "  slowest answers: " + ", ".join(
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
             for k, (s, n) in sorted(self.slowest.items(), key=lambda kv: -kv[1][0])[:6])]
@@ -903,9 +921,11 @@ class Fuzzer:
 
     def __init__(self, seed: int, seconds: float, out: pathlib.Path,
                  files: list[pathlib.Path], minimize_s: float = 60.0,
-                 tree: pathlib.Path = ROOT, lanes: int = 1) -> None:
+                 tree: pathlib.Path = ROOT, lanes: int = 1,
+                 large_share: float = LARGE_SHARE) -> None:
         self.seed, self.seconds, self.out, self.files = seed, seconds, out, files
         self.lanes = lanes
+        self.large_share = large_share
         self.minimize_s = minimize_s
         self.env = dict(os.environ, PYTHONPATH=str(tree), PYTHONUNBUFFERED="1")
         self.report = Report(seed, lanes=lanes)
@@ -966,7 +986,7 @@ class Fuzzer:
                 self._next += 1
                 # each document has its own generator: seed and number reproduce it
                 drng = random.Random(f"{self.seed}:{doc}")
-                pool = self._large if self._large and drng.random() < 0.04 else self._small
+                pool = self._large if self._large and drng.random() < self.large_share else self._small
                 source = drng.choice(pool)
                 server = await self.document(server, doc, source, drng)
                 self.report.documents += 1
@@ -1055,6 +1075,8 @@ class Fuzzer:
         slowest = self.report.slowest.get(o.method)
         if slowest is None or o.seconds > slowest[0]:
             self.report.slowest[o.method] = (o.seconds, len(text))
+        if len(text) >= LARGE:
+            self.report.large_seconds.append(o.seconds)
         if o.seconds > SLOW_S:
             self.report.over_2s += 1
             self.report.over_2s_small += len(text) < LARGE
@@ -1265,20 +1287,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lanes", type=int,
                         default=int(os.environ.get("HLO_LSP_FUZZ_LANES", "1") or 1),
                         help="servers fuzzed side by side (each with its own documents)")
+    parser.add_argument("--large-share", type=float, default=LARGE_SHARE,
+                        help="the share of documents made from a seed file of 1 MB and "
+                             f"more (default {LARGE_SHARE}); a larger share measures the "
+                             "answers on large documents in a shorter run")
     args = parser.parse_args(argv)
     report = run(args.seed, args.seconds, args.out, seed_files(args.corpus),
-                 args.minimize_seconds, args.documents, lanes=args.lanes)
+                 args.minimize_seconds, args.documents, lanes=args.lanes,
+                 large_share=args.large_share)
     print(report.summary())
     return 1 if report.failed else 0
 
 
 def run(seed: int, seconds: float, out: pathlib.Path, files: list[pathlib.Path],
         minimize_s: float = 60.0, documents: int = 0, tree: pathlib.Path = ROOT,
-        lanes: int = 1) -> Report:
+        lanes: int = 1, large_share: float = LARGE_SHARE) -> Report:
     """One fuzz run (blocking): its report. ``documents`` > 0 stops after that many;
-    ``lanes`` servers are fuzzed side by side."""
+    ``lanes`` servers are fuzzed side by side; ``large_share`` of the documents
+    come from seed files of :data:`LARGE` characters and more."""
     fuzzer = Fuzzer(seed, seconds if not documents else 1e9, out, files, minimize_s, tree,
-                    lanes=lanes)
+                    lanes=lanes, large_share=large_share)
     if documents:
         original = fuzzer.document
 

@@ -132,6 +132,14 @@ def test_a_failure_is_counted_and_written_out(tmp_path, kind):
     assert written["reproduce"] == "python -m tests.fuzz.harness --seed 5 --documents 4"
 
 
+def test_the_report_gives_the_answer_times_on_large_documents():
+    report = harness.Report(1)
+    assert "answers on documents of 1 MB and more: none" in report.summary()
+    report.large_seconds = [0.1 * i for i in range(1, 101)]  # 0.1 .. 10.0 s
+    assert ("answers on documents of 1 MB and more: 100, median 5.10 s, p90 9.10 s, "
+            "p99 10.00 s, longest 10.00 s") in report.summary()
+
+
 def test_stall_cause_names_what_the_server_did_meanwhile():
     log = ["2026-11-27 03:46:35,463 hlo_lsp INFO analyzed file:///b.hlo v1 (86 chars) in 0.9 s\n"]
     assert harness.stall_cause([], URI) == "nothing"

@@ -86,12 +86,14 @@ def register(server: HloLanguageServer) -> None:
             end = to_offset(a.lines, params.range.end)
             categories = ls.settings.inlay_hints.categories()
 
-            def compute() -> wire.Encoded:
-                return wire.encode(wire.inlay_hints(
-                    inlay_hints(a.module, start, end, categories), a.lines))
-
-            # A whole-document request on a large dump is tens of thousands of hints.
-            return await ls.work(compute)
+            if _whole(a, start, end):
+                # Tens of thousands of hints on a large dump: the answer for the
+                # whole document is kept with the analysis (a client that cannot
+                # ask for ranges asks for it again after each scroll or focus).
+                return await ls.store.derive(a, f"inlay hints:{','.join(categories)}",
+                                             _inlay_answer, a, 0, len(a.module.text),
+                                             categories)
+            return await ls.work(_inlay_answer, a, start, end, categories)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     @guarded(default=None)
@@ -115,7 +117,12 @@ def register(server: HloLanguageServer) -> None:
                 return None
             start = to_offset(a.lines, params.range.start)
             end = to_offset(a.lines, params.range.end)
-            return wire.encode({"data": semantic_tokens(a.module, a.lines, start, end)})
+            if _whole(a, start, end):
+                # the tokens starting in the whole document are the full answer's
+                data = await ls.store.derive(a, "tokens", semantic_tokens, a.module, a.lines)
+            else:
+                data = semantic_tokens(a.module, a.lines, start, end)
+            return wire.encode({"data": data})
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     @guarded(default=[])
@@ -160,11 +167,10 @@ def register(server: HloLanguageServer) -> None:
         async with _command_document(ls, args, messages.ReadableOptions) as (a, options):
             if a is None:
                 return None
-            view = await ls.work(render, a.module, options.inline_fusions,
-                                 options.keep_metadata)
-            return messages.to_json(messages.ReadableView(
-                view.text, view.line_offsets,
-                [None if o is None else a.lines.line_of(o) for o in view.line_offsets]))
+            # megabytes of text for a large dump: once per analysis and options
+            return await ls.store.derive(
+                a, f"readable view:{options.inline_fusions}:{options.keep_metadata}",
+                _readable_answer, a, options.inline_fusions, options.keep_metadata)
 
     @server.command(COMPARE_DUMPS)
     @guarded(default=None)
@@ -183,6 +189,27 @@ def register(server: HloLanguageServer) -> None:
             diff = await ls.work(compare, sa, sb, old.module, new.module, device)
         render_diff = diff_markdown if options.format == "markdown" else diff_text
         return render_diff(diff, f"old {_name(old_uri)}", f"new {_name(new_uri)}")
+
+
+def _whole(a: Analysis, start: int, end: int) -> bool:
+    """Whether the character range ``[start, end)`` covers all of ``a``'s text."""
+    return start <= 0 and end >= len(a.module.text)
+
+
+def _inlay_answer(a: Analysis, start: int, end: int, categories: tuple[str, ...]
+                  ) -> wire.Encoded:
+    """The ``textDocument/inlayHint`` answer for the instructions of ``a`` that
+    overlap ``[start, end]`` (character offsets), hints of ``categories`` only."""
+    return wire.encode(wire.inlay_hints(inlay_hints(a.module, start, end, categories),
+                                        a.lines))
+
+
+def _readable_answer(a: Analysis, inline_fusions: bool, keep_metadata: bool) -> dict:
+    """The ``hlo.readableView`` answer for ``a`` (messages.ReadableView as JSON)."""
+    view = render(a.module, inline_fusions, keep_metadata)
+    return messages.to_json(messages.ReadableView(
+        view.text, view.line_offsets,
+        [None if o is None else a.lines.line_of(o) for o in view.line_offsets]))
 
 
 def _name(uri: str) -> str:

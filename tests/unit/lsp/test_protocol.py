@@ -88,7 +88,9 @@ def test_finished_notifications_and_commands_leave_nothing_behind(monkeypatch):
     asyncio.run(drive())
     answers = {m["id"]: m for m in writer.messages if "id" in m and "method" not in m}
     assert all("result" in answers[i] and answers[i]["result"] for i in (10, 11, 12, 20, 21, 22))
-    assert len(views) == 3
+    # each request reads the analysis current when it runs, and a view is
+    # rendered once per analysis: the three may share one
+    assert 1 <= len(views) <= 3
     # nothing of the notifications, commands or requests is kept
     assert protocol._request_futures == {}
     gc.collect()
