@@ -845,6 +845,10 @@ class Report:
     #: server ("lane 0", ..., "fresh") -> its resident memory in MB after its
     #: first document, the largest after any document, after its last
     memory: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    #: seconds the servers were left idle after the run (``--idle-seconds``), and
+    #: server -> its resident memory in MB then
+    idle_s: float = 0.0
+    idle_memory: dict[str, float] = field(default_factory=dict)
 
     def note_memory(self, name: str, pid: int | None) -> None:
         """Record the resident memory of server ``name`` (process ``pid``) now."""
@@ -853,6 +857,12 @@ class Report:
             return
         first, top, _ = self.memory.get(name, (mb, mb, mb))
         self.memory[name] = (first, max(top, mb), mb)
+
+    def note_idle_memory(self, name: str, pid: int | None) -> None:
+        """Record the resident memory of server ``name`` after the idle time."""
+        mb = rss_bytes(pid) / 2**20 if pid else 0.0
+        if mb:
+            self.idle_memory[name] = mb
 
     def _large_line(self) -> str:
         """The answer times on documents of a megabyte and more: count, median,
@@ -888,9 +898,12 @@ class Report:
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
             for k, (s, n) in sorted(self.slowest.items(), key=lambda kv: -kv[1][0])[:6])]
         if self.memory:
+            idle = f", after {self.idle_s:.0f} s idle" if self.idle_memory else ""
             lines.append("  server memory (RSS in MB after the first document, largest, "
-                         "after the last): " + ", ".join(
-                             f"{name} {a:.0f}/{b:.0f}/{c:.0f}"
+                         f"after the last{idle}): " + ", ".join(
+                             f"{name} {a:.0f}/{b:.0f}/{c:.0f}" + (
+                                 f"/{self.idle_memory[name]:.0f}"
+                                 if name in self.idle_memory else "")
                              for name, (a, b, c) in sorted(self.memory.items())))
         for f in self.failures[:30]:
             req = f" ({f.request[0]})" if f.request else ""
@@ -922,10 +935,17 @@ class Fuzzer:
     def __init__(self, seed: int, seconds: float, out: pathlib.Path,
                  files: list[pathlib.Path], minimize_s: float = 60.0,
                  tree: pathlib.Path = ROOT, lanes: int = 1,
-                 large_share: float = LARGE_SHARE) -> None:
+                 large_share: float = LARGE_SHARE, idle_s: float = 0.0) -> None:
         self.seed, self.seconds, self.out, self.files = seed, seconds, out, files
         self.lanes = lanes
         self.large_share = large_share
+        #: after the run, the servers are left idle this long before their memory
+        #: is noted again: long enough for the server's idle collection
+        #: (hlo_lsp.lsp.collector.ModelCollector, 10 s), what they hold then is
+        #: what they keep, not garbage waiting for a collection
+        self.idle_s = idle_s
+        #: lane -> its server, kept alive for the idle time
+        self._idle: dict[str, Server] = {}
         self.minimize_s = minimize_s
         self.env = dict(os.environ, PYTHONPATH=str(tree), PYTHONUNBUFFERED="1")
         self.report = Report(seed, lanes=lanes)
@@ -964,9 +984,16 @@ class Fuzzer:
         self._t0 = time.monotonic()
         try:
             await asyncio.gather(*(self._lane(f"lane {i}") for i in range(self.lanes)))
-        finally:
             self.report.seconds = time.monotonic() - self._t0
-            await self._fresh.stop()
+            if self._idle:
+                await asyncio.sleep(self.idle_s)
+                self.report.idle_s = self.idle_s
+                for name, server in [*self._idle.items(), ("fresh", self._fresh)]:
+                    self.report.note_idle_memory(name, server.pid)
+        finally:
+            self.report.seconds = self.report.seconds or time.monotonic() - self._t0
+            for server in [*self._idle.values(), self._fresh]:
+                await server.stop()
         try:
             await self.write_reproducers()
         except Exception as exc:  # noqa: BLE001 - the counts are reported anyway
@@ -977,7 +1004,8 @@ class Fuzzer:
         """One server taking documents until the time is up. Lanes run side by
         side (each document is reproducible alone: its generator is seeded by
         the run's seed and its own number), sharing the fresh server. The
-        memory of both servers is noted after each document."""
+        memory of both servers is noted after each document. With an idle time
+        the lane's server is left running for :meth:`_run` to measure."""
         server = Server(self.env)
         await server.start()
         try:
@@ -986,13 +1014,19 @@ class Fuzzer:
                 self._next += 1
                 # each document has its own generator: seed and number reproduce it
                 drng = random.Random(f"{self.seed}:{doc}")
-                pool = self._large if self._large and drng.random() < self.large_share else self._small
+                large = self._large and drng.random() < self.large_share
+                pool = self._large if large else self._small
                 source = drng.choice(pool)
                 server = await self.document(server, doc, source, drng)
                 self.report.documents += 1
                 self.report.note_memory(name, server.pid)
                 self.report.note_memory("fresh", self._fresh.pid)
-        finally:
+        except BaseException:
+            await server.stop()
+            raise
+        if self.idle_s and server.alive:
+            self._idle[name] = server
+        else:
             await server.stop()
 
     async def _restart_if_dead(self, server: Server, doc: int, source: str, text: str,
@@ -1291,22 +1325,26 @@ def main(argv: list[str] | None = None) -> int:
                         help="the share of documents made from a seed file of 1 MB and "
                              f"more (default {LARGE_SHARE}); a larger share measures the "
                              "answers on large documents in a shorter run")
+    parser.add_argument("--idle-seconds", type=float, default=15.0,
+                        help="after the run, leave the servers idle this long and note "
+                             "their memory again (0: not at all)")
     args = parser.parse_args(argv)
     report = run(args.seed, args.seconds, args.out, seed_files(args.corpus),
                  args.minimize_seconds, args.documents, lanes=args.lanes,
-                 large_share=args.large_share)
+                 large_share=args.large_share, idle_s=args.idle_seconds)
     print(report.summary())
     return 1 if report.failed else 0
 
 
 def run(seed: int, seconds: float, out: pathlib.Path, files: list[pathlib.Path],
         minimize_s: float = 60.0, documents: int = 0, tree: pathlib.Path = ROOT,
-        lanes: int = 1, large_share: float = LARGE_SHARE) -> Report:
+        lanes: int = 1, large_share: float = LARGE_SHARE, idle_s: float = 0.0) -> Report:
     """One fuzz run (blocking): its report. ``documents`` > 0 stops after that many;
     ``lanes`` servers are fuzzed side by side; ``large_share`` of the documents
-    come from seed files of :data:`LARGE` characters and more."""
+    come from seed files of :data:`LARGE` characters and more; the servers' memory
+    is noted again after ``idle_s`` seconds idle at the end."""
     fuzzer = Fuzzer(seed, seconds if not documents else 1e9, out, files, minimize_s, tree,
-                    lanes=lanes, large_share=large_share)
+                    lanes=lanes, large_share=large_share, idle_s=idle_s)
     if documents:
         original = fuzzer.document
 

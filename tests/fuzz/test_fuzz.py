@@ -132,12 +132,17 @@ def test_a_failure_is_counted_and_written_out(tmp_path, kind):
     assert written["reproduce"] == "python -m tests.fuzz.harness --seed 5 --documents 4"
 
 
-def test_the_report_gives_the_answer_times_on_large_documents():
+def test_the_report_gives_answer_times_on_large_documents_and_memory():
     report = harness.Report(1)
     assert "answers on documents of 1 MB and more: none" in report.summary()
     report.large_seconds = [0.1 * i for i in range(1, 101)]  # 0.1 .. 10.0 s
     assert ("answers on documents of 1 MB and more: 100, median 5.10 s, p90 9.10 s, "
             "p99 10.00 s, longest 10.00 s") in report.summary()
+    report.memory = {"lane 0": (60.0, 400.0, 300.0), "fresh": (60.0, 250.0, 240.0)}
+    assert "after the last): fresh 60/250/240, lane 0 60/400/300" in report.summary()
+    report.idle_s, report.idle_memory = 15.0, {"lane 0": 200.0, "fresh": 190.0}
+    assert ("after the last, after 15 s idle): fresh 60/250/240/190, lane 0 60/400/300/200"
+            in report.summary())
 
 
 def test_stall_cause_names_what_the_server_did_meanwhile():

@@ -73,7 +73,8 @@ from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.features.links import source_links
 from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic, to_offset, to_range
-from hlo_lsp.lsp.documents import analyze
+from hlo_lsp.lsp import wire
+from hlo_lsp.lsp.documents import Analysis, analyze
 from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.messages import RECOMPILE as COMMAND, recompile_reply
 from hlo_lsp.lsp.protocol import HloLanguageServer
@@ -94,6 +95,22 @@ _reported: set[tuple] = set()
 
 
 # ---------------------------------------------------------------- helpers ---
+
+def _links_answer(a: Analysis, dirs: list[str]) -> wire.Encoded:
+    """The ``textDocument/documentLink`` answer for ``a``: each metadata source
+    location whose file exists (looked for in ``dirs``,
+    :func:`hlo_lsp.dump.sources.resolve_source_path`) as an LSP ``DocumentLink``
+    to ``file.py#L<line>``, its tooltip the Python call stack."""
+    at = wire.converter(a.lines)
+    out = []
+    for link in source_links(a.module, lambda p: resolve_source_path(p, dirs)):
+        target = _file_uri(link.path)
+        if target is None:
+            continue
+        out.append({"range": {"start": at(link.start), "end": at(max(link.start, link.end))},
+                    "target": f"{target}#L{link.line}", "tooltip": link.tooltip})
+    return wire.encode(out)
+
 
 def _file_uri(path: str) -> str | None:
     """The ``file:`` URI of the absolute ``path``; None for a relative path or
@@ -636,12 +653,6 @@ def register(server: HloLanguageServer) -> None:
             if a is None:
                 return []
             dirs = await ls.source_dirs(uri)
-            out = []
-            for link in source_links(a.module, lambda p: resolve_source_path(p, dirs)):
-                target = _file_uri(link.path)
-                if target is None:
-                    continue
-                out.append(types.DocumentLink(range=to_range(a.lines, link.start, link.end),
-                                              target=f"{target}#L{link.line}",
-                                              tooltip=link.tooltip))
-            return out
+            # every instruction's metadata, and the disk for each file it names:
+            # on a dump of megabytes, not on the event loop
+            return await ls.work(_links_answer, a, dirs)
