@@ -110,12 +110,17 @@ def format_markdown(summary: KernelSummary, note: str = "",
         if not ks:
             continue
         rows = [f"#### {_TITLES[cat]} ({len(ks)})", "", headers[cat], "|---" * 6 + "|"]
-        for k in ks:
-            cells = _kernel_line(k)
-            rows.append("| " + " | ".join(f"`{c}`" if i < 2 and c else c.replace("|", "\\|")
-                                           for i, c in enumerate(cells)) + " |")
+        rows.extend(_markdown_row(_kernel_line(k)) for k in ks)
         parts.append("\n".join(rows))
     return "\n\n".join(parts) + "\n"
+
+
+def _markdown_row(cells: list[str]) -> str:
+    """One table row of :func:`format_markdown`: the name and the kind (or
+    target, or opcode) as code, the other cells with ``|`` escaped."""
+    name, kind, *rest = cells
+    return "| " + " | ".join([f"`{name}`" if name else name, f"`{kind}`" if kind else kind,
+                              *(c.replace("|", "\\|") for c in rest)]) + " |"
 
 
 def format_top(groups: list[KernelGroup], device: Accelerator, top: int) -> str:

@@ -37,6 +37,13 @@ class Accelerator:
     peak: dict[str, float] = field(default_factory=dict)
     source: str = ""
     note: str = ""
+    #: :meth:`flops_per_second` of each key of :data:`PRECISIONS`, worked out
+    #: once when the device is made (the roofline of every kernel of a dump
+    #: asks for two): FLOP/s by precision.
+    rates: dict[str, float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rates", {p: self._flops_per_second(p) for p in PRECISIONS})
 
     def rate_key(self, precision: str) -> str:
         """The key of :attr:`peak` used for ``precision``: its own when the
@@ -49,8 +56,17 @@ class Accelerator:
         return max(self.peak, key=self.peak.__getitem__) if self.peak else ""
 
     def flops_per_second(self, precision: str) -> float:
-        """Peak FLOP/s for ``precision`` (through :meth:`rate_key`)."""
+        """Peak FLOP/s for ``precision`` (through :meth:`rate_key`; kept in
+        :attr:`rates` for the precisions of :data:`PRECISIONS`)."""
+        rate = self.rates.get(precision)
+        return rate if rate is not None else self._flops_per_second(precision)
+
+    def _flops_per_second(self, precision: str) -> float:
         return self.peak.get(self.rate_key(precision), 1.0)
+
+
+#: The precision keys of :attr:`Accelerator.peak` (module docstring).
+PRECISIONS = ("f64", "f32", "tf32", "bf16", "f16", "f8", "int8")
 
 
 #: precision -> the keys of :attr:`Accelerator.peak` tried in turn (then the

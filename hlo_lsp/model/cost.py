@@ -161,7 +161,7 @@ def shape_size(shape: Shape | None) -> int:
     if shape.element_type == "opaque":
         return POINTER_BYTES
     size = shape.byte_size or 0
-    if any(shape.dynamic):
+    if shape.is_dynamic:
         size += 4 * shape.rank
     return size
 
@@ -465,19 +465,35 @@ class CostModel:
                 return None
         return None
 
+    def _operand_shapes(self, ins: Instruction, comp: Computation | None) -> list[Shape | None]:
+        """:meth:`_operand_shape` of every operand of ``ins``, in order (one
+        lookup of ``comp``'s names for them all)."""
+        scope = comp.by_name if comp is not None else {}
+        shapes: list[Shape | None] = []
+        for operand in ins.operands:
+            defined = scope.get(operand.ref.name)
+            if defined is not None:
+                shapes.append(decode(defined))
+                continue
+            try:
+                shapes.append(operand.shape.decode() if operand.shape is not None else None)
+            except ValueError:
+                shapes.append(None)
+        return shapes
+
     def _called(self, ins: Instruction, attr: str) -> list[str]:
         return [c.ref.name for c in ins.called if c.attr == attr]
 
     def _instruction(self, ins: Instruction, comp: Computation | None, depth: int) -> Cost:
         op = ins.opcode
-        out = decode(ins)
-        n_ops = len(ins.operands)
-        operands = [self._operand_shape(ins, comp, i) for i in range(n_ops)]
-        # XLA's default (``Preprocess``): every array of the result, and each
-        # operand's top-level buffer (a tuple operand: its pointer table).
-        default_bytes = leaf_bytes(out) + sum(shape_size(s) for s in operands)
         if op in _FREE:
             return ZERO
+        out = decode(ins)
+        n_ops = len(ins.operands)
+        operands = self._operand_shapes(ins, comp)
+        # XLA's default (``Preprocess``): every array of the result, and each
+        # operand's top-level buffer (a tuple operand: its pointer table).
+        default_bytes = leaf_bytes(out) + sum(map(shape_size, operands))
         if op == "transpose":
             if _transpose_is_bitcast(operands[0] if operands else None, out,
                                      int_list(_attr(ins, "dimensions"))):
@@ -1014,11 +1030,24 @@ def roofline(cost: Cost, device: Accelerator, precision: str = "f32") -> Rooflin
     in seconds; transcendentals count one operation each at the device's f32
     (vector) rate. XLA's -1 for an unknown custom-call counts zero. Counts past
     a float's range (the shapes of broken or hostile text) take infinite time."""
+    compute, memory = _roofline_sides(cost, device, precision)
+    bound = "compute" if compute > memory else "memory"
+    return Roofline(max(compute, memory), compute, memory, bound, precision, device)
+
+
+def roofline_time(cost: Cost, device: Accelerator, precision: str = "f32") -> tuple[float, str]:
+    """``(seconds, bound)`` of :func:`roofline`, without the record: what the
+    summary reads of every kernel of a dump."""
+    compute, memory = _roofline_sides(cost, device, precision)
+    return max(compute, memory), "compute" if compute > memory else "memory"
+
+
+def _roofline_sides(cost: Cost, device: Accelerator, precision: str) -> tuple[float, float]:
+    """The compute and the memory time of :func:`roofline`, in seconds."""
     compute = as_float(max(cost.known_flops, 0.0)) / device.flops_per_second(precision) + \
         as_float(max(cost.transcendentals, 0.0)) / device.flops_per_second("f32")
     memory = as_float(max(cost.known_bytes, 0.0)) / device.memory_bandwidth
-    bound = "compute" if compute > memory else "memory"
-    return Roofline(max(compute, memory), compute, memory, bound, precision, device)
+    return compute, memory
 
 
 def as_float(n: float) -> float:

@@ -112,6 +112,11 @@ class ArrayShape:
 
     ``dims`` holds sizes; a bounded dynamic dimension ``<=N`` has size ``N`` and
     ``dynamic[i]`` true; an unbounded ``?`` has size ``-1``.
+
+    ``num_elements``, ``byte_size`` and ``is_dynamic`` are computed once, when
+    the shape is made: a shape is frozen, and the cost model and the summary
+    read them tens of thousands of times per dump (:func:`parse_array_shape`
+    gives each distinct text one shape object).
     """
 
     element_type: str
@@ -119,36 +124,38 @@ class ArrayShape:
     dynamic: tuple[bool, ...]
     layout: Layout | None
     text: str
+    #: Number of elements, ``None`` for an unbounded dimension.
+    num_elements: int | None = field(init=False, repr=False, compare=False)
+    #: Size in bytes of the array data (upper bound for bounded dynamic shapes).
+    #: Sub-byte types take one byte per element unless the layout packs them
+    #: with ``E(bits)``; tiling padding is not counted. ``None`` if a dimension
+    #: is unbounded or the element type is unknown.
+    byte_size: int | None = field(init=False, repr=False, compare=False)
+    #: Whether a dimension is dynamic (bounded ``<=N`` or unbounded ``?``).
+    is_dynamic: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        count = None if any(d < 0 for d in self.dims) else math.prod(self.dims)
+        object.__setattr__(self, "num_elements", count)
+        object.__setattr__(self, "byte_size", _array_bytes(self.element_type, self.layout, count))
+        object.__setattr__(self, "is_dynamic", any(self.dynamic))
 
     @property
     def rank(self) -> int:
         return len(self.dims)
 
-    @property
-    def num_elements(self) -> int | None:
-        """Number of elements, ``None`` for an unbounded dimension."""
-        if any(d < 0 for d in self.dims):
-            return None
-        return math.prod(self.dims)
 
-    @property
-    def byte_size(self) -> int | None:
-        """Size in bytes of the array data (upper bound for bounded dynamic shapes).
-
-        Sub-byte types take one byte per element unless the layout packs them with
-        ``E(bits)``; tiling padding is not counted. ``None`` if a dimension is unbounded
-        or the element type is unknown.
-        """
-        n = self.num_elements
-        info = ELEMENT_TYPES.get(self.element_type)
-        if n is None or info is None:
-            return None
-        bits = info[0]
-        if self.layout is not None and self.layout.element_size_bits:
-            bits = self.layout.element_size_bits
-        elif 0 < bits < 8:
-            bits = 8
-        return (n * bits + 7) // 8
+def _array_bytes(element_type: str, layout: Layout | None, count: int | None) -> int | None:
+    """Bytes of ``count`` elements of ``element_type`` (see :attr:`ArrayShape.byte_size`)."""
+    info = ELEMENT_TYPES.get(element_type)
+    if count is None or info is None:
+        return None
+    bits = info[0]
+    if layout is not None and layout.element_size_bits:
+        bits = layout.element_size_bits
+    elif 0 < bits < 8:
+        bits = 8
+    return (count * bits + 7) // 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,12 +281,12 @@ def decode_shape(node: ShapeNode, max_depth: int = MAX_TUPLE_DEPTH) -> Shape:
     """The decoded shape of ``node``. Raises ValueError for a malformed array
     shape or a tuple nested deeper than ``max_depth`` levels (the message says
     how deep). Iterative, so it never hits Python's recursion limit."""
+    if node.elements is None:  # an array shape: no tuple to measure
+        return parse_array_shape(node.text)
     depth = tuple_depth(node)
     if depth > max_depth:
         raise ValueError(f"tuple nested {depth} levels deep; hlo-lsp decodes shapes "
                          f"up to {max_depth} levels")
-    if node.elements is None:
-        return parse_array_shape(node.text)
     # Post-order without recursion: children are decoded before their tuple.
     done: dict[int, Shape] = {}
     stack: list[tuple[ShapeNode, bool]] = [(node, False)]
@@ -329,7 +336,7 @@ def describe_shape(shape: Shape) -> list[str]:
         line += f" = {count:,} elements"
     if size is not None:
         line += f", {format_bytes(size)}"
-        if any(shape.dynamic):
+        if shape.is_dynamic:
             line += " at most"
     lines.append(line)
     if shape.layout is not None:

@@ -42,7 +42,7 @@ from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import target_library
 from hlo_lsp.model.collectives import collective_bytes
 from hlo_lsp.model.cost import (Cost, cost_model, custom_call_estimate, format_count,
-                                format_seconds, kernel_precision, roofline)
+                                format_seconds, kernel_precision, roofline_time)
 from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
                                    fusion_backend_kind, hlo_fusion_kind)
 from hlo_lsp.model.frames import python_stack, short_frame
@@ -178,7 +178,14 @@ class KernelSummary:
              "fusion_by_backend_kind": {"__triton_gemm": 1},
              "custom_call_by_target": {...}, "custom_call_by_library": {...},
              "collective_by_opcode": {...}, "op_by_opcode": {...}}
+
+        Counted once per summary (:meth:`remembered`: the headline, the report
+        and a comparison each ask); each call returns its own copy.
         """
+        counted = self.remembered("counts", self._counts)
+        return {k: dict(v) if isinstance(v, dict) else v for k, v in counted.items()}
+
+    def _counts(self) -> dict:
         out: dict = {c: 0 for c in CATEGORIES}
         hlo = Counter()
         backend = Counter()
@@ -349,7 +356,7 @@ def structure_key(module: HloModule, ins: Instruction, memo: dict | None = None)
     computation of a module is digested once whoever asks (the summary's
     ranking, its folding, a comparison)."""
     if memo is None:
-        memo = module.derived("structure_keys", lambda _: {})
+        memo = _structure_keys(module)
     # an instruction's digest is keyed by its identity: the module keeps the
     # instruction alive as long as its memo
     known = memo.get(id(ins))
@@ -364,6 +371,11 @@ def structure_key(module: HloModule, ins: Instruction, memo: dict | None = None)
         operands.append(shape.text if shape is not None else "?")
     memo[id(ins)] = key = _digest(_instruction_text(module, ins, operands, memo, set()))
     return key
+
+
+def _structure_keys(module: HloModule) -> dict:
+    """The module's own memo of :func:`structure_key` (freed with the module)."""
+    return module.derived("structure_keys", lambda _: {})
 
 
 def _instruction_text(module: HloModule, ins: Instruction, operands: list[str],
@@ -464,8 +476,8 @@ def kernel_costs(module: HloModule, summary: KernelSummary,
                 out.append(None)
                 continue
             ins, cost, unknown, precision = counted
-            estimate = roofline(cost, device, precision)
-            out.append((ins, cost, estimate.seconds, unknown or estimate.bound))
+            seconds, bound = roofline_time(cost, device, precision)
+            out.append((ins, cost, seconds, unknown or bound))
         return out
     return summary.remembered(("kernel costs", device.key), timed)
 
@@ -485,9 +497,10 @@ def _counted_kernels(module: HloModule, summary: KernelSummary
     the summary."""
     def count() -> list[tuple[Instruction, Cost, str, str] | None]:
         model = cost_model(module)
+        computations = module.by_name
         out: list[tuple[Instruction, Cost, str, str] | None] = []
         for kernel in summary.kernels:
-            comp = module.by_name.get(kernel.computation)
+            comp = computations.get(kernel.computation)
             ins = comp.by_name.get(kernel.name) if comp is not None else None
             if ins is None:
                 out.append(None)
@@ -514,20 +527,25 @@ def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerato
     (:func:`repeat_scope`: ``layer_3`` and ``layer_7`` are the same pattern),
     so forward and backward kernels of equal shapes stay apart."""
     groups: dict[str, KernelGroup] = {}
+    costs: dict[str, list[Cost]] = {}   # per group, its kernels' costs in order
     scope = repeat_scope(summary) if by_op_name else None
+    keys = _structure_keys(module)
     for kernel, found in zip(summary.kernels, kernel_costs(module, summary, device)):
         if found is None:
             continue
         ins, cost, seconds, bound = found
-        key = structure_key(module, ins)
+        key = structure_key(module, ins, keys)
         if by_op_name:
             key += "|" + op_name_pattern(kernel.op_name, scope)
         group = groups.get(key)
         if group is None:
             group = groups[key] = KernelGroup(key, [], Cost(), 0.0, bound=bound)
+            costs[key] = []
         group.kernels.append(kernel)
-        group.cost = group.cost + cost
+        costs[key].append(cost)
         group.seconds += seconds
+    for key, group in groups.items():
+        group.cost = Cost.total(costs[key])
     ranked = sorted(groups.values(), key=lambda g: -g.seconds)
     total = sum(g.seconds for g in ranked)
     for g in ranked:
@@ -560,12 +578,15 @@ def repeat_scope(summary: KernelSummary) -> str | None:
 def _repeat_scope(kernels: list[Kernel]) -> str | None:
     indices: dict[str, set[int]] = {}
     carriers: Counter = Counter()   # prefix -> kernels whose op_name has it
-    for k in kernels:
+    # each distinct op_name is read once (in order of first appearance), for
+    # all the kernels that carry it
+    for op_name, n in Counter(k.op_name for k in kernels).items():
         seen = set()
-        for m in _INDEXED.finditer(k.op_name):
+        for m in _INDEXED.finditer(op_name):
             indices.setdefault(m.group(1), set()).add(int(m.group(2)))
             seen.add(m.group(1))
-        carriers.update(seen)
+        for prefix in seen:
+            carriers[prefix] += n
     best = max(indices, key=lambda p: (len(indices[p]), carriers[p]), default=None)
     return best if best is not None and len(indices[best]) >= MIN_REPEATS else None
 
@@ -801,24 +822,32 @@ def _trip_count(module: HloModule, context: str) -> int | None:
 def _repeated(name: str, kind: str, per_index: dict[int, list[Kernel]],
               group_of: dict[int, KernelGroup], total_seconds: float) -> RepeatedGroup:
     kernels = [k for ks in per_index.values() for k in ks]
-    cost, seconds = Cost(), 0.0
+    seconds = 0.0
+    shares: list[Cost] = []                 # each kernel's share of its group's cost
     rows: dict[str, KernelGroup] = {}
+    row_shares: dict[str, list[Cost]] = {}  # the same, per row
+    share_of: dict[int, Cost] = {}          # a group's cost per kernel, by the group's id
     for k in kernels:
         g = group_of.get(id(k))
         if g is None:
             continue
         n = len(g.kernels)
-        share_cost = Cost(g.cost.flops / n, g.cost.transcendentals / n,
-                          g.cost.bytes_accessed / n, 0)
+        share_cost = share_of.get(id(g))
+        if share_cost is None:
+            share_cost = share_of[id(g)] = Cost(g.cost.flops / n, g.cost.transcendentals / n,
+                                                g.cost.bytes_accessed / n, 0)
         row = rows.get(g.key)
         if row is None:
             row = rows[g.key] = KernelGroup(g.key, [], Cost(), 0.0, bound=g.bound)
+            row_shares[g.key] = []
         row.kernels.append(k)
-        row.cost = row.cost + share_cost
+        row_shares[g.key].append(share_cost)
         row.seconds += g.seconds / n
-        cost = cost + share_cost
+        shares.append(share_cost)
         seconds += g.seconds / n
-    for row in rows.values():
+    cost = Cost.total(shares)
+    for key, row in rows.items():
+        row.cost = Cost.total(row_shares[key])
         row.share = row.seconds / total_seconds if total_seconds else 0.0
     shapes = Counter(tuple(sorted(group_of[id(k)].key for k in ks if id(k) in group_of))
                      for ks in per_index.values())
@@ -973,15 +1002,24 @@ def _cost_groups(module: HloModule, summary: KernelSummary, device: Accelerator,
 
 def _group_costs(module: HloModule, summary: KernelSummary, device: Accelerator,
                  scope: str | None) -> tuple[Cost, float, dict[str, _CostGroup]]:
-    per: dict[str, _CostGroup] = {}
+    kernels: dict[str, list[Kernel]] = {}
+    costs: dict[str, list[Cost]] = {}
+    seconds: dict[str, float] = {}
     for k, counted in zip(summary.kernels, kernel_costs(module, summary, device)):
         if counted is None:
             continue
         group = f"{k.category} " + (op_name_pattern(k.op_name, scope) if k.op_name
                                     else f"%{k.name}")
-        ks, cost, seconds = per.get(group, ([], Cost(), 0.0))
+        ks = kernels.get(group)
+        if ks is None:
+            ks = kernels[group] = []
+            costs[group] = []
+            seconds[group] = 0.0
         ks.append(k)
-        per[group] = (ks, cost + counted[1], seconds + counted[2])
+        costs[group].append(counted[1])
+        seconds[group] += counted[2]
+    per = {group: (ks, Cost.total(costs[group]), seconds[group])
+           for group, ks in kernels.items()}
     return cost_model(module).total(), sum(v[2] for v in per.values()), per
 
 
@@ -1000,8 +1038,8 @@ def compare_costs(old_module: HloModule, old: KernelSummary, new_module: HloModu
         for module, summary in ((old_module, old), (new_module, new)))
     changes = []
     for key in list(a) + [k for k in b if k not in a]:
-        ko, co, so = a.get(key, ([], Cost(), 0.0))
-        kn, cn, sn = b.get(key, ([], Cost(), 0.0))
+        ko, co, so = a.get(key) or ([], Cost(), 0.0)
+        kn, cn, sn = b.get(key) or ([], Cost(), 0.0)
         if (co.known_flops, co.transcendentals, co.known_bytes) != \
                 (cn.known_flops, cn.transcendentals, cn.known_bytes):
             changes.append(KernelCostChange(key, ko, kn, co, cn, so, sn))
