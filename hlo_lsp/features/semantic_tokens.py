@@ -37,6 +37,7 @@ literals are left to the TextMate grammar.
 from __future__ import annotations
 
 import bisect
+from operator import itemgetter
 
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.opcodes import family
@@ -64,6 +65,7 @@ FAMILY_MODIFIERS = {
 }
 
 _OPCODE_MODS: dict[str, int] = {}
+_START = itemgetter(0)
 
 
 def opcode_modifiers(opcode: str) -> int:
@@ -81,12 +83,13 @@ class _Encoder:
     The model does not always hold things in text order: a split file's header
     may follow the computations of a part without one, an instruction nested as
     an operand comes before its user, an inline computation after the one
-    holding it. Tokens are therefore kept until :meth:`finish`, which sorts them
-    when one came before the token added before it (the relative encoding of
-    unsorted tokens put them off the document)."""
+    holding it. Tokens (``(start, end, type, modifiers)`` tuples appended to
+    :attr:`tokens`) are therefore kept until :meth:`finish`, which puts them in
+    text order (a stable sort by start: a pass over tokens already in order;
+    the relative encoding of unsorted tokens put them off the document)."""
 
     __slots__ = ("text", "starts", "nstarts", "encoding", "ascii", "line", "prev_line",
-                 "prev_char", "data", "_raw", "_last", "_sorted")
+                 "prev_char", "data", "tokens")
 
     def __init__(self, lines: LineIndex) -> None:
         self.text = lines.text
@@ -98,9 +101,8 @@ class _Encoder:
         self.prev_line = 0
         self.prev_char = 0
         self.data: list[int] = []
-        self._raw: list[tuple[int, int, int, int]] = []
-        self._last = -1
-        self._sorted = True
+        #: Tokens over ``[start, end)`` (character offsets); empty ones are dropped.
+        self.tokens: list[tuple[int, int, int, int]] = []
 
     def seek(self, offset: int) -> None:
         """Position the line cursor before ``offset`` (for range requests)."""
@@ -111,23 +113,39 @@ class _Encoder:
             return len(segment.encode("utf-8", "surrogatepass"))
         return len(segment.encode("utf-16-le", "surrogatepass")) // 2
 
-    def add(self, start: int, end: int, ttype: int, mods: int) -> None:
-        """A token over ``[start, end)`` (character offsets)."""
-        if end <= start:
-            return
-        if start < self._last:
-            self._sorted = False
-        self._last = start
-        self._raw.append((start, end, ttype, mods))
-
     def finish(self) -> list[int]:
-        """The encoded tokens, in text order."""
-        raw = self._raw if self._sorted else sorted(self._raw, key=lambda t: t[0])
-        emit = self._emit
+        """The encoded tokens, in text order.
+
+        Where a column is a character count (ASCII text, or UTF-32), a token
+        within one line (nearly all of them) is encoded here, in one loop over
+        local names; the others go through :meth:`_emit` (split at line breaks,
+        columns in code units). The 123,000 tokens of the 3 MB Llama dump:
+        0.140 s with a method call per token and per piece, 0.087 s so (best of
+        5, the model frozen)."""
+        raw = self.tokens
+        raw.sort(key=_START)
+        self.tokens = []
+        data, starts, n = self.data, self.starts, self.nstarts
+        line, prev_line, prev_char = self.line, self.prev_line, self.prev_char
+        chars_are_units = self.ascii
         for start, end, ttype, mods in raw:
-            emit(start, end, ttype, mods)
-        self._raw = []
-        return self.data
+            if end <= start:
+                continue
+            while line + 1 < n and starts[line + 1] <= start:
+                line += 1
+            line_start = starts[line]
+            if chars_are_units and line_start <= start and \
+                    (line + 1 == n or end <= starts[line + 1]):
+                col = start - line_start
+                data += (line - prev_line, col - prev_char if line == prev_line else col,
+                         end - start, ttype, mods)
+                prev_line, prev_char = line, col
+            else:
+                self.line, self.prev_line, self.prev_char = line, prev_line, prev_char
+                self._emit(start, end, ttype, mods)
+                line, prev_line, prev_char = self.line, self.prev_line, self.prev_char
+        self.line, self.prev_line, self.prev_char = line, prev_line, prev_char
+        return data
 
     def _emit(self, start: int, end: int, ttype: int, mods: int) -> None:
         text = self.text
@@ -185,14 +203,15 @@ def semantic_tokens(module: HloModule, lines: LineIndex | None = None, start: in
     enc = _Encoder(lines)
     if start > 0:
         enc.seek(start)
-    add = enc.add
+    tokens = enc.tokens
+    add = tokens.append
     whole = start <= 0 and end >= len(text)
 
     if module.name is not None and start <= module.name.start < end:
         kw = text.rfind("HloModule", 0, module.name.start)
         if kw >= 0:
-            add(kw, kw + 9, T_KEYWORD, 0)
-        add(module.name.start, module.name.end, T_NAMESPACE, M_DECLARATION)
+            add((kw, kw + 9, T_KEYWORD, 0))
+        add((module.name.start, module.name.end, T_NAMESPACE, M_DECLARATION))
 
     comps = module.computations
     first = 0
@@ -204,7 +223,7 @@ def semantic_tokens(module: HloModule, lines: LineIndex | None = None, start: in
         if comp.end < start:
             continue
         if start <= comp.start:
-            _header(comp, text, add)
+            _header(comp, text, tokens)
         instructions = comp.instructions
         i = 0
         if not whole and comp.start < start:
@@ -215,32 +234,36 @@ def semantic_tokens(module: HloModule, lines: LineIndex | None = None, start: in
                 break
             if ins.start < start:
                 continue
-            _instruction(ins, scope, text, add)
+            _instruction(ins, scope, text, tokens)
     return enc.finish()
 
 
-def _header(comp: Computation, text: str, add) -> None:
+def _header(comp: Computation, text: str, tokens: list[tuple[int, int, int, int]]) -> None:
+    add = tokens.append
     if comp.is_entry and text.startswith("ENTRY", comp.start):
-        add(comp.start, comp.start + 5, T_KEYWORD, 0)
-    add(comp.name.start, comp.name.end, T_FUNCTION, M_DECLARATION)
+        add((comp.start, comp.start + 5, T_KEYWORD, 0))
+    add((comp.name.start, comp.name.end, T_FUNCTION, M_DECLARATION))
     for p in comp.params:
-        add(p.ref.start, p.ref.end, T_PARAMETER, M_DECLARATION)
+        add((p.ref.start, p.ref.end, T_PARAMETER, M_DECLARATION))
 
 
-def _instruction(ins: Instruction, scope: dict[str, Instruction], text: str, add) -> None:
+def _instruction(ins: Instruction, scope: dict[str, Instruction], text: str,
+                 tokens: list[tuple[int, int, int, int]]) -> None:
+    add = tokens.append
     if ins.is_root and text.startswith("ROOT", ins.start):
-        add(ins.start, ins.start + 4, T_KEYWORD, 0)
+        add((ins.start, ins.start + 4, T_KEYWORD, 0))
     name = ins.name
-    add(name.start, name.end,
-        T_PARAMETER if ins.parameter_number is not None else T_VARIABLE, M_DECLARATION)
+    add((name.start, name.end,
+         T_PARAMETER if ins.parameter_number is not None else T_VARIABLE, M_DECLARATION))
     opcode = ins.opcode
-    add(ins.opcode_start, ins.opcode_start + len(opcode), T_KEYWORD, opcode_modifiers(opcode))
+    add((ins.opcode_start, ins.opcode_start + len(opcode), T_KEYWORD,
+         opcode_modifiers(opcode)))
     for op in ins.operands:
         ref = op.ref
         target = scope.get(ref.name)
-        add(ref.start, ref.end,
-            T_PARAMETER if target is not None and target.parameter_number is not None
-            else T_VARIABLE, 0)
+        add((ref.start, ref.end,
+             T_PARAMETER if target is not None and target.parameter_number is not None
+             else T_VARIABLE, 0))
     # Everything else lives in attribute values: collect, order, emit.
     called = ins.called
     preds = ins.control_predecessors
@@ -252,8 +275,7 @@ def _instruction(ins: Instruction, scope: dict[str, Instruction], text: str, add
         elif aname == "backend_config":
             extra.append((attr.name_start, attr.value_end, T_COMMENT, M_BACKEND_CONFIG))
     if not called and not preds and len(extra) < 2:
-        for tok in extra:
-            add(*tok)
+        tokens.extend(extra)
         return
     for cref in called:
         extra.append((cref.ref.start, cref.ref.end, T_FUNCTION, 0))
@@ -263,8 +285,7 @@ def _instruction(ins: Instruction, scope: dict[str, Instruction], text: str, add
                       T_PARAMETER if target is not None and target.parameter_number is not None
                       else T_VARIABLE, 0))
     extra.sort()
-    for tok in extra:
-        add(*tok)
+    tokens.extend(extra)
 
 
 def decode(data: list[int], lines: LineIndex | None = None

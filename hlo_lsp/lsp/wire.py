@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import attrs
 
@@ -55,8 +55,8 @@ def converter(lines: LineIndex) -> Callable[[int], dict]:
     r"""``offset -> `` the LSP ``Position`` of that character in ``lines``
     (:meth:`LineIndex.position`), for converting many offsets of one document.
     For ASCII text that ends its lines at ``\n`` only, where a column is an
-    offset, the conversion is one binary search over local names: a whole-file
-    answer (the outline of the 3 MB Llama dump) converts 140,000 offsets."""
+    offset, the conversion is one binary search over local names. A whole-file
+    answer converts its offsets together, with :func:`positions`."""
     if lines.ascii and not lines.cr:
         starts, size = lines.starts, len(lines.text)
 
@@ -75,6 +75,38 @@ def converter(lines: LineIndex) -> Callable[[int], dict]:
     return general
 
 
+def positions(lines: LineIndex, offsets: list[int]) -> list[dict]:
+    r"""The LSP ``Position`` of each of ``offsets`` in ``lines``, in their order:
+    what :func:`converter` gives for each, in one pass. For ASCII text that ends
+    its lines at ``\n`` only, the offsets are visited in ascending order against
+    the line starts (a step to the next line, a binary search for a longer
+    jump), so that each costs a comparison instead of a call and a binary
+    search: the 139,084 offsets of the outline of the 3 MB Llama dump take
+    0.085 s one call at a time, 0.059 s here (best of 7, the model frozen)."""
+    if not lines.ascii or lines.cr:
+        at = converter(lines)
+        return [at(offset) for offset in offsets]
+    starts, size = lines.starts, len(lines.text)
+    last = len(starts) - 1
+    out: list[Any] = [None] * len(offsets)
+    line, line_start = 0, 0
+    after = starts[1] if last else size + 1  # where the next line starts
+    for i in sorted(range(len(offsets)), key=offsets.__getitem__):
+        offset = offsets[i]
+        if offset < 0:
+            offset = 0
+        elif offset > size:
+            offset = size
+        if offset >= after:
+            line += 1
+            if line < last and offset >= starts[line + 1]:
+                line = bisect_right(starts, offset, line) - 1
+            line_start = starts[line]
+            after = starts[line + 1] if line < last else size + 1
+        out[i] = {"line": line, "character": offset - line_start}
+    return out
+
+
 def range_(lines: LineIndex, start: int, end: int) -> dict:
     """The LSP ``Range`` of characters ``[start, end)`` (empty when ``end < start``)."""
     at = converter(lines)
@@ -82,18 +114,28 @@ def range_(lines: LineIndex, start: int, end: int) -> dict:
 
 
 def document_symbol(sym: Symbol, lines: LineIndex) -> dict:
-    """An outline entry and its children as an LSP ``DocumentSymbol``."""
-    return _document_symbol(sym, converter(lines))
+    """An outline entry and its children as an LSP ``DocumentSymbol``. The
+    positions of the whole tree are converted in one pass (:func:`positions`)."""
+    offsets: list[int] = []
+    _symbol_offsets(sym, offsets)
+    return _document_symbol(sym, iter(positions(lines, offsets)))
 
 
-def _document_symbol(sym: Symbol, at: Callable[[int], dict]) -> dict:
+def _symbol_offsets(sym: Symbol, out: list[int]) -> None:
+    # The four offsets of each symbol's two ranges, parents before children:
+    # the order in which _document_symbol takes their positions.
+    out += (sym.start, max(sym.start, sym.end),
+            sym.selection_start, max(sym.selection_start, sym.selection_end))
+    for child in sym.children:
+        _symbol_offsets(child, out)
+
+
+def _document_symbol(sym: Symbol, at: Iterator[dict]) -> dict:
     # A function of the module, not a closure that calls itself: that would be a
-    # reference cycle holding ``at``, hence the document's text (see
-    # hlo_lsp.lsp.collector).
+    # reference cycle holding what it captured (see hlo_lsp.lsp.collector).
     out = {"name": sym.name or "?", "kind": _SYMBOL_KINDS[sym.kind],
-           "range": {"start": at(sym.start), "end": at(max(sym.start, sym.end))},
-           "selectionRange": {"start": at(sym.selection_start),
-                              "end": at(max(sym.selection_start, sym.selection_end))}}
+           "range": {"start": next(at), "end": next(at)},
+           "selectionRange": {"start": next(at), "end": next(at)}}
     if sym.detail:
         out["detail"] = sym.detail
     if sym.children:
@@ -104,12 +146,14 @@ def _document_symbol(sym: Symbol, at: Callable[[int], dict]) -> dict:
 def inlay_hints(hints: Iterable[Any], lines: LineIndex) -> list[dict]:
     """The features' inlay hints (:class:`hlo_lsp.features.inlay_hints.InlayHint`)
     as LSP ``InlayHint`` values."""
+    hints = list(hints)
+    kinds = INLAY_HINT_KINDS
     out = []
-    at = converter(lines)
-    for h in hints:
-        hint = {"position": at(h.offset), "label": h.label}
-        if h.kind in INLAY_HINT_KINDS:
-            hint["kind"] = INLAY_HINT_KINDS[h.kind]
+    for h, position in zip(hints, positions(lines, [h.offset for h in hints])):
+        hint = {"position": position, "label": h.label}
+        kind = kinds.get(h.kind)
+        if kind is not None:
+            hint["kind"] = kind
         if h.tooltip:
             hint["tooltip"] = h.tooltip
         if h.padding_left:

@@ -75,24 +75,28 @@ class GroupMode(Enum):
     @property
     def ids(self) -> str:
         """What one id in a group is: "replica ids", "partition ids", "global device ids"."""
-        return {GroupMode.CROSS_PARTITION: "partition ids",
-                GroupMode.FLATTENED_ID: "global device ids"}.get(self, "replica ids")
+        return _MODE_IDS.get(self, "replica ids")
 
     @property
     def meaning(self) -> str:
         """One sentence on who talks to whom in this mode."""
-        return {
-            GroupMode.CROSS_REPLICA:
-                "groups of replica ids; each partition runs the collective among the "
-                "replicas of its group separately",
-            GroupMode.CROSS_PARTITION:
-                "groups of partition ids; each replica runs the collective among the "
-                "partitions of its group separately",
-            GroupMode.CROSS_REPLICA_AND_PARTITION:
-                "groups of replica ids; a group takes every partition of those replicas",
-            GroupMode.FLATTENED_ID:
-                "groups of global device ids (replica_id * num_partitions + partition_id)",
-        }[self]
+        return _MODE_MEANINGS[self]
+
+
+_MODE_IDS = {GroupMode.CROSS_PARTITION: "partition ids",
+             GroupMode.FLATTENED_ID: "global device ids"}
+_MODE_MEANINGS = {
+    GroupMode.CROSS_REPLICA:
+        "groups of replica ids; each partition runs the collective among the "
+        "replicas of its group separately",
+    GroupMode.CROSS_PARTITION:
+        "groups of partition ids; each replica runs the collective among the "
+        "partitions of its group separately",
+    GroupMode.CROSS_REPLICA_AND_PARTITION:
+        "groups of replica ids; a group takes every partition of those replicas",
+    GroupMode.FLATTENED_ID:
+        "groups of global device ids (replica_id * num_partitions + partition_id)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -815,12 +819,11 @@ def explain_collective(ins: Instruction, module: HloModule | None = None,
     else:
         size, count = participants(mode, groups or ReplicaGroups("{}", "all"),
                                    replicas, partitions)
-    global_ids = _flag(ins, "use_global_device_ids")
-    out = CollectiveExplanation(ins.opcode, groups, pairs, mode, error, replicas, partitions,
-                                size, count, _value(ins, "channel_id"), global_ids)
     traffic = collective_bytes(ins, module, n=size) if size or pairs else None
-    return replace(out, traffic=traffic,
-                   warning=id_range_warning(mode, groups, pairs, replicas, partitions))
+    return CollectiveExplanation(ins.opcode, groups, pairs, mode, error, replicas, partitions,
+                                 size, count, _value(ins, "channel_id"),
+                                 _flag(ins, "use_global_device_ids"), traffic,
+                                 id_range_warning(mode, groups, pairs, replicas, partitions))
 
 
 def id_range_warning(mode: GroupMode | None, groups: ReplicaGroups | None,
