@@ -27,6 +27,7 @@ import attrs
 
 from lsprotocol import types
 
+from hlo_lsp.features.folding import Fold
 from hlo_lsp.features.symbols import Symbol
 from hlo_lsp.lsp.convert import SYMBOL_KINDS
 from hlo_lsp.syntax.lines import LineIndex
@@ -140,6 +141,18 @@ def _document_symbol(sym: Symbol, at: Iterator[dict]) -> dict:
         out["detail"] = sym.detail
     if sym.children:
         out["children"] = [_document_symbol(c, at) for c in sym.children]
+    return out
+
+
+def folding_ranges(folds: Iterable[Fold]) -> list[dict]:
+    """The features' folds (:class:`hlo_lsp.features.folding.Fold`) as LSP
+    ``FoldingRange`` values (lines only: no columns to convert)."""
+    out = []
+    for f in folds:
+        fold = {"startLine": f.start_line, "endLine": f.end_line, "kind": f.kind}
+        if f.collapsed_text is not None:
+            fold["collapsedText"] = f.collapsed_text
+        out.append(fold)
     return out
 
 

@@ -48,10 +48,6 @@ MAX_OUTLINE_INSTRUCTIONS = 20_000
 QUICK_INLINE_CHARS = 64 * 1024
 #: What a quick hover can answer from one computation (callers need the module).
 _LOCAL_KINDS = {Kind.INSTRUCTION_DEF, Kind.INSTRUCTION_USE, Kind.OPCODE, Kind.SHAPE}
-_FOLDING_KINDS = {"region": types.FoldingRangeKind.Region,
-                  "imports": types.FoldingRangeKind.Imports,
-                  "comment": types.FoldingRangeKind.Comment}
-
 
 def register(server: HloLanguageServer) -> None:
     """Register the lifecycle and core request handlers on ``server``."""
@@ -234,14 +230,15 @@ def register(server: HloLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(default=[])
     async def on_folding_range(ls: HloLanguageServer,
-                               params: types.FoldingRangeParams) -> list[types.FoldingRange]:
+                               params: types.FoldingRangeParams
+                               ) -> list[types.FoldingRange] | wire.Encoded:
         async with ls.lease(params.text_document.uri) as a:
             if a is None:
                 return []
-            return [types.FoldingRange(start_line=f.start_line, end_line=f.end_line,
-                                       kind=_FOLDING_KINDS[f.kind],
-                                       collapsed_text=f.collapsed_text)
-                    for f in folding_ranges(a.module, a.lines)]
+            # every computation and multi-line instruction of a dump of
+            # megabytes: once per analysis, in the work pool
+            return await ls.store.derive(a, "folding ranges", _folding_answer, a.module,
+                                         a.lines)
 
     @server.feature(messages.INLINE_REGIONS)
     @guarded(default=[])
@@ -260,6 +257,11 @@ def _outline(module: HloModule, lines: LineIndex) -> wire.Encoded:
     instruction up to :data:`MAX_OUTLINE_INSTRUCTIONS`, computations only past)."""
     full = module.instruction_count() <= MAX_OUTLINE_INSTRUCTIONS
     return wire.encode([wire.document_symbol(s, lines) for s in document_symbols(module, full)])
+
+
+def _folding_answer(module: HloModule, lines: LineIndex) -> wire.Encoded:
+    """The ``textDocument/foldingRange`` answer for ``module``."""
+    return wire.encode(wire.folding_ranges(folding_ranges(module, lines)))
 
 
 def _inline_regions(module: HloModule, lines: LineIndex) -> wire.Encoded:

@@ -12,6 +12,7 @@ import pytest
 from lsprotocol import types
 from pygls.protocol import default_converter
 
+from hlo_lsp.features.folding import folding_ranges
 from hlo_lsp.features.inlay_hints import CATEGORIES, inlay_hints
 from hlo_lsp.features.inline_regions import KINDS, inline_regions
 from hlo_lsp.features.symbols import document_symbols
@@ -55,6 +56,18 @@ def test_document_symbols_are_lsp_document_symbols(analysis):
     entry = analysis.module.entry
     line, character = analysis.lines.position(entry.name.start)
     assert any(s.selection_range.start == types.Position(line, character) for s in flat)
+
+
+def test_folding_ranges_are_lsp_folding_ranges(analysis):
+    folds = folding_ranges(analysis.module, analysis.lines)
+    typed = _round_trip(wire.folding_ranges(folds), list[types.FoldingRange])
+    assert len(typed) == len(folds) >= 1
+    assert {f.kind for f in typed} >= {types.FoldingRangeKind.Region}
+    entry = analysis.module.entry
+    assert types.FoldingRange(analysis.lines.line_of(entry.start),
+                              analysis.lines.line_of(entry.end - 1),
+                              kind=types.FoldingRangeKind.Region,
+                              collapsed_text=entry.name.name) in typed
 
 
 def test_inlay_hints_are_lsp_inlay_hints(analysis):
