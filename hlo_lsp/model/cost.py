@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 import re
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hlo_lsp.model.accelerators import Accelerator
@@ -105,13 +105,20 @@ class Cost:
     unknown: int = 0
 
     def __add__(self, other: "Cost") -> "Cost":
-        return Cost(self.flops + other.flops, self.transcendentals + other.transcendentals,
-                    self.bytes_accessed + other.bytes_accessed, self.unknown + other.unknown)
+        try:
+            return Cost(self.flops + other.flops, self.transcendentals + other.transcendentals,
+                        self.bytes_accessed + other.bytes_accessed, self.unknown + other.unknown)
+        except OverflowError:  # an integer count past a float's range
+            return Cost._as_floats((self, other))
 
     def scaled(self, count: float) -> "Cost":
         """The FLOPs and transcendentals of ``count`` applications, no bytes
         (``KeyToCopyFromSubcomputation``: bytes are the caller's own)."""
-        return Cost(self.flops * count, self.transcendentals * count, 0.0, self.unknown)
+        try:
+            return Cost(self.flops * count, self.transcendentals * count, 0.0, self.unknown)
+        except OverflowError:  # an integer count past a float's range
+            return Cost(as_float(self.flops) * count, as_float(self.transcendentals) * count,
+                        0.0, self.unknown)
 
     def maximum(self, other: "Cost") -> "Cost":
         """Each quantity's maximum (``HandleConditional``)."""
@@ -125,12 +132,30 @@ class Cost:
         """The sum of ``costs`` (:data:`ZERO` for none), added in order as ``+``
         adds them (the same floats), without a Cost per step: a computation of
         thousands of instructions is summed in one pass."""
+        costs = costs if isinstance(costs, (list, tuple)) else list(costs)
+        flops = transcendentals = bytes_accessed = 0.0
+        unknown = 0
+        try:
+            for c in costs:
+                flops += c.flops
+                transcendentals += c.transcendentals
+                bytes_accessed += c.bytes_accessed
+                unknown += c.unknown
+        except OverflowError:  # an integer count past a float's range
+            return Cost._as_floats(costs)
+        return Cost(flops, transcendentals, bytes_accessed, unknown)
+
+    @staticmethod
+    def _as_floats(costs: Sequence["Cost"]) -> "Cost":
+        """:meth:`total` with every count through :func:`as_float`: the integer
+        counts of the shapes of broken or hostile text, past a float's range
+        (about 1.8e308), add up to infinity where ``float + int`` raises."""
         flops = transcendentals = bytes_accessed = 0.0
         unknown = 0
         for c in costs:
-            flops += c.flops
-            transcendentals += c.transcendentals
-            bytes_accessed += c.bytes_accessed
+            flops += as_float(c.flops)
+            transcendentals += as_float(c.transcendentals)
+            bytes_accessed += as_float(c.bytes_accessed)
             unknown += c.unknown
         return Cost(flops, transcendentals, bytes_accessed, unknown)
 
@@ -552,7 +577,7 @@ class CostModel:
         if op == "cholesky":
             a = operands[0] if operands else None
             last = a.dims[-1] if isinstance(a, ArrayShape) and a.rank else 0
-            return Cost((last * elements(a)) // 3, 0.0, float(shape_size(a)))
+            return Cost((last * elements(a)) // 3, 0.0, as_float(shape_size(a)))
         if op in ("all-reduce", "all-reduce-start"):
             flops = _array_leaves(out, elements)
             size = _array_leaves(out, shape_size) + sum(shape_size(s) for s in operands)
@@ -684,7 +709,7 @@ class CostModel:
                 size += shape_size(decode(inner))
         for param in fused.parameters().values():
             size += self._parameter_bytes(fused, param)
-        return Cost(sub.flops, sub.transcendentals, float(size), sub.unknown)
+        return Cost(sub.flops, sub.transcendentals, as_float(size), sub.unknown)
 
     def _custom_fusion(self, inner: Instruction, fused: Computation) -> Cost:
         """A kCustom fusion around a gather or scatter costs that instruction
@@ -945,15 +970,16 @@ def custom_call_estimate(module: HloModule, ins: Instruction) -> Cost | None:
     operands = [model._operand_shape(ins, comp, i) for i in range(len(ins.operands))]
     out = decode(ins)
     result = out.elements[0] if isinstance(out, TupleShape) and out.elements else out
-    size = float(shape_size(result) + sum(shape_size(s) for s in operands))
+    size = as_float(shape_size(result) + sum(shape_size(s) for s in operands))
     if target in GEMM_TARGETS:
         dims = _gemm_contracting(ins)
-        return Cost(float(dot_flops(operands[0] if operands else None, result, dims)), 0.0, size)
+        flops = dot_flops(operands[0] if operands else None, result, dims)
+        return Cost(as_float(flops), 0.0, size)
     flops = convolution_flops(
         operands[0] if operands else None, operands[1] if len(operands) > 1 else None, result,
         _attr(ins, "dim_labels") or "", parse_window(_attr(ins, "window")),
         _int_attr(ins, "feature_group_count", 1), _int_attr(ins, "batch_group_count", 1))
-    return Cost(float(flops), 0.0, size)
+    return Cost(as_float(flops), 0.0, size)
 
 
 def _gemm_contracting(ins: Instruction) -> list[int]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from hlo_lsp.model.backend_config import decode_backend_config
 from hlo_lsp.model.hlo import Computation, Instruction, decode_metadata, unquote
+from hlo_lsp.model.shapes import format_integer
 
 #: Backend fusion kind -> short label used in summaries and code lenses.
 BACKEND_KIND_LABELS = {
@@ -394,7 +395,8 @@ def _pallas_triton(cfg: dict) -> KernelExplanation:
     if all(isinstance(g, int) for g in grid):
         facts.insert(1 if "name" in cfg else 0, KernelFact(
             "grid", " × ".join(str(g) for g in grid),
-            f"{grid[0] * grid[1] * grid[2]:,} program instances in all", SRC_PALLAS_TRITON))
+            f"{format_integer(grid[0] * grid[1] * grid[2])} program instances in all",
+            SRC_PALLAS_TRITON))
     ir = cfg.get("ir")
     if isinstance(ir, bytes):
         facts.append(KernelFact("ir", f"{len(ir):,} bytes", "the kernel as Triton MLIR "

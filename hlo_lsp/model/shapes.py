@@ -302,10 +302,27 @@ def decode_shape(node: ShapeNode, max_depth: int = MAX_TUPLE_DEPTH) -> Shape:
     return done[id(node)]
 
 
+#: Counts from this on are written as a power of two (:func:`format_integer`).
+HUGE_COUNT = 2 ** 80
+
+
+def format_integer(n: int) -> str:
+    """An element or byte count with thousands separators, ``"33,554,432"``; from
+    :data:`HUGE_COUNT` (1 YiB) on, which only the dimensions of broken or
+    hostile text reach, as ``"about 2^1328"``: such a number has hundreds of
+    digits, and past 4,300 Python refuses to write it
+    (``sys.int_info.str_digits_check_threshold``)."""
+    if n >= HUGE_COUNT:
+        return f"about 2^{n.bit_length() - 1}"
+    return f"{n:,}"
+
+
 def format_bytes(n: int) -> str:
-    """``n`` bytes as ``"33,554,432 B (32.0 MiB)"``."""
+    """``n`` bytes as ``"33,554,432 B (32.0 MiB)"`` (:func:`format_integer`)."""
     if n < 1024:
         return f"{n} B"
+    if n >= HUGE_COUNT:
+        return f"{format_integer(n)} B"
     value = float(n)
     for unit in ("KiB", "MiB", "GiB", "TiB"):
         value /= 1024
@@ -333,7 +350,7 @@ def describe_shape(shape: Shape) -> list[str]:
     size = shape.byte_size
     line = f"dimensions {dims}"
     if count is not None and shape.rank:
-        line += f" = {count:,} elements"
+        line += f" = {format_integer(count)} elements"
     if size is not None:
         line += f", {format_bytes(size)}"
         if shape.is_dynamic:

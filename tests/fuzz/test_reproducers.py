@@ -398,6 +398,48 @@ async def test_a_dot_whose_contracting_dimensions_run_to_the_line_end_is_summari
     assert isinstance(summary, str) and "dot" in summary, summary
 
 
+async def test_dimensions_past_a_floats_range_are_answered(client: LanguageClient, tmp_path):
+    """Dimensions of 400 digits: element and byte counts past a float's range.
+    Hover wrote the bytes through ``float`` and the cost model summed them into
+    floats: OverflowError, a hover and a summary of null (and past 4,300 digits
+    Python refuses to write an integer at all). Such counts are written as a
+    power of two, and they cost an infinite time."""
+    big = "9" * 400
+    text = (f"HloModule m\n\n%fused (x: f32[{big}]) -> f32[{big}] {{\n"
+            f"  %x = f32[{big}]{{0}} parameter(0)\n"
+            f"  ROOT %n = f32[{big}]{{0}} negate(%x)\n}}\n\n"
+            f"ENTRY %main (p: f32[{big}]) -> f32[{big}] {{\n"
+            f"  %p = f32[{big}]{{0}} parameter(0)\n"
+            f"  %e = f32[{big}]{{0}} exponential(%p)\n"
+            f"  %f = f32[{big}]{{0}} fusion(%e), kind=kLoop, calls=%fused\n"
+            f"  ROOT %a = f32[{big}]{{0}} add(%f, %p)\n}}\n")
+    uri = (tmp_path / "huge.hlo").as_uri()
+    _open(client, uri, text)
+    line = text[:text.index("%e = ")].count("\n")
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(line, 3)))
+    assert hover is not None and "B" in hover.contents.value
+    assert f"= about 2^{(int(big)).bit_length() - 1} elements" in hover.contents.value
+    summary = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        "hlo.showSummary", [uri, {"format": "text"}]))
+    assert isinstance(summary, str) and "fusion" in summary, summary
+
+
+def test_counts_past_a_floats_range_add_up_to_infinity():
+    from hlo_lsp.model.cost import Cost
+    from hlo_lsp.model.shapes import format_bytes, format_integer
+    huge = Cost(flops=10 ** 400, bytes_accessed=10 ** 400)
+    assert (huge + Cost(1.0)).flops == float("inf")
+    total = Cost.total([Cost(2.0, 1.0, 3.0), huge])
+    assert (total.flops, total.transcendentals, total.bytes_accessed) == \
+        (float("inf"), 1.0, float("inf"))
+    assert huge.scaled(2.0).flops == float("inf")
+    assert Cost.total(c for c in [Cost(1, 2, 3), Cost(4, 5, 6)]) == Cost(5.0, 7.0, 9.0)
+    assert format_integer(10 ** 5000) == "about 2^16609"  # past Python's 4,300 digits
+    assert format_bytes(2 ** 90) == "about 2^90 B"
+    assert format_integer(33_554_432) == "33,554,432"
+
+
 def test_a_count_past_a_floats_range_is_an_infinite_time():
     from hlo_lsp.model.accelerators import accelerator
     from hlo_lsp.model.cost import Cost, format_count, roofline

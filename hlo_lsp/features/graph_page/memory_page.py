@@ -12,7 +12,7 @@ import json
 
 from hlo_lsp.features.graph_page import asset, script_json
 from hlo_lsp.features.memory import MemoryTimeline
-from hlo_lsp.model.shapes import format_bytes
+from hlo_lsp.model.shapes import format_bytes, format_integer
 from hlo_lsp.syntax.lines import LineIndex
 
 WIDTH, HEIGHT, PAD_LEFT, PAD_BOTTOM, PAD_TOP = 960, 320, 90, 36, 16
@@ -75,7 +75,7 @@ def memory_html(t: MemoryTimeline, title: str, file: str, uri: str | None = None
             at = f' data-range="{html.escape(json.dumps({"start": pos, "end": pos}))}"'
         rows.append(
             f'<tr class="buffer" data-bytes="{b.size}" data-name="{html.escape(b.instruction)}"{at}>'
-            f"<td class=num>{b.size:,}</td><td><code>{html.escape(b.key)}</code></td>"
+            f"<td class=num>{format_integer(b.size)}</td><td><code>{html.escape(b.key)}</code></td>"
             f"<td><code>{html.escape(b.shape)}</code></td><td>{b.start}-{b.end}</td>"
             f"<td>{html.escape(where)}</td></tr>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in t.notes)
