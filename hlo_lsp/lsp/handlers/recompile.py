@@ -72,7 +72,7 @@ from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.features.links import source_links
 from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
-from hlo_lsp.lsp.convert import to_diagnostic, to_offset, to_range
+from hlo_lsp.lsp.convert import to_diagnostic, to_offset
 from hlo_lsp.lsp import wire
 from hlo_lsp.lsp.documents import Analysis, analyze
 from hlo_lsp.lsp.handlers import reports

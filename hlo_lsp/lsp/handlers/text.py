@@ -49,6 +49,7 @@ QUICK_INLINE_CHARS = 64 * 1024
 #: What a quick hover can answer from one computation (callers need the module).
 _LOCAL_KINDS = {Kind.INSTRUCTION_DEF, Kind.INSTRUCTION_USE, Kind.OPCODE, Kind.SHAPE}
 
+
 def register(server: HloLanguageServer) -> None:
     """Register the lifecycle and core request handlers on ``server``."""
 
