@@ -61,6 +61,9 @@ _METADATA_KEYS: dict[str, str] = {
 _METADATA_TOKEN = re.compile(
     r'\s*,?\s*(?:([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*+"|\{[^{}]*\}|[^\s,{}"]++)|(\S))')
 _INT = re.compile(r"-?\d+")
+#: A quoted string (group 1, kept) or a comment, which hlo_lexer.cc skips
+#: between a metadata value's tokens.
+_STRING_OR_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*+")|//[^\n\r]*+|/\*(?:[^*]|\*(?!/))*+\*/')
 
 _MEMO: dict[tuple[str, str], str] = {}
 _MEMO_LIMIT = 50_000
@@ -105,7 +108,8 @@ def _problem(name: str, value: str) -> str:
     return ""
 
 
-_LINE_COMMENT = re.compile(r"//[^\n]*")
+#: A ``//`` comment, to a line break (``\\r`` included: hlo_lexer.cc).
+_LINE_COMMENT = re.compile(r"//[^\n\r]*")
 #: A ``/* ... */`` comment (hlo_lexer.cc skips them anywhere between tokens).
 BLOCK_COMMENT = re.compile(r"/\*(?:[^*]|\*(?!/))*+\*/")
 _DIM = r"\s*(?:\d+|<=\d+|\?)\s*"
@@ -183,7 +187,7 @@ def _window_problem(value: str) -> str:
 def _metadata_problem(value: str) -> str:
     if not (value.startswith("{") and value.endswith("}")):
         return "error parsing attribute metadata: expects {key=value ...}"
-    body = value[1:-1]
+    body = _STRING_OR_COMMENT.sub(lambda m: m.group(1) or " ", value[1:-1])
     seen: set[str] = set()
     for m in _METADATA_TOKEN.finditer(body):
         key, raw, stray = m.groups()

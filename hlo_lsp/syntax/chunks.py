@@ -40,18 +40,26 @@ from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment, try_instruct
 from hlo_lsp.syntax.lines import LineIndex
 
 #: A computation header line: a name at column 0, the line ending with "{".
-_HEAD = re.compile(r"^(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n]*\{[ \t]*$", re.M)
+#: Lines end at ``\n``, ``\r\n`` or ``\r``, as the LSP specification and XLA's
+#: lexer end them (:class:`hlo_lsp.syntax.lines.LineIndex`).
+_HEAD = re.compile(r"(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n\r]*\{[ \t]*(?=[\n\r]|\Z)")
 _HEAD_NAME = re.compile(r"(?:ENTRY[ \t]+)?%?([A-Za-z_][\w.\-]*)")
 #: :data:`_HEAD` after the line break before it: a search led by a literal
 #: character, which the regex engine skips to, rather than trying ``^`` at every
 #: character (0.12 s instead of 0.62 s on 100 MB).
-_HEAD_AFTER_BREAK = re.compile(r"\n((?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n]*\{[ \t]*$)",
-                               re.M)
+_HEAD_AFTER_BREAK = re.compile(
+    r"[\n\r]((?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n\r]*\{[ \t]*(?=[\n\r]|\Z))")
+_BREAK = re.compile(r"[\n\r]")
+
+
+def _line_start(text: str, at: int) -> int:
+    """The start of the line (in :data:`_HEAD`'s sense) that holds offset ``at``."""
+    return max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
 
 
 def _head_lines(text: str, start: int = 0, end: int | None = None) -> list[int]:
     r"""Offsets of the lines of ``text[start:end]`` that :data:`_HEAD` matches
-    (``start`` is a line start: 0 or just after a ``\n``)."""
+    (``start`` is a line start: 0 or just after a line break)."""
     end = len(text) if end is None else end
     out = [start] if _HEAD.match(text, start, end) else []
     out.extend(m.start(1) for m in _HEAD_AFTER_BREAK.finditer(text, start, end))
@@ -76,14 +84,12 @@ class Skeleton:
     def edited(self, text: str, window: EditWindow) -> Skeleton:
         """The skeleton of ``text``, the result of an edit of this skeleton's text
         described by ``window``: header lines outside the lines the edit touched
-        are kept (shifted after it); only those lines are searched again. Lines
-        here are :data:`_HEAD`'s, ended by ``\\n`` only (a ``\\r`` inside is part
-        of the line), so that the search sees what a search of the whole text
-        sees (a line of CR-ended lines ending with ``{`` at a ``\\r`` is no head)."""
-        first = text.rfind("\n", 0, window.start) + 1          # same in both texts
-        last_new = text.find("\n", window.new_end)
-        if last_new < 0:
-            last_new = len(text)
+        are kept (shifted after it); only those lines are searched again (lines
+        as :data:`_HEAD` ends them), so that the search sees what a search of
+        the whole text sees."""
+        first = _line_start(text, window.start)                # same in both texts
+        found = _BREAK.search(text, window.new_end)
+        last_new = len(text) if found is None else found.start()
         last_old = last_new - window.delta                     # same line end in old
         heads = self.heads
         keep = bisect.bisect_left(heads, first)
@@ -127,7 +133,7 @@ class Skeleton:
         for _ in range(HEAD_SEARCH_HITS):
             if at < 0:
                 return None
-            line = text.rfind("\n", 0, at) + 1
+            line = _line_start(text, at)
             i = bisect.bisect_left(heads, line)
             if i < len(heads) and heads[i] == line:
                 m = _HEAD_NAME.match(text, line)

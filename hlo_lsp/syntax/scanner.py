@@ -51,8 +51,11 @@ _BLANK = r"[ \t]*"
 #: Blanks and ``/* ... */`` comments on one line (XLA's ``/*index=5*/``).
 _GAP = r"[ \t]*(?:/\*(?:[^*\n]|\*(?!/))*+\*/[ \t]*)*+"
 _IDENT = r"[a-zA-Z_][a-zA-Z0-9_.\-]*+"
+#: A line break: ``\\n``, ``\\r\\n`` or ``\\r``, as the LSP specification and XLA's
+#: lexer end lines and ``//`` comments (the grammar reads all three as blanks).
+_BREAK = r"(?:\n|\r\n?)"
 #: The end of a line, after blanks and a ``//`` comment (the grammar's COMMENT).
-_LINE_END = r"[ \t\r]*+(?://[^\n]*+)?(?:\n|\Z)"
+_LINE_END = rf"[ \t]*+(?://[^\n\r]*+)?(?:{_BREAK}|\Z)"
 
 
 class Patterns:
@@ -115,7 +118,7 @@ class Patterns:
         self.gap = re.compile(_GAP)
         self.end_of_line = re.compile(_LINE_END)
         #: Lines with nothing but blanks or a ``//`` comment.
-        self.blank_lines = re.compile(r"(?:[ \t\r]*+(?://[^\n]*+)?\n)*+")
+        self.blank_lines = re.compile(rf"(?:[ \t]*+(?://[^\n\r]*+)?{_BREAK})*+")
         self.rest_blank = re.compile(r"[ \t\f\r\n]*+\Z")
         #: A computation's ``}`` line, with its execution thread: groups ``}``,
         #: string.
@@ -137,7 +140,7 @@ class Patterns:
         #: 0.7 s for the 134 parts of a 172 KB file).
         head_line = rf"(?:ENTRY[ \t]+)?%?{_IDENT}[ \t]*(?:\(|->|\{{)"
         self.head_at_start = re.compile(head_line)
-        self.head_after_break = re.compile(rf"\n({head_line})")
+        self.head_after_break = re.compile(rf"[\n\r]({head_line})")
 
     @classmethod
     def from_terminals(cls, terminals: Iterable) -> "Patterns":
@@ -215,14 +218,15 @@ def first_head(patterns: Patterns, text: str) -> int:
     return found.start(1) if found is not None else len(text)
 
 
+#: A ``}`` at a line's start, and the rest of its line with its break.
+_CLOSE_LINE = re.compile(rf"[\n\r]\}}[^\n\r]*+(?:{_BREAK}|\Z)")
+
+
 def _computation_end(text: str, pos: int) -> int:
     """The end of the line of the first ``}`` at a line start after ``pos`` (the
     end of the text if there is none)."""
-    close = text.find("\n}", pos)
-    if close < 0:
-        return len(text)
-    line_end = text.find("\n", close + 1)
-    return len(text) if line_end < 0 else line_end + 1
+    close = _CLOSE_LINE.search(text, pos)
+    return len(text) if close is None else close.end()
 
 
 def _computation(p: Patterns, text: str, pos: int, base: int) -> tuple[Computation, int]:

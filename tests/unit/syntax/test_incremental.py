@@ -275,26 +275,31 @@ def test_edits_on_one_line_of_a_long_computation_reread_that_line_only(monkeypat
 
 def test_header_lines_are_those_a_line_start_search_finds():
     """The skeleton's search led by the line break finds exactly the lines the
-    plain ``^``-anchored pattern does: a header on the first line, after blank
-    lines, after CR-only or CRLF lines, a ``{`` ending at a ``\\r``, indented
-    lines, and random slices of a real dump starting at a line start."""
+    plain pattern anchored at line starts does: a header on the first line,
+    after blank lines, after CR-only or CRLF lines (``\\r`` ends a line, as in
+    the LSP specification and XLA's lexer), a ``{`` ending at a ``\\r``,
+    indented lines, and random slices of real dumps starting at a line start."""
     from hlo_lsp.syntax.chunks import _HEAD, _head_lines
 
+    at_line_start = re.compile(r"(?<![^\n\r])" + _HEAD.pattern)
+
     def plain(text, start=0, end=None):
-        return [m.start() for m in _HEAD.finditer(text, start, len(text) if end is None
-                                                 else end)]
+        return [m.start() for m in at_line_start.finditer(
+            text, start, len(text) if end is None else end)]
 
     cases = ["ENTRY %e {\n}\n", "\n\nf {\n  x = f32[] parameter(0)\n}\n",
              "a {\r\nb {\rc {\n", "  nope {\n%p (x: f32[]) -> f32[] {\n", "", "{\n",
-             "HloModule m\n\nENTRY e {  \n}", read(TRAIN_AFTER)]
+             "HloModule m\n\nENTRY e {  \n}", "a {\r\r\n b {\rc d {", read(TRAIN_AFTER)]
     for text in cases:
         assert _head_lines(text) == plain(text), text[:40]
+    assert _head_lines("a {\r\nb {\rc {\n") == [0, 5, 9]
     rng = random.Random(3)
-    text = read(TRAIN_AFTER)
-    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
-    for _ in range(200):
-        a, b = sorted(rng.sample(starts, 2))
-        assert _head_lines(text, a, b) == plain(text, a, b), (a, b)
+    for text in (read(TRAIN_AFTER), read(TRAIN_AFTER).replace("\n", "\r"),
+                 read(TRAIN_AFTER).replace("\n", "\r\n")):
+        starts = [0] + [i + 1 for i, ch in enumerate(text) if ch in "\r\n"]
+        for _ in range(100):
+            a, b = sorted(rng.sample(starts, 2))
+            assert _head_lines(text, a, b) == plain(text, a, b), (a, b)
 
 
 def test_head_named_by_search_equals_the_index_of_every_header(monkeypatch):

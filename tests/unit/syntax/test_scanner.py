@@ -84,9 +84,17 @@ def test_the_scanner_builds_the_grammars_model_on_every_real_file():
     assert read_by_scanner > 0.5 * total
 
 
-def test_the_scanner_reads_machine_printed_dumps_without_the_grammar():
+def _mixed_breaks(text: str) -> str:
+    rng = random.Random(5)
+    return "".join(line + rng.choice(["\n", "\r\n", "\r"]) for line in text.split("\n"))
+
+
+@pytest.mark.parametrize("breaks", ["\n", "\r\n", "\r", "mixed"])
+def test_the_scanner_reads_machine_printed_dumps_without_the_grammar(breaks):
+    # Line breaks as the LSP specification and XLA's lexer know them: `\r` too.
     for path in (TRAIN_AFTER, FP8_DUMP, COLLECTIVES_STEP):
         text = read(path)
+        text = _mixed_breaks(text) if breaks == "mixed" else text.replace("\n", breaks)
         got = scanned(text)
         assert got is not None, path.name
         assert model_key(got) == model_key(grammar(text))

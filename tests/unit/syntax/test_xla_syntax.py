@@ -55,7 +55,11 @@ def _errors(text):
     return [p for p in diagnostics(parse(text)) if p.severity == Severity.ERROR]
 
 
-@pytest.mark.parametrize("text", [INLINE, EMPTY_SLOTS])
+# CR-only line breaks after a comment line: the comment ends at the first `\r`.
+CR_ONLY = "// a comment\r" + INLINE.replace("\n", "\r")
+
+
+@pytest.mark.parametrize("text", [INLINE, EMPTY_SLOTS, CR_ONLY])
 def test_xla_and_we_accept_with_the_same_counts(text, oracle):
     verdict = oracle.check(text)
     module = parse(text)
@@ -199,6 +203,13 @@ ACCEPTED = {
         "  ROOT r = f32[1,2,1] constant({ /*i0=0*/ { {1} {2} } })"),
     "elided literal": _entry("  ROOT r = f32[16] constant({...})"),
     "layout with a missing last parenthesis": _entry("  ROOT r = f32[7,2]{1,0:E(32} negate(p0)"),
+    "a // comment ended by a lone CR": _entry(
+        "  // the next instruction is on this line for XLA\r  r = f32[7,2] negate(p0)\n"
+        "  ROOT s = f32[7,2] negate(r)"),
+    "a // comment in metadata ended by a lone CR": _entry(
+        '  ROOT r = f32[7,2] negate(p0), metadata={op_name="x" // }\r}'),
+    "comments between metadata fields": _entry(
+        '  ROOT r = f32[7,2] negate(p0), metadata={op_name="a//b" /* c */ source_line=3}'),
     "dynamic-slice with an index vector": _entry(
         "  i = s32[2] constant({0, 0})\n"
         "  ROOT r = f32[1,2] dynamic-slice(p0, i), dynamic_slice_sizes={1,2}"),
