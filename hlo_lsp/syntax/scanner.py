@@ -157,6 +157,16 @@ class _Decline(Exception):
     """The scanner does not read this text: the grammar does."""
 
 
+class _Partial(_Decline):
+    """The scanner read a computation's header and its first instructions, then
+    declined a line: ``instructions`` were read, ``body`` is the offset after the
+    header's line, ``resume`` the start of the last instruction's line."""
+
+    def __init__(self, instructions: list[Instruction], body: int, resume: int) -> None:
+        super().__init__()
+        self.instructions, self.body, self.resume = instructions, body, resume
+
+
 #: Parses a piece of text with the grammar's ``start`` rule: (text, base) -> the
 #: parsed items, or None when the piece does not parse.
 Fallback = Callable[[str, int], "list | None"]
@@ -187,6 +197,13 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback) -> list |
         try:
             comp, pos = _computation(patterns, text, pos, base)
             items.append(comp)
+        except _Partial as partial:
+            stop = _computation_end(text, pos)
+            parsed = _resume(partial, text, pos, stop, base, fallback)
+            if parsed is None:
+                return None
+            items.extend(parsed)
+            pos = stop
         except (_Decline, IndexError):
             stop = _computation_end(text, pos)
             parsed = fallback(text[pos:stop], base + pos)
@@ -194,6 +211,36 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback) -> list |
                 return None  # (a module header after a computation: no text of the grammar)
             items.extend(parsed)
             pos = stop
+
+
+def _resume(partial: _Partial, text: str, pos: int, stop: int, base: int,
+            fallback: Fallback) -> list | None:
+    """The computation ``text[pos:stop]`` whose lines the scanner read up to
+    ``partial.resume``: the grammar reads its header, its last instruction the
+    scanner read, and the rest, with the instructions before blanked (the same
+    offsets; the grammar's state after one instruction is its state after any
+    number). When that parses as the one computation, the scanner's instructions
+    are put before the grammar's; when it does not parse, neither does the whole
+    piece, at the same place (None). Anything else: the whole piece is the
+    grammar's, as for a declined header."""
+    blanked = text[pos:partial.body] + " " * (partial.resume - partial.body) + \
+        text[partial.resume:stop]
+    parsed = fallback(blanked, base + pos)
+    if parsed is None:
+        return None
+    read = partial.instructions
+    if len(parsed) == 1 and isinstance(parsed[0], Computation) and \
+            parsed[0].instructions and parsed[0].instructions[0].start == read[-1].start:
+        comp = parsed[0]
+        holder = comp.instructions[0]._computation
+        for ins in read[:-1]:
+            ins._computation = holder
+        comp.instructions[:0] = read[:-1]
+        return parsed
+    parsed = fallback(text[pos:stop], base + pos)
+    if parsed is None or not all(isinstance(it, Computation) for it in parsed):
+        return None
+    return parsed
 
 
 def instruction(patterns: Patterns, text: str, pos: int, base: int = 0
@@ -257,13 +304,20 @@ def _computation(p: Patterns, text: str, pos: int, base: int) -> tuple[Computati
     blank_lines = p.blank_lines.match
     close = p.close.match
     instruction = _instruction
-    while True:
-        pos = blank_lines(text, pos).end()
-        closed = close(text, pos)
-        if closed is not None:
-            break
-        ins, pos = instruction(p, text, pos, base)
-        instructions.append(ins)
+    body_end = resume = pos
+    try:
+        while True:
+            pos = blank_lines(text, pos).end()
+            closed = close(text, pos)
+            if closed is not None:
+                break
+            ins, after = instruction(p, text, pos, base)
+            instructions.append(ins)
+            resume, pos = pos, after
+    except (_Decline, IndexError):
+        if not instructions:
+            raise
+        raise _Partial(instructions, body_end, resume) from None
     thread = closed.group(2)
     if thread is None:
         end = closed.end(1) + base

@@ -191,6 +191,13 @@ def test_mutated_computations_are_declined_or_read_as_the_grammar_reads_them():
         text = _mutate(rng, rng.choice(chunks))
         got = scanned(text, 7)
         expected = grammar(text, 7)
+        # with the grammar reading what the scanner declines, from the line it
+        # declined on (the scanner's instructions before it, blanked for the
+        # grammar, then put first): the grammar's model, or both reject
+        full = scanner.scan(parser._scanner_patterns(), text, 7, grammar)
+        assert (full is None) == (expected is None), text
+        if full is not None:
+            assert model_key(full) == model_key(expected), text
         if got is not None:
             assert expected is not None, f"the scanner accepts what the grammar rejects:\n{text}"
             assert model_key(got) == model_key(expected), text
@@ -199,6 +206,45 @@ def test_mutated_computations_are_declined_or_read_as_the_grammar_reads_them():
             rejected_by_both += 1
     # both sides of the test happen: mutants the scanner reads, and broken ones
     assert accepted > 300 and rejected_by_both > 300, (accepted, rejected_by_both)
+
+
+def test_the_grammar_reads_a_declined_computation_from_the_declined_line():
+    """A line the scanner declines deep in a long computation (a nested operand
+    instruction, then a broken line): the grammar is given the header, the last
+    instruction the scanner read and the rest, the lines before blanked at the
+    same offsets. The model, and the first error, are the grammar's own."""
+    head = "HloModule m\n\nENTRY %e (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n"
+    body = "".join(f"  %a{k} = f32[] negate(%p)\n" for k in range(2000))
+    nested = "  %n = f32[] add(f32[] negate(%p), %a3)\n"
+    good = head + body + nested + "  ROOT %r = f32[] add(%n, %a1)\n}\n"
+    broken = head + body + "  %n = f32[] add(%p %a3)\n  ROOT %r = f32[] add(%n, %a1)\n}\n"
+    pieces = []
+
+    def fallback(piece, at):
+        pieces.append(piece)
+        return grammar(piece, at)
+
+    patterns = parser._scanner_patterns()
+    got = scanner.scan(patterns, good, 0, fallback)
+    assert model_key(got) == model_key(grammar(good))
+    assert len(got[-1].instructions) == 2004           # parameter, 2000, negate, n, r
+    read_by_grammar = pieces[-1]
+    assert len(read_by_grammar) == len(good) - good.index("ENTRY")
+    assert "%a0 " not in read_by_grammar and "%a1999 = " in read_by_grammar
+
+    pieces.clear()
+    assert scanner.scan(patterns, broken, 0, fallback) is None
+    assert "%a0 " not in pieces[-1]
+    fast = parser.parse(broken)
+    assert fast.problems and fast.problems[0].message.startswith("unexpected '%a3'")
+    slow_scanner = parser.USE_SCANNER
+    try:
+        parser.USE_SCANNER = False
+        slow = parser.parse(broken)
+    finally:
+        parser.USE_SCANNER = slow_scanner
+    assert fast.problems == slow.problems
+    assert model_key(fast.computations) == model_key(slow.computations)
 
 
 def test_a_split_file_costs_the_scanner_no_more_than_the_grammar(monkeypatch):
