@@ -43,6 +43,7 @@ import ctypes.util
 import functools
 import gc
 import logging
+import sys
 import time
 from concurrent.futures import Executor
 
@@ -60,12 +61,38 @@ def _release_free_memory() -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _malloc_trim():
+def _libc():
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
         return None
+
+
+def _malloc_trim():
+    return getattr(_libc(), "malloc_trim", None)
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (malloc.h, glibc 2.33 and later): sizes in bytes."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def malloc_in_use() -> int | None:
+    """Bytes the C allocator has handed out and not had back (glibc's
+    ``mallinfo2``: ``uordblks`` in its heaps plus ``hblkhd`` in blocks of their
+    own mapping); None where it cannot say (not glibc, or glibc before 2.33).
+    Python's own small-object arenas are mapped apart and not counted: with the
+    process's resident memory, this tells memory the program holds from memory
+    the allocator keeps."""
+    mallinfo2 = getattr(_libc(), "mallinfo2", None)
+    if mallinfo2 is None:
+        return None
+    mallinfo2.restype = _MallInfo2
+    info = mallinfo2()
+    return info.uordblks + info.hblkhd
 
 
 #: Objects frozen by :func:`freeze` since the last full collection (an estimate).
@@ -184,4 +211,7 @@ class ModelCollector:
         seconds, survivors = future.result()
         self._counted = survivors
         self._limit = max(self.min_objects, int(self.growth * survivors))
-        log.info("full garbage collection in %.3f s (%d objects frozen)", seconds, survivors)
+        in_use = malloc_in_use()
+        log.info("full garbage collection in %.3f s (%d objects frozen; %s MB in malloc, "
+                 "%d Python blocks)", seconds, survivors,
+                 "?" if in_use is None else f"{in_use / 2**20:.0f}", sys.getallocatedblocks())

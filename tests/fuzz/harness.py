@@ -177,7 +177,10 @@ def slow_limit(chars: int) -> float:
 
 
 _ANALYZED = re.compile(r" analyzed (\S+) v")
-_COLLECTED = re.compile(r" full garbage collection in ([0-9.]+) s")
+#: A full collection, logged by hlo_lsp.lsp.collector at INFO: seconds, and what it
+#: left: objects, MB in malloc, Python's small-object blocks.
+_COLLECTED = re.compile(r" full garbage collection in ([0-9.]+) s \((\d+) objects frozen"
+                        r"(?:; (\S+) MB in malloc, (\d+) Python blocks)?\)")
 
 
 def stall_cause(log: list[str], uri: str) -> str:
@@ -849,6 +852,9 @@ class Report:
     #: server -> its resident memory in MB then
     idle_s: float = 0.0
     idle_memory: dict[str, float] = field(default_factory=dict)
+    #: server -> what its last full collection left (server log at INFO): objects,
+    #: MB in malloc, Python blocks, as logged (None: not logged)
+    idle_objects: dict[str, tuple] = field(default_factory=dict)
 
     def note_memory(self, name: str, pid: int | None) -> None:
         """Record the resident memory of server ``name`` (process ``pid``) now."""
@@ -858,11 +864,19 @@ class Report:
         first, top, _ = self.memory.get(name, (mb, mb, mb))
         self.memory[name] = (first, max(top, mb), mb)
 
-    def note_idle_memory(self, name: str, pid: int | None) -> None:
-        """Record the resident memory of server ``name`` after the idle time."""
+    def note_idle_memory(self, name: str, pid: int | None, log: list[str] = ()) -> None:
+        """Record the resident memory of server ``name`` after the idle time, and
+        the objects its last full collection left (from its ``log``, at INFO:
+        ``HLO_LSP_FUZZ_SERVER_LOG=1``), which tell referenced objects from
+        memory the allocator keeps (see :func:`hlo_lsp.lsp.collector.malloc_in_use`)."""
         mb = rss_bytes(pid) / 2**20 if pid else 0.0
         if mb:
             self.idle_memory[name] = mb
+        for line in reversed(log):
+            found = _COLLECTED.search(line)
+            if found:
+                self.idle_objects[name] = found.group(2, 3, 4)
+                break
 
     def _large_line(self) -> str:
         """The answer times on documents of a megabyte and more: count, median,
@@ -905,6 +919,11 @@ class Report:
                                  f"/{self.idle_memory[name]:.0f}"
                                  if name in self.idle_memory else "")
                              for name, (a, b, c) in sorted(self.memory.items())))
+        if self.idle_objects:
+            lines.append("  left by the last full collection (objects, MB in malloc, Python "
+                         "blocks): " + ", ".join(
+                             f"{name} " + "/".join(v or "?" for v in left)
+                             for name, left in sorted(self.idle_objects.items())))
         for f in self.failures[:30]:
             req = f" ({f.request[0]})" if f.request else ""
             lines.append(f"  {f.kind}{req}: {f.detail[:300]} [seed {f.seed}, document "
@@ -989,7 +1008,7 @@ class Fuzzer:
                 await asyncio.sleep(self.idle_s)
                 self.report.idle_s = self.idle_s
                 for name, server in [*self._idle.items(), ("fresh", self._fresh)]:
-                    self.report.note_idle_memory(name, server.pid)
+                    self.report.note_idle_memory(name, server.pid, server.stderr)
         finally:
             self.report.seconds = self.report.seconds or time.monotonic() - self._t0
             for server in [*self._idle.values(), self._fresh]:

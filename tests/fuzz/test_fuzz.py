@@ -143,6 +143,13 @@ def test_the_report_gives_answer_times_on_large_documents_and_memory():
     report.idle_s, report.idle_memory = 15.0, {"lane 0": 200.0, "fresh": 190.0}
     assert ("after the last, after 15 s idle): fresh 60/250/240/190, lane 0 60/400/300/200"
             in report.summary())
+    assert "left by the last full collection" not in report.summary()
+    collected = ("2026-11-27 03:46:36,001 hlo_lsp INFO full garbage collection in 0.250 s "
+                 "({} objects frozen; {} MB in malloc, 345678 Python blocks)\n")
+    report.note_idle_memory("lane 0", None, [collected.format(2_500_000, 900), "analyzed x\n",
+                                             collected.format(81_234, 120), "closed x\n"])
+    assert ("left by the last full collection (objects, MB in malloc, Python blocks): "
+            "lane 0 81234/120/345678") in report.summary()
 
 
 def test_stall_cause_names_what_the_server_did_meanwhile():
@@ -150,7 +157,8 @@ def test_stall_cause_names_what_the_server_did_meanwhile():
     assert harness.stall_cause([], URI) == "nothing"
     assert harness.stall_cause(log, "file:///b.hlo") == "its own analysis"
     assert harness.stall_cause(log, URI) == "another document's analysis"
-    gc = "2026-11-27 03:46:36,001 hlo_lsp INFO full garbage collection in 1.250 s (9 objects frozen)\n"
+    gc = ("2026-11-27 03:46:36,001 hlo_lsp INFO full garbage collection in 1.250 s "
+          "(9 objects frozen; 12 MB in malloc, 3456 Python blocks)\n")
     assert harness.stall_cause(log + [gc], "file:///b.hlo") == "a full collection"
 
 

@@ -8,8 +8,10 @@ import gc
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests.helpers import TRAIN_AFTER, read
-from hlo_lsp.lsp.collector import ModelCollector, freeze
+from hlo_lsp.lsp.collector import ModelCollector, freeze, malloc_in_use
 from hlo_lsp.syntax.chunks import parse_chunked
 from hlo_lsp.syntax.parser import parse, paused_gc
 
@@ -180,3 +182,14 @@ def test_a_server_that_is_never_idle_returns_free_heap_memory_every_few_seconds(
         gc.unfreeze()
     assert 2 <= len(calls) <= 7 and trims == len(calls)
     assert set(calls) == {0}
+
+
+def test_malloc_in_use_counts_what_the_program_holds():
+    """glibc's count of the bytes handed out: 40 MB held show, and go when freed."""
+    before = malloc_in_use()
+    if before is None:
+        pytest.skip("not glibc 2.33 or later")
+    held = [bytearray(2**20) for _ in range(40)]
+    assert malloc_in_use() - before >= 39 * 2**20
+    del held
+    assert malloc_in_use() - before < 2**20
