@@ -27,6 +27,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
                              UnexpectedToken)
 
 from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocation, HloModule, Instruction, ModulePart, Operand, Parameter, Problem, Ref, ShapeToken, unescape
+from hlo_lsp.model.shapes import MAX_TUPLE_DEPTH
 from hlo_lsp.syntax import scanner
 from hlo_lsp.syntax.lark_compat import CYTHON_PLUGINS, build_scanners, streamline, token_types
 from hlo_lsp.syntax.split import blank_outside, split_parts
@@ -49,6 +50,10 @@ def grammar_text() -> str:
         return packaged.read_text(encoding="utf-8")
     source = Path(__file__).resolve().parents[2] / "grammar" / GRAMMAR_FILE
     return source.read_text(encoding="utf-8")
+
+
+#: The text of a tuple shape nested deeper than the model describes.
+DEEP_TUPLE_TEXT = f"(a tuple nested more than {MAX_TUPLE_DEPTH} levels)"
 
 
 class _Builder(Transformer, threading.local):
@@ -75,12 +80,16 @@ class _Builder(Transformer, threading.local):
         self._set_aside: list[tuple[list[Instruction], list[Computation]]] = []
         #: Inline computations not yet given to the computation holding them.
         self.inline: list[Computation] = []
+        #: id() -> nesting depth of the tuple shapes of this parse nested two
+        #: levels and more (see :meth:`tuple_shape`)
+        self.depths: dict[int, int] = {}
 
     def reset(self) -> None:
         """Forget what an earlier (failed) parse left pending."""
         self.anonymous = []
         self._set_aside = []
         self.inline = []
+        self.depths = {}
 
     # -- helpers ---------------------------------------------------------
     def _ref(self, tok: Token) -> Ref:
@@ -337,11 +346,24 @@ class _Builder(Transformer, threading.local):
         return tok if isinstance(tok, ShapeToken) else self._shape(tok)
 
     def tuple_shape(self, items):
-        """``LPAR [shape (COMMA shape)*] RPAR``: spans from "(" to just past ")"."""
+        """``LPAR [shape (COMMA shape)*] RPAR``: spans from "(" to just past ")".
+
+        The text is rendered from the elements' texts, up to the depth the model
+        describes (:data:`hlo_lsp.model.shapes.MAX_TUPLE_DEPTH`); deeper, it is
+        :data:`DEEP_TUPLE_TEXT`, so that a tuple nested ``d`` levels costs
+        O(d), not the O(d^2) characters of every level's rendering (1 s and
+        100 MB for a line of 10,000 levels, read again at each recovery step)."""
         elements = [e for e in items if isinstance(e, ShapeToken)]
-        text = "(" + ", ".join(e.text for e in elements) + ")"
-        return ShapeToken(text, items[0].end_pos - 1 + self.base, items[-1].end_pos + self.base,
-                          elements)
+        depths = self.depths
+        depth = 1 + max((depths.get(id(e), 1) for e in elements if e.elements is not None),
+                        default=0)
+        text = DEEP_TUPLE_TEXT if depth > MAX_TUPLE_DEPTH else \
+            "(" + ", ".join(e.text for e in elements) + ")"
+        token = ShapeToken(text, items[0].end_pos - 1 + self.base,
+                           items[-1].end_pos + self.base, elements)
+        if depth > 1:
+            depths[id(token)] = depth
+        return token
 
     # -- attributes --------------------------------------------------------
     # The attributes of an instruction accumulate from left to right in a tuple
@@ -550,7 +572,7 @@ def _run_lark(text: str, start: str, base: int):
         return _run(text, start, base)
     lark, builder = _parser(True)
     builder.base = base
-    if builder.anonymous or builder.inline or builder._set_aside:
+    if builder.anonymous or builder.inline or builder._set_aside or builder.depths:
         builder.reset()
     try:
         return lark.parse(text, start=start)
@@ -565,7 +587,7 @@ def _run_lark(text: str, start: str, base: int):
 def _run(text: str, start: str, base: int = 0):
     lark, builder = _parser()
     builder.base = base
-    if builder.anonymous or builder.inline or builder._set_aside:
+    if builder.anonymous or builder.inline or builder._set_aside or builder.depths:
         builder.reset()
     try:
         return lark.parse(text, start=start)
