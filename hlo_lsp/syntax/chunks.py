@@ -320,7 +320,9 @@ def _parse_groups(text: str, bounds: list[tuple[int, int]]) -> list[Chunk]:
     groups of about :data:`GROUP_CHARS`: one parse per group (cheaper than one
     per computation), and a group that does not parse, or whose computations do
     not line up with its chunks, parsed chunk by chunk (with error recovery
-    where needed), so a mistake costs its group's parse twice, not the text's."""
+    where needed), so a mistake costs its group's parse up to the mistake twice,
+    not the text's: the chunks the group's parse read whole before it failed
+    are kept (:func:`_read_whole`)."""
     chunks: list[Chunk] = []
     i = 0
     while i < len(bounds):
@@ -329,15 +331,32 @@ def _parse_groups(text: str, bounds: list[tuple[int, int]]) -> list[Chunk]:
             j += 1
         group = bounds[i:j]
         start, end = group[0][0], group[-1][1]
-        parsed = try_parse(text[start:end], "start", start) if j - i > 1 else None
+        read: list = []
+        parsed = try_parse(text[start:end], "start", start, read) if j - i > 1 else None
         if parsed is not None and len(parsed) == len(group) and all(
                 isinstance(comp, Computation) and comp.start == s
                 for comp, (s, _) in zip(parsed, group)):
             chunks.extend(Chunk(s, e, [comp], []) for comp, (s, e) in zip(parsed, group))
         else:
-            chunks.extend(_parse_chunk(text, s, e) for s, e in group)
+            whole = _read_whole(read, group)
+            chunks.extend(Chunk(s, e, [whole[s]], []) if s in whole else
+                          _parse_chunk(text, s, e) for s, e in group)
         i = j
     return chunks
+
+
+def _read_whole(read: list, group: list[tuple[int, int]]) -> dict[int, Computation]:
+    """Chunk start -> its computation, for the chunks of ``group`` that the
+    group's failed parse read whole: the items ``read`` hold a computation at
+    the chunk's start and, right after it, one at the next chunk's start (the
+    text between, up to the next header, was read too; the failure is later)."""
+    at = {item.start: k for k, item in enumerate(read) if isinstance(item, Computation)}
+    whole = {}
+    for (s, _), (following, _) in zip(group, group[1:]):
+        k = at.get(s)
+        if k is not None and at.get(following) == k + 1:
+            whole[s] = read[k]
+    return whole
 
 
 def _parse_chunk(text: str, start: int, end: int) -> Chunk:

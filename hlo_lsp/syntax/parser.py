@@ -540,18 +540,19 @@ def _grammar_items(text: str, base: int, errors: list[UnexpectedInput] | None = 
         return None
 
 
-def _run_fast(text: str, start: str = "start", base: int = 0):
+def _run_fast(text: str, start: str = "start", base: int = 0, read: list | None = None):
     """Parse on the fast path: the scanner for the ``start`` rule (see
     :data:`USE_SCANNER`), else lark-cython. Raises UnexpectedInput when the
     text does not parse (lark-cython's errors carry the same token, position and
     expected terminals as pure lark's), _SlowPathNeeded on any other failure of
-    lark-cython."""
+    lark-cython. ``read``: a list the scanner fills with the items it read, kept
+    when the text does not parse (see :func:`hlo_lsp.syntax.scanner.scan`)."""
     if start == "start" and USE_SCANNER:
         whole: list[UnexpectedInput] = []  # the grammar's error on all of ``text``
 
         def fallback(piece: str, at: int) -> list | None:
             return _grammar_items(piece, at, whole if len(piece) == len(text) else None)
-        items = scanner.scan(_scanner_patterns(), text, base, fallback)
+        items = scanner.scan(_scanner_patterns(), text, base, fallback, read)
         if items is not None:
             return items
         if whole:
@@ -619,12 +620,14 @@ def parse_fragment(text: str, start: str, base: int = 0):
         return _run(text, start, base)
 
 
-def try_parse(text: str, start: str, base: int = 0):
+def try_parse(text: str, start: str, base: int = 0, read: list | None = None):
     """:func:`parse_fragment` for a caller that needs no error: the result, or
     None when ``text`` does not parse. A failure costs one parse on the fast
-    path (up to the error), not a second one with pure lark for the message."""
+    path (up to the error), not a second one with pure lark for the message.
+    ``read`` (the ``start`` rule): filled with the items the scanner read, which
+    it keeps when the text does not parse."""
     try:
-        return _run_fast(text, start, base)
+        return _run_fast(text, start, base, read)
     except (_SlowPathNeeded, UnexpectedInput):
         return None
 

@@ -172,7 +172,8 @@ class _Partial(_Decline):
 Fallback = Callable[[str, int], "list | None"]
 
 
-def scan(patterns: Patterns, text: str, base: int, fallback: Fallback) -> list | None:
+def scan(patterns: Patterns, text: str, base: int, fallback: Fallback,
+         items: list | None = None) -> list | None:
     """The items of the grammar's ``start`` rule for ``text`` (which begins at
     offset ``base`` of its document): the module header and stack-frame tables as
     the grammar reads them, then one :class:`Computation` per computation.
@@ -180,8 +181,10 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback) -> list |
     The module header and tables, and every computation the scanner declines,
     are read by ``fallback``. Returns None when ``fallback`` fails on any of
     them: the text does not parse, and the caller parses it whole with the
-    grammar (for the error, and error recovery)."""
-    items: list = []
+    grammar (for the error, and error recovery). ``items``: the list to fill
+    (returned), which then keeps what was read before such a failure."""
+    if items is None:
+        items = []
     pos = first_head(patterns, text)
     if text[:pos].strip():
         prefix = fallback(text[:pos], base)  # (with any indented computation)
