@@ -108,7 +108,7 @@ def _problem(name: str, value: str) -> str:
     return ""
 
 
-#: A ``//`` comment, to a line break (``\\r`` included: hlo_lexer.cc).
+#: A ``//`` comment, to a line break (``\r`` included: hlo_lexer.cc).
 _LINE_COMMENT = re.compile(r"//[^\n\r]*")
 #: A ``/* ... */`` comment (hlo_lexer.cc skips them anywhere between tokens).
 BLOCK_COMMENT = re.compile(r"/\*(?:[^*]|\*(?!/))*+\*/")

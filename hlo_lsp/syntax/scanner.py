@@ -51,7 +51,7 @@ _BLANK = r"[ \t]*"
 #: Blanks and ``/* ... */`` comments on one line (XLA's ``/*index=5*/``).
 _GAP = r"[ \t]*(?:/\*(?:[^*\n]|\*(?!/))*+\*/[ \t]*)*+"
 _IDENT = r"[a-zA-Z_][a-zA-Z0-9_.\-]*+"
-#: A line break: ``\\n``, ``\\r\\n`` or ``\\r``, as the LSP specification and XLA's
+#: A line break: ``\n``, ``\r\n`` or ``\r``, as the LSP specification and XLA's
 #: lexer end lines and ``//`` comments (the grammar reads all three as blanks).
 _BREAK = r"(?:\n|\r\n?)"
 #: The end of a line, after blanks and a ``//`` comment (the grammar's COMMENT).
