@@ -200,20 +200,24 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback,
         try:
             comp, pos = _computation(patterns, text, pos, base)
             items.append(comp)
-        except _Partial as partial:
+        except (_Decline, IndexError) as declined:
             stop = _computation_end(text, pos)
-            parsed = _resume(partial, text, pos, stop, base, fallback)
+            parsed = _resume(declined, text, pos, stop, base, fallback) \
+                if isinstance(declined, _Partial) else _grammar_piece(text, pos, stop, base, fallback)
             if parsed is None:
                 return None
             items.extend(parsed)
             pos = stop
-        except (_Decline, IndexError):
-            stop = _computation_end(text, pos)
-            parsed = fallback(text[pos:stop], base + pos)
-            if parsed is None or not all(isinstance(it, Computation) for it in parsed):
-                return None  # (a module header after a computation: no text of the grammar)
-            items.extend(parsed)
-            pos = stop
+
+
+def _grammar_piece(text: str, pos: int, stop: int, base: int, fallback: Fallback) -> list | None:
+    """The computations of ``text[pos:stop]`` as ``fallback`` (the grammar) reads
+    them; None when it fails, or reads anything else (a module header after a
+    computation: no text of the grammar)."""
+    parsed = fallback(text[pos:stop], base + pos)
+    if parsed is None or not all(isinstance(it, Computation) for it in parsed):
+        return None
+    return parsed
 
 
 def _resume(partial: _Partial, text: str, pos: int, stop: int, base: int,
@@ -240,10 +244,7 @@ def _resume(partial: _Partial, text: str, pos: int, stop: int, base: int,
             ins._computation = holder
         comp.instructions[:0] = read[:-1]
         return parsed
-    parsed = fallback(text[pos:stop], base + pos)
-    if parsed is None or not all(isinstance(it, Computation) for it in parsed):
-        return None
-    return parsed
+    return _grammar_piece(text, pos, stop, base, fallback)
 
 
 def instruction(patterns: Patterns, text: str, pos: int, base: int = 0
