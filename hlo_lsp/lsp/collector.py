@@ -33,6 +33,13 @@ glibc's per-thread arenas, and a freed model leaves free pages between live
 blocks that glibc keeps: two fuzzed servers that were never idle held 720 and
 820 MB after 5 minutes; a full collection then returned 10-170 MB, and
 ``malloc_trim`` 380-420 MB more (their live objects: about 100,000 each).
+
+glibc gives each new thread an arena of its own (up to eight per core), and a
+page of one arena holding a single live block is not returned. The server's
+threads run Python under one lock, so they gain little from separate arenas:
+:func:`limit_malloc_arenas` keeps one for the whole process. A fuzzed server
+(three minutes, one lane, seed 51) then had 147 MB resident after the idle
+collection instead of 261 MB, and 242 MB at its peak instead of 345 MB.
 """
 
 from __future__ import annotations
@@ -70,6 +77,22 @@ def _libc():
 
 def _malloc_trim():
     return getattr(_libc(), "malloc_trim", None)
+
+
+#: mallopt(3)'s parameter for the most arenas glibc may create (malloc.h).
+_M_ARENA_MAX = -8
+
+
+def limit_malloc_arenas(count: int = 1) -> bool:
+    """Let glibc's allocator create at most ``count`` arenas (``mallopt
+    M_ARENA_MAX``, malloc(3)) for the threads this process starts from now on;
+    True when applied, False where it cannot be (not glibc). Call it before the
+    process starts its threads: an arena once made stays."""
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is None:
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(mallopt(_M_ARENA_MAX, count))
 
 
 class _MallInfo2(ctypes.Structure):

@@ -18,6 +18,7 @@ import threading
 from types import ModuleType
 from typing import BinaryIO
 
+from hlo_lsp.lsp.collector import limit_malloc_arenas
 from hlo_lsp.lsp.handlers import graph, readable, recompile, text, workspace
 from hlo_lsp.lsp.protocol import HloLanguageServer
 
@@ -59,7 +60,10 @@ def serve_stdio() -> int:
     """Run a new server over stdin/stdout until ``exit``; returns the exit code
     (0 after ``shutdown``, else 1). SIGTERM and SIGINT shut the server down first
     (the workspace index's worker processes and XLA's parser process end with
-    it), then end the process with 128 + the signal number."""
+    it), then end the process with 128 + the signal number. The C allocator
+    keeps one arena for all of the server's threads
+    (:func:`hlo_lsp.lsp.collector.limit_malloc_arenas`)."""
+    limit_malloc_arenas()
     server = create_server()
     stdout = message_stream()
 

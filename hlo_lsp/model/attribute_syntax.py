@@ -12,13 +12,16 @@ differential test, ``benchmarks/differential.py``, keeps them honest):
 (no ``size``), ``metadata={="x"}``, ``metadata={op_name=x}`` (unquoted) and a
 metadata key given twice are all "error parsing attribute ...".
 
-Values are short and repeat across a dump (``dimensions={0}`` thousands of
-times), so answers are memoised per (attribute, value).
+Values repeat across a dump (``dimensions={0}`` thousands of times), so the
+answers about short ones are remembered (:func:`hlo_lsp.model.memo.short_text_cache`);
+a hostile dump's megabyte of metadata is checked and forgotten.
 """
 
 from __future__ import annotations
 
 import re
+
+from hlo_lsp.model.memo import short_text_cache
 
 __all__ = ["value_problem", "split_top_level", "BLOCK_COMMENT", "DIMENSION_LIST_ATTRIBUTES", "UNKNOWN_KEY"]
 
@@ -65,24 +68,21 @@ _INT = re.compile(r"-?\d+")
 #: between a metadata value's tokens.
 _STRING_OR_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*+")|//[^\n\r]*+|/\*(?:[^*]|\*(?!/))*+\*/')
 
-_MEMO: dict[tuple[str, str], str] = {}
-_MEMO_LIMIT = 50_000
+#: At most this long, a value has its answer remembered.
+VALUE_CACHE_CHARS = 1000
 
 
 def value_problem(name: str, value: str) -> str:
     """What XLA's parser finds wrong in ``name=value``, "" when nothing or when
     hlo-lsp does not model that attribute's syntax. A message starting with
     :data:`UNKNOWN_KEY` is a warning. Never raises; linear time."""
-    key = (name, value)
-    found = _MEMO.get(key)
-    if found is None:
-        if len(_MEMO) > _MEMO_LIMIT:
-            _MEMO.clear()
-        found = _MEMO[key] = _problem(name, value)
-    return found
+    if name not in _CHECKED:
+        return ""
+    return _problem(value, name)
 
 
-def _problem(name: str, value: str) -> str:
+@short_text_cache(maxsize=1 << 14, max_chars=VALUE_CACHE_CHARS)
+def _problem(value: str, name: str) -> str:
     if name in DIMENSION_LIST_ATTRIBUTES:
         if _INT_LIST.fullmatch(value):
             return ""
@@ -106,6 +106,11 @@ def _problem(name: str, value: str) -> str:
     if name == "entry_computation_layout":
         return _program_shape_problem(value)
     return ""
+
+
+#: The attributes :func:`_problem` checks.
+_CHECKED: frozenset[str] = DIMENSION_LIST_ATTRIBUTES | {
+    "slice", "padding", "dim_labels", "window", "metadata", "entry_computation_layout"}
 
 
 #: A ``//`` comment, to a line break (``\r`` included: hlo_lexer.cc).

@@ -20,6 +20,7 @@ from hlo_lsp.model.attribute_syntax import (BLOCK_COMMENT, UNKNOWN_KEY, split_to
 from hlo_lsp.model.backend_config import is_json_object
 from hlo_lsp.model.hlo import (Computation, ComputationRef, HloModule, Instruction, Problem,
                                Severity)
+from hlo_lsp.model.memo import ShortTextMemo
 from hlo_lsp.model.opcode_rules import RULES
 from hlo_lsp.model.opcodes import OPCODES
 
@@ -41,9 +42,6 @@ KEYWORDS: frozenset[str] = frozenset(
     "true false inf nan HloModule ENTRY ROOT maximal replicated manual "
     "last_tile_dim_replicate".split())
 
-#: Shape text -> the problem XLA's parser finds in it ("" when well formed);
-#: shapes repeat across a dump, so each text is looked at once.
-_SHAPE_PROBLEMS: dict[str, str] = {}
 
 
 def check(module: HloModule) -> list[Problem]:
@@ -222,9 +220,7 @@ def _check_computation(comp: Computation, frame_count: int,
         if shape is not None:
             text = shape.text
             if shape.elements is None:
-                found = shape_problems.get(text)
-                if found is None:
-                    found = shape_problems[text] = _shape_problem(text)
+                found = shape_problems[text]
                 if found:
                     out.append(Problem(shape.start, shape.end, found))
             else:
@@ -287,7 +283,7 @@ def _check_annotation(op, defined: str, out: list[Problem]) -> None:
                            f"but it is defined as {defined}"))
 
 
-def _check_shape(shape, cache: dict[str, str], out: list[Problem]) -> None:
+def _check_shape(shape, problems: ShortTextMemo[str], out: list[Problem]) -> None:
     """Append the problem of an array or tuple shape (each element) to ``out``.
     Iterative: hostile input nests tuples thousands of levels deep."""
     stack = [shape]
@@ -296,9 +292,7 @@ def _check_shape(shape, cache: dict[str, str], out: list[Problem]) -> None:
         if s.elements is not None:
             stack.extend(reversed(s.elements))
             continue
-        found = cache.get(s.text)
-        if found is None:
-            found = cache[s.text] = _shape_problem(s.text)
+        found = problems[s.text]
         if found:
             out.append(Problem(s.start, s.end, found))
 
@@ -327,8 +321,6 @@ def _shape_problem(text: str) -> str:
     ParseShape, ParseDimensionSizes, ParseLayout), "" when nothing: an empty
     dimension (``f32[7,]``, ``f32[,2]``), an empty layout entry (``{,0}``), a
     layout whose rank differs from the shape's."""
-    if len(_SHAPE_PROBLEMS) > 100_000:
-        _SHAPE_PROBLEMS.clear()
     bracket = text.find("[")
     close = text.find("]", bracket)
     if bracket < 0 or close < 0:
@@ -355,6 +347,14 @@ def _shape_problem(text: str) -> str:
     if entries and len(entries) != rank:
         return (f"Dimensions size is {rank}, but minor to major size is {len(entries)}.")
     return ""
+
+
+#: At most this long, an array shape's text has its problem remembered: a dump
+#: repeats a few thousand shapes over all its instructions and operands.
+SHAPE_CACHE_CHARS = 1000
+#: Array shape text -> the problem XLA's parser finds in it ("" when well formed).
+_SHAPE_PROBLEMS: ShortTextMemo[str] = ShortTextMemo(
+    _shape_problem, maxsize=100_000, max_chars=SHAPE_CACHE_CHARS)
 
 
 def _check_literal(ins, out: list[Problem]) -> None:

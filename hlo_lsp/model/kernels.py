@@ -28,13 +28,13 @@ Facts:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from dataclasses import dataclass
 
 from hlo_lsp.model.backend_config import decode_backend_config
 from hlo_lsp.model.hlo import Computation, Instruction, decode_metadata, unquote
+from hlo_lsp.model.memo import short_text_cache
 from hlo_lsp.model.shapes import format_integer
 
 #: Backend fusion kind -> short label used in summaries and code lenses.
@@ -162,12 +162,13 @@ def tuple_element(ins: Instruction, computation: Computation | None = None
     return TupleElement(producer, n, names[n]) if n < len(names) else None
 
 
-@functools.lru_cache(maxsize=4096)
+@short_text_cache(maxsize=4096, max_chars=4000)
 def short_shape(text: str) -> str:
     """A shape without its layouts: ``f32[32,64]{1,0}`` -> ``f32[32,64]``; tuples
     keep their structure: ``(f32[2]{0}, s8[4]{0})`` -> ``(f32[2], s8[4])``.
-    Remembered for the most recent shapes: a dump repeats a few thousand shapes
-    in tens of thousands of operands (a whole file's inlay hints)."""
+    Remembered for the most recent shapes of at most 4,000 characters: a dump
+    repeats a few thousand shapes in tens of thousands of operands (a whole
+    file's inlay hints)."""
     if "{" not in text:
         return text
     out: list[str] = []

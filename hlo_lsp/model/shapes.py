@@ -10,11 +10,12 @@ Facts mirror ``xla/xla_data.proto`` (PrimitiveType), ``xla/primitive_util.h``
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
+
+from hlo_lsp.model.memo import short_text_cache
 
 #: Element type -> (bit width, description). Sub-byte types occupy one byte per
 #: element unless the layout packs them with ``E(bits)`` (xla/primitive_util.h).
@@ -218,11 +219,12 @@ def _parse_layout(text: str) -> Layout:
     return Layout(m2m, tuple(tiles), memory_space, element_bits, tuple(extra))
 
 
-@functools.lru_cache(maxsize=16384)
+@short_text_cache(maxsize=16384, max_chars=1000)
 def parse_array_shape(text: str) -> ArrayShape:
     """Decode one ``ARRAY_SHAPE`` token (see grammar/hlo.lark). The same text
     gives the same (frozen) shape: a module writes few distinct shapes many
-    times, so decoded shapes are remembered (at most 16,384 texts).
+    times, so decoded shapes are remembered (the last 16,384 texts of at most
+    1,000 characters).
 
     Raises ValueError if ``text`` is not an array shape.
     """

@@ -193,3 +193,32 @@ def test_malloc_in_use_counts_what_the_program_holds():
     assert malloc_in_use() - before >= 39 * 2**20
     del held
     assert malloc_in_use() - before < 2**20
+
+
+_ARENAS = r"""
+import ctypes, sys, threading
+from hlo_lsp.lsp.collector import limit_malloc_arenas
+applied = limit_malloc_arenas() if sys.argv[1] == "limit" else None
+def work():
+    blocks = [bytes(4096 + i) for i in range(200)]
+started = [threading.Thread(target=work) for _ in range(4)]
+for t in started: t.start()
+for t in started: t.join()
+print(applied)
+ctypes.CDLL("libc.so.6").malloc_stats()  # one "Arena N:" per arena, on stderr
+"""
+
+
+@pytest.mark.skipif(malloc_in_use() is None, reason="glibc's malloc only")
+def test_the_server_keeps_one_malloc_arena_for_all_its_threads():
+    import subprocess
+    import sys
+
+    def arenas(mode: str) -> tuple[str, int]:
+        done = subprocess.run([sys.executable, "-c", _ARENAS, mode], capture_output=True,
+                              text=True, timeout=60, check=True)
+        return done.stdout.strip(), done.stderr.count("Arena ")
+
+    assert arenas("limit") == ("True", 1)
+    applied, count = arenas("default")
+    assert applied == "None" and count > 1  # glibc's default: an arena per new thread

@@ -99,7 +99,7 @@ def test_a_mistake_costs_its_computation_not_the_document(monkeypatch):
     computation by computation."""
     from hlo_lsp.syntax import chunks, parser as P
     from hlo_lsp.syntax.chunks import parse_chunked
-    from tests.unit.syntax.test_scanner import model_key
+    from tests.helpers import model_key
 
     fed = {"fast": 0, "pure": 0}
     run_fast, run = P._run_fast, P._run

@@ -114,7 +114,7 @@ def test_error_recovery_asks_the_grammar_only_for_the_lines_the_scanner_declines
     equals the one lark alone recovers, instruction for instruction."""
     from hlo_lsp.syntax import parser
     from hlo_lsp.syntax.chunks import _parse_chunk
-    from tests.unit.syntax.test_scanner import model_key
+    from tests.helpers import model_key
 
     body = "\n".join(f"  %a.{i} = f32[8]{{0}} add(f32[8]{{0}} %p, f32[8]{{0}} %p)"
                      for i in range(2000))

@@ -13,33 +13,9 @@ import re
 
 import pytest
 
-from tests.helpers import CORPUS, EXAMPLES, FP8_DUMP, COLLECTIVES_STEP, TRAIN_AFTER, read
-from hlo_lsp.model.hlo import Computation, ShapeToken
+from tests.helpers import (CORPUS, EXAMPLES, FP8_DUMP, COLLECTIVES_STEP, TRAIN_AFTER,
+                           model_key, read)
 from hlo_lsp.syntax import parser, scanner
-
-
-def _shape(s: ShapeToken | None):
-    if s is None:
-        return None
-    return (s.text, s.start, s.end, None if s.elements is None else [_shape(e) for e in s.elements])
-
-
-def model_key(items: list) -> list:
-    """Every field of the items of a ``start`` parse, comparable with ==."""
-    out = []
-    for it in items:
-        if not isinstance(it, Computation):
-            out.append(it)
-            continue
-        out.append((
-            "computation", it.name, it.is_entry, [(p.ref, _shape(p.shape)) for p in it.params],
-            _shape(it.result), it.start, it.body_start, it.end, it.execution_thread, it.closed,
-            it.inline, model_key(it.nested),
-            [(i.name, i.opcode, i.opcode_start, _shape(i.shape),
-              [(o.ref, _shape(o.shape)) for o in i.operands], i.attributes, i.called,
-              i.control_predecessors, i.start, i.end, i.is_root, i.parameter_number, i.literal,
-              i.computation is it) for i in it.instructions]))
-    return out
 
 
 def grammar(text: str, base: int = 0) -> list | None:
