@@ -43,7 +43,6 @@ KEYWORDS: frozenset[str] = frozenset(
     "last_tile_dim_replicate".split())
 
 
-
 def check(module: HloModule) -> list[Problem]:
     """Semantic problems of ``module`` (its syntax problems are already in
     ``module.problems``). Pure: the module is not changed.

@@ -322,7 +322,7 @@ class Computation:
         self.end += delta
         for comp in self.nested:
             comp.shift(delta)
-        _shift_instructions(self.instructions, delta)
+        shift_instructions(self.instructions, delta)
 
     def shifted(self, delta: int) -> "Computation":
         """A copy of this computation with every offset moved by ``delta``
@@ -368,7 +368,7 @@ class Computation:
         of a computation without inline computations)."""
         base = self.shifted(0) if copy else self
         after = base.instructions[index + 1:]
-        _shift_instructions(after, delta)
+        shift_instructions(after, delta)
         comp = Computation(base.name, base.is_entry, base.params, base.result, base.start,
                            base.body_start, base.end + delta,
                            base.instructions[:index] + [ins] + after,
@@ -385,7 +385,7 @@ class Computation:
         return f"{self.name.name if with_name else ''}({params}){result}"
 
 
-def _shift_instructions(instructions: list[Instruction], delta: int) -> None:
+def shift_instructions(instructions: list[Instruction], delta: int) -> None:
     """Move every offset of ``instructions`` by ``delta`` characters, in place:
     the hot loop of an edit in a big document, written out flat (array shapes,
     which have no elements, moved without the stack that tuples need)."""
@@ -729,5 +729,6 @@ __all__ = [
     "ArrayShape", "Attribute", "Computation", "ComputationRef", "FileLocation",
     "HloModule", "Instruction", "ModulePart", "Operand", "Parameter", "Problem", "Ref", "Severity",
     "ShapeToken", "SourceFrame", "StackFrameTables", "TupleShape", "decode_metadata",
+    "shift_instructions",
     "unescape", "unquote",
 ]

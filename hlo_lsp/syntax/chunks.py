@@ -38,6 +38,7 @@ from hlo_lsp.model.check import line_edited
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, Problem
 from hlo_lsp.syntax.parser import _assemble, parse, parse_fragment, try_instruction, try_parse
 from hlo_lsp.syntax.lines import LineIndex
+from hlo_lsp.syntax.scanner import Unfinished
 
 #: A computation header line: a name at column 0, the line ending with "{".
 #: Lines end at ``\n``, ``\r\n`` or ``\r``, as the LSP specification and XLA's
@@ -320,9 +321,10 @@ def _parse_groups(text: str, bounds: list[tuple[int, int]]) -> list[Chunk]:
     groups of about :data:`GROUP_CHARS`: one parse per group (cheaper than one
     per computation), and a group that does not parse, or whose computations do
     not line up with its chunks, parsed chunk by chunk (with error recovery
-    where needed), so a mistake costs its group's parse up to the mistake twice,
-    not the text's: the chunks the group's parse read whole before it failed
-    are kept (:func:`_read_whole`)."""
+    where needed), so a mistake costs its group's parse up to the mistake once
+    more, not the text's: the chunks the group's parse read whole before it
+    failed are kept (:func:`_read_whole`), and the chunk it failed in is read on
+    from where it failed (``unfinished``: :func:`hlo_lsp.syntax.scanner.scan`)."""
     chunks: list[Chunk] = []
     i = 0
     while i < len(bounds):
@@ -332,7 +334,9 @@ def _parse_groups(text: str, bounds: list[tuple[int, int]]) -> list[Chunk]:
         group = bounds[i:j]
         start, end = group[0][0], group[-1][1]
         read: list = []
-        parsed = try_parse(text[start:end], "start", start, read) if j - i > 1 else None
+        unfinished: dict[int, Unfinished] = {}
+        parsed = try_parse(text[start:end], "start", start, read, unfinished) \
+            if j - i > 1 else None
         if parsed is not None and len(parsed) == len(group) and all(
                 isinstance(comp, Computation) and comp.start == s
                 for comp, (s, _) in zip(parsed, group)):
@@ -340,7 +344,7 @@ def _parse_groups(text: str, bounds: list[tuple[int, int]]) -> list[Chunk]:
         else:
             whole = _read_whole(read, group)
             chunks.extend(Chunk(s, e, [whole[s]], []) if s in whole else
-                          _parse_chunk(text, s, e) for s, e in group)
+                          _parse_chunk(text, s, e, unfinished) for s, e in group)
         i = j
     return chunks
 
@@ -359,18 +363,30 @@ def _read_whole(read: list, group: list[tuple[int, int]]) -> dict[int, Computati
     return whole
 
 
-def _parse_chunk(text: str, start: int, end: int) -> Chunk:
-    """Parse ``text[start:end]`` with the grammar; with error recovery if needed."""
+def _parse_chunk(text: str, start: int, end: int,
+                 unfinished: dict[int, Unfinished] | None = None) -> Chunk:
+    """Parse ``text[start:end]`` with the grammar; with error recovery if needed.
+    ``unfinished``: what a parse of a larger piece read of the computations
+    that do not parse, by document offset (:func:`hlo_lsp.syntax.scanner.scan`);
+    this chunk's entries are taken out and read on from."""
     piece = text[start:end]
     error = None
+    if unfinished is None:
+        unfinished = {}
     try:
-        parsed = parse_fragment(piece, "start", start)
+        parsed = parse_fragment(piece, "start", start, unfinished)
         if all(isinstance(it, Computation) for it in parsed):
             return Chunk(start, end, parsed, [])
     except UnexpectedInput as exc:
         # kept past this block: without its traceback (see parser._parse)
         error = exc.with_traceback(None)
-    sub = parse(piece, error=error)
+    # error recovery reads the piece at offset 0
+    here: dict[int, Unfinished] = {}
+    for at in [at for at in unfinished if start <= at < end]:
+        known = unfinished.pop(at)
+        known.shift(-start)
+        here[at - start] = known
+    sub = parse(piece, error=error, unfinished=here)
     for comp in sub.computations:
         comp.shift(start)
     problems = [Problem(p.start + start, p.end + start, p.message, p.severity, p.source)

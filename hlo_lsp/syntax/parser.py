@@ -14,6 +14,7 @@ instruction costs one diagnostic and the rest of the file stays navigable.
 
 from __future__ import annotations
 
+import bisect
 import gc
 import re
 import threading
@@ -540,19 +541,21 @@ def _grammar_items(text: str, base: int, errors: list[UnexpectedInput] | None = 
         return None
 
 
-def _run_fast(text: str, start: str = "start", base: int = 0, read: list | None = None):
+def _run_fast(text: str, start: str = "start", base: int = 0, read: list | None = None,
+              unfinished: dict[int, scanner.Unfinished] | None = None):
     """Parse on the fast path: the scanner for the ``start`` rule (see
     :data:`USE_SCANNER`), else lark-cython. Raises UnexpectedInput when the
     text does not parse (lark-cython's errors carry the same token, position and
     expected terminals as pure lark's), _SlowPathNeeded on any other failure of
     lark-cython. ``read``: a list the scanner fills with the items it read, kept
-    when the text does not parse (see :func:`hlo_lsp.syntax.scanner.scan`)."""
+    when the text does not parse, and ``unfinished`` (see
+    :func:`hlo_lsp.syntax.scanner.scan`)."""
     if start == "start" and USE_SCANNER:
         whole: list[UnexpectedInput] = []  # the grammar's error on all of ``text``
 
         def fallback(piece: str, at: int) -> list | None:
             return _grammar_items(piece, at, whole if len(piece) == len(text) else None)
-        items = scanner.scan(_scanner_patterns(), text, base, fallback, read)
+        items = scanner.scan(_scanner_patterns(), text, base, fallback, read, unfinished)
         if items is not None:
             return items
         if whole:
@@ -607,27 +610,34 @@ def warm_up() -> None:
     _scanner_patterns()
 
 
-def parse_fragment(text: str, start: str, base: int = 0):
+def parse_fragment(text: str, start: str, base: int = 0,
+                   unfinished: dict[int, scanner.Unfinished] | None = None):
     """Parse ``text`` (a piece of a document beginning at offset ``base``) with one
     of the grammar's start rules: "start" -> list of module items,
     "instruction" -> Instruction, "computation_head" -> head tuple.
+    ``unfinished`` ("start"): the computations the scanner read part of, by the
+    document offset of their first line (:func:`hlo_lsp.syntax.scanner.scan`):
+    read on from there, and the one that does not parse is put there, for
+    :func:`parse` to recover from.
 
     Raises lark.exceptions.UnexpectedInput when the piece does not parse.
     """
     try:
-        return _run_fast(text, start, base)
+        return _run_fast(text, start, base, None, unfinished)
     except _SlowPathNeeded:
         return _run(text, start, base)
 
 
-def try_parse(text: str, start: str, base: int = 0, read: list | None = None):
+def try_parse(text: str, start: str, base: int = 0, read: list | None = None,
+              unfinished: dict[int, scanner.Unfinished] | None = None):
     """:func:`parse_fragment` for a caller that needs no error: the result, or
     None when ``text`` does not parse. A failure costs one parse on the fast
     path (up to the error), not a second one with pure lark for the message.
     ``read`` (the ``start`` rule): filled with the items the scanner read, which
-    it keeps when the text does not parse."""
+    it keeps when the text does not parse; ``unfinished``: as for
+    :func:`parse_fragment`."""
     try:
-        return _run_fast(text, start, base, read)
+        return _run_fast(text, start, base, read, unfinished)
     except (_SlowPathNeeded, UnexpectedInput):
         return None
 
@@ -759,7 +769,8 @@ def paused_gc():
                 gc.enable()
 
 
-def parse(text: str, *, error: UnexpectedInput | None = None) -> HloModule:
+def parse(text: str, *, error: UnexpectedInput | None = None,
+          unfinished: dict[int, scanner.Unfinished] | None = None) -> HloModule:
     """Parse HLO text into an :class:`HloModule`. Never raises on bad input.
 
     Syntax errors become ``module.problems`` (the first one where lark found it,
@@ -770,12 +781,14 @@ def parse(text: str, *, error: UnexpectedInput | None = None) -> HloModule:
 
     ``error``: what :func:`parse_fragment` of this very text with the "start"
     rule raised, when the caller tried it already (no second attempt: on a
-    truncated multi-megabyte computation each costs a third of a second).
+    truncated multi-megabyte computation each costs a third of a second), and
+    ``unfinished``, what that attempt read of the computations that do not parse
+    (offsets of this text): error recovery starts after it.
     """
     with paused_gc():
         parts = split_parts(text)
         if not parts:
-            return _parse(text, error)
+            return _parse(text, error, unfinished)
         return _parse_split(text, parts)
 
 
@@ -796,19 +809,22 @@ def _parse_split(text: str, parts: list[tuple[int, int]]) -> HloModule:
     return module
 
 
-def _parse(text: str, error: UnexpectedInput | None = None) -> HloModule:
+def _parse(text: str, error: UnexpectedInput | None = None,
+           unfinished: dict[int, scanner.Unfinished] | None = None) -> HloModule:
     module = HloModule(text)
     if "\x00" in text:
-        error = None  # it was raised on the text with its NUL bytes
+        error = unfinished = None  # they were made from the text with its NUL bytes
         text_for_parse = text.replace("\x00", " ")
         module.problems.append(Problem(text.index("\x00"), text.index("\x00") + 1,
                                        "binary data (NUL byte): this is not HLO text"))
     else:
         text_for_parse = text
+    if unfinished is None:
+        unfinished = {}
     try:
         if error is None:
             try:
-                items = parse_fragment(text_for_parse, "start")
+                items = parse_fragment(text_for_parse, "start", 0, unfinished)
             except UnexpectedInput as exc:
                 # Kept past this block, so without its traceback: the frames it
                 # holds hold what the recovery builds, a cycle that only a full
@@ -820,7 +836,7 @@ def _parse(text: str, error: UnexpectedInput | None = None) -> HloModule:
         return module
     if error is not None:
         first = _problem_from(error, text_for_parse, 0)
-        items, problems = _recover(text_for_parse, first.start)
+        items, problems = _recover(text_for_parse, first.start, unfinished)
         # The whole-text error is often a consequence of a problem the recovery
         # pinned down more precisely on the same or the previous line.
         line_before = text_for_parse.rfind("\n", 0, max(text_for_parse.rfind(
@@ -889,9 +905,11 @@ _MAX_JOIN_CHARS = 64 * 1024  # and characters: each join parses the piece again
 _NEW_INSTRUCTION = re.compile(r"[ \t]*(?:ROOT[ \t]|%?[\w.\-]+[ \t]+=[ \t])")
 
 
-def _recover(text: str, error_at: int = -1):
+def _recover(text: str, error_at: int = -1,
+             unfinished: dict[int, scanner.Unfinished] | None = None):
     """Parse ``text`` in pieces after the whole-text parse failed at offset
-    ``error_at`` (-1: unknown).
+    ``error_at`` (-1: unknown). ``unfinished``: what parses of ``text`` read of
+    computations that do not parse (see :func:`parse_fragment`); filled here too.
 
     Returns (items, problems) where items are what :func:`_assemble` accepts.
     """
@@ -918,11 +936,12 @@ def _recover(text: str, error_at: int = -1):
         # is read as in the whole text from its header on): no second try.
         alone = len(heads) == 1 and not text[:s].strip() and not text[e:].strip()
         failed = lines[h][1] <= error_at < e
-        parsed = None if alone or failed else try_parse(text[s:e], "start", s)
+        parsed = None if alone or failed else try_parse(text[s:e], "start", s, None, unfinished)
         if parsed is not None:
             items.extend(parsed)
             continue
-        comp = _recover_computation(text, lines, h, stop, problems)
+        known = unfinished.get(s) if unfinished else None
+        comp = _recover_computation(text, lines, h, stop, problems, known)
         if comp is not None:
             items.append(comp)
     return items, problems
@@ -953,7 +972,12 @@ def _incomplete(exc: UnexpectedInput, text: str, base: int, end: int) -> bool:
     return False
 
 
-def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
+def _recover_computation(text, lines, h, stop, problems,
+                         known: scanner.Unfinished | None = None) -> Computation | None:
+    """The computation whose header is on line ``h`` (its lines end before line
+    ``stop``), read line by line; each line that does not parse adds its problem
+    to ``problems``. ``known``: what the scanner read of it already (its first
+    instructions), which recovery takes as they are and starts after."""
     s, e = lines[h]
     # The header may continue over several lines until "{".
     head_end = h
@@ -969,6 +993,21 @@ def _recover_computation(text, lines, h, stop, problems) -> Computation | None:
     comp = Computation(name, is_entry, params, result, start, body_start, head_text_end)
     i = head_end + 1
     closed = False
+    if known is not None and i < stop and known.body == lines[i][0]:
+        # The instructions the scanner read, each on a line of its own, as the
+        # loop below reads them (scanner.instruction, line by line), up to the
+        # first that goes on over several lines: the loop reads that one with
+        # the grammar, which may not take it as the scanner did.
+        taken = 0
+        for ins in known.instructions:
+            if text.find("\n", ins.start, ins.end) >= 0 or text.find("\r", ins.start, ins.end) >= 0:
+                break
+            ins.computation = comp
+            taken += 1
+        if taken:
+            comp.instructions.extend(known.instructions[:taken])
+            comp.end = known.instructions[taken - 1].end
+            i = bisect.bisect_right(lines, (comp.end, len(text) + 1), i, stop)
     while i < stop:
         ls, le = lines[i]
         line = text[ls:le]

@@ -42,7 +42,7 @@ import weakref
 from collections.abc import Callable, Iterable
 
 from hlo_lsp.model.hlo import (Attribute, Computation, ComputationRef, Instruction, Operand,
-                               Parameter, Ref, ShapeToken, unescape)
+                               Parameter, Ref, ShapeToken, shift_instructions, unescape)
 
 #: Tuple shapes nested deeper than this are left to the grammar.
 MAX_TUPLE_DEPTH = 32
@@ -157,14 +157,35 @@ class _Decline(Exception):
     """The scanner does not read this text: the grammar does."""
 
 
-class _Partial(_Decline):
-    """The scanner read a computation's header and its first instructions, then
-    declined a line: ``instructions`` were read, ``body`` is the offset after the
-    header's line, ``resume`` the start of the last instruction's line."""
+class Unfinished:
+    """A computation as far as the scanner read it before it declined a line:
+    the ``instructions`` on its lines before that one, in order; ``body``, the
+    offset after its header's line; ``resume``, the start of the last
+    instruction's line. Offsets are the document's, as the instructions'. When
+    the computation does not parse, a second scan of it starts from here, and
+    error recovery (:func:`hlo_lsp.syntax.parser.parse`) takes its instructions
+    up to the first one written over several lines: their lines are not read
+    again."""
+
+    __slots__ = ("instructions", "body", "resume")
 
     def __init__(self, instructions: list[Instruction], body: int, resume: int) -> None:
-        super().__init__()
         self.instructions, self.body, self.resume = instructions, body, resume
+
+    def shift(self, delta: int) -> None:
+        """Move every offset by ``delta`` characters, the instructions' too."""
+        shift_instructions(self.instructions, delta)
+        self.body += delta
+        self.resume += delta
+
+
+class _Partial(_Decline):
+    """The scanner read a computation's header and its first instructions, then
+    declined a line: what it read is ``unfinished``."""
+
+    def __init__(self, unfinished: Unfinished) -> None:
+        super().__init__()
+        self.unfinished = unfinished
 
 
 #: Parses a piece of text with the grammar's ``start`` rule: (text, base) -> the
@@ -173,7 +194,8 @@ Fallback = Callable[[str, int], "list | None"]
 
 
 def scan(patterns: Patterns, text: str, base: int, fallback: Fallback,
-         items: list | None = None) -> list | None:
+         items: list | None = None, unfinished: dict[int, Unfinished] | None = None
+         ) -> list | None:
     """The items of the grammar's ``start`` rule for ``text`` (which begins at
     offset ``base`` of its document): the module header and stack-frame tables as
     the grammar reads them, then one :class:`Computation` per computation.
@@ -182,7 +204,10 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback,
     are read by ``fallback``. Returns None when ``fallback`` fails on any of
     them: the text does not parse, and the caller parses it whole with the
     grammar (for the error, and error recovery). ``items``: the list to fill
-    (returned), which then keeps what was read before such a failure."""
+    (returned), which then keeps what was read before such a failure.
+    ``unfinished``: the document offset of a computation's first line ->
+    :class:`Unfinished`; a computation found there is read on from it, and the
+    computation that makes the text fail is put there."""
     if items is None:
         items = []
     pos = first_head(patterns, text)
@@ -197,17 +222,31 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback,
         pos = blank_lines(text, pos).end()
         if pos >= end or patterns.rest_blank.match(text, pos):
             return items
-        try:
-            comp, pos = _computation(patterns, text, pos, base)
-            items.append(comp)
-        except (_Decline, IndexError) as declined:
+        known = unfinished.get(base + pos) if unfinished else None
+        if known is None:
+            try:
+                comp, pos = _computation(patterns, text, pos, base)
+                items.append(comp)
+                continue
+            except (_Decline, IndexError) as declined:
+                stop = _computation_end(text, pos)
+                if not isinstance(declined, _Partial):
+                    parsed = _grammar_piece(text, pos, stop, base, fallback)
+                    if parsed is None:
+                        return None
+                    items.extend(parsed)
+                    pos = stop
+                    continue
+                known = declined.unfinished
+        else:
             stop = _computation_end(text, pos)
-            parsed = _resume(declined, text, pos, stop, base, fallback) \
-                if isinstance(declined, _Partial) else _grammar_piece(text, pos, stop, base, fallback)
-            if parsed is None:
-                return None
-            items.extend(parsed)
-            pos = stop
+        parsed = _resume(known, text, pos, stop, base, fallback)
+        if parsed is None:
+            if unfinished is not None:
+                unfinished[base + pos] = known
+            return None
+        items.extend(parsed)
+        pos = stop
 
 
 def _grammar_piece(text: str, pos: int, stop: int, base: int, fallback: Fallback) -> list | None:
@@ -220,7 +259,7 @@ def _grammar_piece(text: str, pos: int, stop: int, base: int, fallback: Fallback
     return parsed
 
 
-def _resume(partial: _Partial, text: str, pos: int, stop: int, base: int,
+def _resume(partial: Unfinished, text: str, pos: int, stop: int, base: int,
             fallback: Fallback) -> list | None:
     """The computation ``text[pos:stop]`` whose lines the scanner read up to
     ``partial.resume``: the grammar reads its header, its last instruction the
@@ -230,8 +269,8 @@ def _resume(partial: _Partial, text: str, pos: int, stop: int, base: int,
     are put before the grammar's; when it does not parse, neither does the whole
     piece, at the same place (None). Anything else: the whole piece is the
     grammar's, as for a declined header."""
-    blanked = text[pos:partial.body] + " " * (partial.resume - partial.body) + \
-        text[partial.resume:stop]
+    body, resume = partial.body - base, partial.resume - base
+    blanked = text[pos:body] + " " * (resume - body) + text[resume:stop]
     parsed = fallback(blanked, base + pos)
     if parsed is None:
         return None
@@ -321,7 +360,7 @@ def _computation(p: Patterns, text: str, pos: int, base: int) -> tuple[Computati
     except (_Decline, IndexError):
         if not instructions:
             raise
-        raise _Partial(instructions, body_end, resume) from None
+        raise _Partial(Unfinished(instructions, body_end + base, resume + base)) from None
     thread = closed.group(2)
     if thread is None:
         end = closed.end(1) + base
@@ -527,4 +566,4 @@ def _names(p: Patterns, text: str, pos: int, base: int, single: bool):
     return refs, pos + base, m.end() + base, rendered, m.end()
 
 
-__all__ = ["MAX_TUPLE_DEPTH", "Patterns", "first_head", "scan"]
+__all__ = ["MAX_TUPLE_DEPTH", "Patterns", "Unfinished", "first_head", "scan"]

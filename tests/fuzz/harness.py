@@ -842,6 +842,10 @@ class Report:
     #: what the server logged while answers over SLOW_S waited (see
     #: :func:`stall_cause`; only with ``HLO_LSP_FUZZ_SERVER_LOG=1``) -> their number
     over_2s_during: dict[str, int] = field(default_factory=dict)
+    #: document number -> its answers over SLOW_S: (seed file, characters, how the
+    #: text was made (the first mutation), answers, longest in seconds); the report
+    #: names the documents with the most
+    over_2s_docs: dict[int, tuple[str, int, str, int, float]] = field(default_factory=dict)
     #: the answer times (s) of requests about documents of :data:`LARGE` characters
     #: and more
     large_seconds: list[float] = field(default_factory=list)
@@ -878,6 +882,15 @@ class Report:
                 self.idle_objects[name] = found.group(2, 3, 4)
                 break
 
+    def over_2s_by_document(self, top: int = 8) -> str:
+        """The documents with the most answers over SLOW_S (then the longest)."""
+        if not self.over_2s_docs:
+            return ""
+        ranked = sorted(self.over_2s_docs.items(), key=lambda kv: (-kv[1][3], -kv[1][4]))
+        return (f"  documents with answers over {SLOW_S:.0f} s: {len(ranked)}; most: " + "; ".join(
+            f"{doc} ({source[:60]}, {chars / 1e6:.1f} MB, {how[:40]}): {n}, longest {s:.2f} s"
+            for doc, (source, chars, how, n, s) in ranked[:top]))
+
     def _large_line(self) -> str:
         """The answer times on documents of a megabyte and more: count, median,
         90th and 99th percentile."""
@@ -907,6 +920,7 @@ class Report:
                                f"{cause} {n}" for cause, n in sorted(
                                    self.over_2s_during.items(), key=lambda kv: -kv[1]))
                            if self.over_2s_during else ""),
+                 *[line for line in (self.over_2s_by_document(),) if line],
                  self._large_line(),
                  "  slowest answers: " + ", ".join(
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
@@ -1135,6 +1149,9 @@ class Fuzzer:
             self.report.over_2s_small += len(text) < LARGE
             kind = o.method.split(" ")[-1]
             self.report.over_2s_by_kind[kind] = self.report.over_2s_by_kind.get(kind, 0) + 1
+            _, _, how, n, longest = self.report.over_2s_docs.get(doc, ("", 0, "", 0, 0.0))
+            self.report.over_2s_docs[doc] = (source, len(text), how or (history or ["?"])[0],
+                                             n + 1, max(longest, o.seconds))
             during = ""
             if server is not None and server.log_info:
                 during = stall_cause(server.log_between(o.sent, o.sent + o.seconds), uri)

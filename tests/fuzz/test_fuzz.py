@@ -152,6 +152,26 @@ def test_the_report_gives_answer_times_on_large_documents_and_memory():
             "lane 0 81234/120/345678") in report.summary()
 
 
+def test_the_report_names_the_documents_whose_answers_took_over_2_s(tmp_path):
+    fuzzer = harness.Fuzzer(5, 0, tmp_path, [])
+    big, small = "x" * 3_000_000, "HloModule m\n"
+
+    def answer(seconds: float, doc: int, text: str, history: list[str]) -> None:
+        outcome = harness.Outcome("textDocument/hover", None, seconds, result=None)
+        fuzzer.judge(outcome, harness.lines_of(text), "file:///d.hlo", doc, f"seed{doc}.hlo",
+                     text, history)
+
+    answer(0.5, 1, big, ["truncate"])  # under 2 s: not named
+    assert "documents with answers over" not in fuzzer.report.summary()
+    answer(2.5, 7, big, ["delete_tokens: 3", "edit v2: []"])
+    answer(3.5, 7, big, ["delete_tokens: 3", "edit v2: []", "edit v3: []"])
+    answer(2.2, 9, small, [])
+    assert fuzzer.report.over_2s == 3 and fuzzer.report.over_2s_small == 1
+    assert ("documents with answers over 2 s: 2; most: 7 (seed7.hlo, 3.0 MB, delete_tokens: 3): "
+            "2, longest 3.50 s; 9 (seed9.hlo, 0.0 MB, ?): 1, longest 2.20 s"
+            ) in fuzzer.report.summary()
+
+
 def test_stall_cause_names_what_the_server_did_meanwhile():
     log = ["2026-11-27 03:46:35,463 hlo_lsp INFO analyzed file:///b.hlo v1 (86 chars) in 0.9 s\n"]
     assert harness.stall_cause([], URI) == "nothing"

@@ -142,6 +142,42 @@ def test_error_recovery_asks_the_grammar_only_for_the_lines_the_scanner_declines
     assert model_key(by_grammar.computations) == model_key(chunk.computations)
 
 
+def test_error_recovery_reads_on_from_where_the_scan_stopped(monkeypatch):
+    """A computation of 2,000 instructions broken on line 1,900: the scan read
+    the lines before (the group of computations, then the computation alone),
+    and error recovery takes those instructions and reads the lines after, as
+    the whole parse and the chunked one do. Before, each of the three read the
+    lines before the broken one again. The model and the problems are those of a
+    recovery that reads every line."""
+    from hlo_lsp.syntax import chunks, parser, scanner
+    from tests.helpers import chain_module, model_key
+
+    text = chain_module(2000, fusion_every=500)
+    broken = text.replace("%a1899 = f32[8]{0} add(", "%a1899 = f32[8]{0} add((", 1)
+    assert broken != text
+    lines = []
+    instruction = scanner.instruction
+
+    def counted(patterns, text, pos, base=0):
+        lines.append(pos)
+        return instruction(patterns, text, pos, base)
+    monkeypatch.setattr(scanner, "instruction", counted)
+    read_on = parser.parse(broken), chunks.parse_chunked(broken)
+    lines_read_on = len(lines)
+    lines.clear()
+    recover_computation = parser._recover_computation
+    monkeypatch.setattr(parser, "_recover_computation",
+                        lambda text, lines, h, stop, problems, known=None:
+                        recover_computation(text, lines, h, stop, problems))
+    every_line = parser.parse(broken), chunks.parse_chunked(broken)
+    assert len(lines) > 4000 and lines_read_on < 400, (len(lines), lines_read_on)
+    for fast, slow in zip(read_on, every_line):
+        assert fast.problems and [(p.start, p.end, p.message) for p in fast.problems] == \
+            [(p.start, p.end, p.message) for p in slow.problems]
+        assert model_key(fast.computations) == model_key(slow.computations)
+        assert len(fast.computations[-1].instructions) == 2000 + 4 + 1  # a1899 is not one
+
+
 def test_positions_when_blanks_and_comments_split_coarse_tokens():
     """The grammar lexes `%name = f32[2]`, `parameter(0)` and `, name=value` as one
     token each, and falls back to smaller tokens around comments; every range
