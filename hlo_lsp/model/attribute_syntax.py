@@ -20,6 +20,7 @@ a hostile dump's megabyte of metadata is checked and forgotten.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from hlo_lsp.model.memo import short_text_cache
 
@@ -76,41 +77,19 @@ def value_problem(name: str, value: str) -> str:
     """What XLA's parser finds wrong in ``name=value``, "" when nothing or when
     hlo-lsp does not model that attribute's syntax. A message starting with
     :data:`UNKNOWN_KEY` is a warning. Never raises; linear time."""
-    if name not in _CHECKED:
+    if name not in _CHECKS:
         return ""
     return _problem(value, name)
 
 
 @short_text_cache(maxsize=1 << 14, max_chars=VALUE_CACHE_CHARS)
 def _problem(value: str, name: str) -> str:
-    if name in DIMENSION_LIST_ATTRIBUTES:
-        if _INT_LIST.fullmatch(value):
-            return ""
-        return f"error parsing attribute {name}: expects a list of integers such as {{1,0}}"
-    if name == "slice":
-        if _SLICE.fullmatch(value):
-            return ""
-        return "error parsing attribute slice: expects {[start:limit], ...} or [start:limit:stride]"
-    if name == "padding":
-        if _PADDING.fullmatch(value):
-            return ""
-        return "error parsing attribute padding: expects low_high[_interior] per dimension, joined by x"
-    if name == "dim_labels":
-        if _DIM_LABELS.fullmatch(value):
-            return ""
-        return "error parsing attribute dim_labels: expects labels such as b01f_01io->b01f"
-    if name == "window":
-        return _window_problem(value)
-    if name == "metadata":
-        return _metadata_problem(value)
-    if name == "entry_computation_layout":
-        return _program_shape_problem(value)
-    return ""
+    return _CHECKS[name](value)
 
 
-#: The attributes :func:`_problem` checks.
-_CHECKED: frozenset[str] = DIMENSION_LIST_ATTRIBUTES | {
-    "slice", "padding", "dim_labels", "window", "metadata", "entry_computation_layout"}
+def _fullmatch(pattern: re.Pattern, message: str) -> Callable[[str], str]:
+    """The check of a value ``pattern`` reads whole: "" or ``message``."""
+    return lambda value: "" if pattern.fullmatch(value) else message
 
 
 #: A ``//`` comment, to a line break (``\r`` included: hlo_lexer.cc).
@@ -210,3 +189,21 @@ def _metadata_problem(value: str) -> str:
             return (f"error parsing attribute metadata: {key} expects "
                     f"{'a quoted string' if kind == 'string' else 'an integer' if kind == 'int' else 'a braced list'}")
     return ""
+
+
+#: Attribute name -> the check of its values (value -> "" or what is wrong): the
+#: attributes whose syntax hlo-lsp models.
+_CHECKS: dict[str, Callable[[str], str]] = {
+    **{name: _fullmatch(_INT_LIST, f"error parsing attribute {name}: expects a list of "
+                        "integers such as {1,0}")
+       for name in DIMENSION_LIST_ATTRIBUTES},
+    "slice": _fullmatch(_SLICE, "error parsing attribute slice: expects {[start:limit], ...} "
+                        "or [start:limit:stride]"),
+    "padding": _fullmatch(_PADDING, "error parsing attribute padding: expects "
+                          "low_high[_interior] per dimension, joined by x"),
+    "dim_labels": _fullmatch(_DIM_LABELS, "error parsing attribute dim_labels: expects labels "
+                             "such as b01f_01io->b01f"),
+    "window": _window_problem,
+    "metadata": _metadata_problem,
+    "entry_computation_layout": _program_shape_problem,
+}

@@ -976,8 +976,9 @@ def _recover_computation(text, lines, h, stop, problems,
                          known: scanner.Unfinished | None = None) -> Computation | None:
     """The computation whose header is on line ``h`` (its lines end before line
     ``stop``), read line by line; each line that does not parse adds its problem
-    to ``problems``. ``known``: what the scanner read of it already (its first
-    instructions), which recovery takes as they are and starts after."""
+    to ``problems``. ``known``: what the scanner read of it already; recovery
+    takes its instructions up to the first written over several lines and reads
+    on after them."""
     s, e = lines[h]
     # The header may continue over several lines until "{".
     head_end = h

@@ -228,22 +228,18 @@ def scan(patterns: Patterns, text: str, base: int, fallback: Fallback,
                 comp, pos = _computation(patterns, text, pos, base)
                 items.append(comp)
                 continue
-            except (_Decline, IndexError) as declined:
-                stop = _computation_end(text, pos)
-                if not isinstance(declined, _Partial):
-                    parsed = _grammar_piece(text, pos, stop, base, fallback)
-                    if parsed is None:
-                        return None
-                    items.extend(parsed)
-                    pos = stop
-                    continue
-                known = declined.unfinished
+            except _Partial as partial:
+                known = partial.unfinished
+            except (_Decline, IndexError):
+                pass
+        stop = _computation_end(text, pos)
+        if known is None:  # declined before its first instruction
+            parsed = _grammar_piece(text, pos, stop, base, fallback)
         else:
-            stop = _computation_end(text, pos)
-        parsed = _resume(known, text, pos, stop, base, fallback)
-        if parsed is None:
-            if unfinished is not None:
+            parsed = _resume(known, text, pos, stop, base, fallback)
+            if parsed is None and unfinished is not None:
                 unfinished[base + pos] = known
+        if parsed is None:
             return None
         items.extend(parsed)
         pos = stop

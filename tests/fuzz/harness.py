@@ -920,11 +920,12 @@ class Report:
                                f"{cause} {n}" for cause, n in sorted(
                                    self.over_2s_during.items(), key=lambda kv: -kv[1]))
                            if self.over_2s_during else ""),
-                 *[line for line in (self.over_2s_by_document(),) if line],
+                 self.over_2s_by_document(),
                  self._large_line(),
                  "  slowest answers: " + ", ".join(
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
             for k, (s, n) in sorted(self.slowest.items(), key=lambda kv: -kv[1][0])[:6])]
+        lines = [line for line in lines if line]  # no line for documents when none
         if self.memory:
             idle = f", after {self.idle_s:.0f} s idle" if self.idle_memory else ""
             lines.append("  server memory (RSS in MB after the first document, largest, "
