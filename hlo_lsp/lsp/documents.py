@@ -46,6 +46,7 @@ from cachetools import LRUCache
 from hlo_lsp.dump.names import is_non_hlo_dump_file
 from hlo_lsp.features.diagnostics import diagnostics, edited_diagnostics
 from hlo_lsp.lsp import collector
+from hlo_lsp.lsp.work import INTERACTIVE, submit
 from hlo_lsp.model.hlo import HloModule, Problem, Severity
 from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, edited_chunk, parse_chunked
 from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
@@ -746,9 +747,10 @@ class DocumentStore:
         self._disk.pop(path, None)
 
     async def derive(self, analysis: Analysis, key: str, fn: Callable[..., Any],
-                     *args: Any) -> Any:
+                     *args: Any, priority: int = INTERACTIVE) -> Any:
         """``fn(*args)``, computed in ``derive_pool`` once per analysis and kept in
-        ``analysis.derived[key]`` (it lives as long as the analysis).
+        ``analysis.derived[key]`` (it lives as long as the analysis); queued at
+        ``priority`` when ``derive_pool`` is a :class:`hlo_lsp.lsp.work.WorkQueue`.
 
         Requests that ask for the same value while it is being computed (a code
         lens, ``hlo.showSummary`` and ``hlo.compareDumps`` sent with the didOpen
@@ -763,7 +765,7 @@ class DocumentStore:
         pending = self._deriving.get(slot)
         if pending is None:
             # the pending entry holds the analysis: its id stays its own meanwhile
-            pending = asyncio.ensure_future(self._derive(analysis, key, fn, args))
+            pending = asyncio.ensure_future(self._derive(analysis, key, fn, args, priority))
             self._deriving[slot] = pending
 
             def done(f: asyncio.Future) -> None:
@@ -775,7 +777,7 @@ class DocumentStore:
         return await asyncio.shield(pending)
 
     async def _derive(self, analysis: Analysis, key: str, fn: Callable[..., Any],
-                      args: tuple) -> Any:
-        value = await asyncio.get_running_loop().run_in_executor(self.derive_pool, fn, *args)
+                      args: tuple, priority: int) -> Any:
+        value = await asyncio.wrap_future(submit(self.derive_pool, priority, fn, *args))
         return analysis.derived.setdefault(key, value)
 

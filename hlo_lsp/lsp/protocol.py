@@ -43,6 +43,7 @@ from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp.documents import Analysis, DocumentStore
 from hlo_lsp.lsp.settings import Settings, parse_settings
 from hlo_lsp.lsp.wire import Encoded
+from hlo_lsp.lsp.work import INTERACTIVE, WorkQueue, submit
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
@@ -142,8 +143,8 @@ class HloLanguageServer(LanguageServer):
         self.settings: Settings = Settings()
         self.parse_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse")
         self.quick_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="quick")
-        #: whole-document answers, one at a time in arrival order (:meth:`work`)
-        self.work_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="work")
+        #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
+        self.work_pool = WorkQueue("work")
         self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
         self._oracle: XlaOracle | None = None
         self.collector = ModelCollector(self.parse_pool)
@@ -176,18 +177,21 @@ class HloLanguageServer(LanguageServer):
         for pool in (self.parse_pool, self.quick_pool, self.work_pool, self._oracle_pool):
             pool.shutdown(wait=False, cancel_futures=True)
 
-    async def work(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in the work pool: the computations of whole-document
-        answers (outline, inlay hints, summaries, views, graphs), one at a time
-        in the order they were asked for.
+    async def work(self, fn: Callable[..., T], *args: Any, priority: int = INTERACTIVE) -> T:
+        """``fn(*args)`` in the work queue (:mod:`hlo_lsp.lsp.work`): the
+        computations of whole-document answers (outline, inlay hints,
+        summaries, views, graphs), one at a time, ``priority``
+        :data:`~hlo_lsp.lsp.work.INTERACTIVE` (what the editor asks by itself)
+        before :data:`~hlo_lsp.lsp.work.REPORT` (what a command asks), each in
+        the order asked.
 
         Threads share one interpreter lock: five such answers computed side by
         side all finish when the last does (a 3 MB dump's batch of semantic
         tokens, summary, comparison and readable view: each after 2-4 s on a
         busy machine); one after the other, each finishes as soon as its own
-        work and the work asked for before it are done. Answers of a position
+        work and the work queued before it are done. Answers of a position
         (hover, definition) do not queue here."""
-        return await asyncio.get_running_loop().run_in_executor(self.work_pool, fn, *args)
+        return await asyncio.wrap_future(submit(self.work_pool, priority, fn, *args))
 
     @property
     def exit_code(self) -> int:

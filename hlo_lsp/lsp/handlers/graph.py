@@ -26,6 +26,7 @@ from hlo_lsp.lsp.handlers.reports import memory_of
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
+from hlo_lsp.lsp.work import REPORT
 from hlo_lsp.syntax.lines import LineIndex
 
 
@@ -75,7 +76,7 @@ def register(server: HloLanguageServer) -> None:
                     reply = attrs.evolve(reply, page=page_of(g, a, around is not None))
                 return messages.to_json(reply)
 
-            return await ls.work(compute)
+            return await ls.work(compute, priority=REPORT)
 
     @server.feature(messages.MEMORY)
     @guarded(default=None)
@@ -95,6 +96,6 @@ def register(server: HloLanguageServer) -> None:
                 return None
             page = await ls.work(
                 memory_html, timeline, page_title(a.module, path, MEMORY_TITLE),
-                os.path.basename(path), a.uri, a.lines)
+                os.path.basename(path), a.uri, a.lines, priority=REPORT)
             return {"page": page, "peakBytes": timeline.peak_bytes,
                     "peakStep": timeline.peak_step, "source": timeline.source}

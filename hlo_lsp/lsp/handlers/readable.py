@@ -36,6 +36,7 @@ from hlo_lsp.lsp.handlers.reports import memory_of
 from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
+from hlo_lsp.lsp.work import REPORT
 from hlo_lsp.model.summary import KernelSummary, cost_kernels, fold_summary, kernel_summary
 
 LEGEND = types.SemanticTokensLegend(token_types=list(TOKEN_TYPES),
@@ -53,7 +54,7 @@ async def costed_summary_of(ls: HloLanguageServer, a: Analysis) -> KernelSummary
     ``hlo.showSummary`` and ``hlo.compareDumps`` sent together then rank and
     compare from the module's memo instead of costing every kernel twice."""
     summary = await summary_of(ls, a)
-    await ls.store.derive(a, "kernel costs", cost_kernels, a.module, summary)
+    await ls.store.derive(a, "kernel costs", cost_kernels, a.module, summary, priority=REPORT)
     return summary
 
 
@@ -152,7 +153,7 @@ def register(server: HloLanguageServer) -> None:
             # structure folded), then every kernel under "All kernels".
             device = device_for(path, ls.settings.device)
             folded = await ls.store.derive(a, f"folded:{device.key}", fold_summary, a.module,
-                                           summary, device)
+                                           summary, device, priority=REPORT)
             memory = await memory_of(ls, a)
             if options.format == "text":
                 return format_text(summary, note, folded) + (
@@ -170,7 +171,8 @@ def register(server: HloLanguageServer) -> None:
             # megabytes of text for a large dump: once per analysis and options
             return await ls.store.derive(
                 a, f"readable view:{options.inline_fusions}:{options.keep_metadata}",
-                _readable_answer, a, options.inline_fusions, options.keep_metadata)
+                _readable_answer, a, options.inline_fusions, options.keep_metadata,
+                priority=REPORT)
 
     @server.command(COMPARE_DUMPS)
     @guarded(default=None)
@@ -186,7 +188,8 @@ def register(server: HloLanguageServer) -> None:
             sa, sb = await costed_summary_of(ls, old), await costed_summary_of(ls, new)
             # times on the device of the new dump, as hlo.showSummary and `hlo-lsp diff`
             device = device_for(to_fs_path(new_uri), ls.settings.device)
-            diff = await ls.work(compare, sa, sb, old.module, new.module, device)
+            diff = await ls.work(compare, sa, sb, old.module, new.module, device,
+                                 priority=REPORT)
         render_diff = diff_markdown if options.format == "markdown" else diff_text
         return render_diff(diff, f"old {_name(old_uri)}", f"new {_name(new_uri)}")
 

@@ -35,20 +35,24 @@ from hlo_lsp.features.memory import MemoryTimeline, timeline_for
 from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
+from hlo_lsp.lsp.work import REPORT
 from hlo_lsp.syntax.lines import LineIndex
 
 #: documentLink answers for a report stop after this many links.
 MAX_REPORT_LINKS = 50_000
 
 
-async def memory_of(ls: HloLanguageServer, a: Analysis) -> MemoryTimeline | None:
+async def memory_of(ls: HloLanguageServer, a: Analysis, priority: int = REPORT
+                    ) -> MemoryTimeline | None:
     """Memory over the schedule of the dump ``a`` analyses, from the reports XLA
     wrote beside it (:func:`hlo_lsp.features.memory.timeline_for`), read in the
-    work pool once per analysis; None without reports or outside the file system."""
+    work queue once per analysis at ``priority`` (a hover's is
+    :data:`~hlo_lsp.lsp.work.INTERACTIVE`); None without reports or outside
+    the file system."""
     path = to_fs_path(a.uri)
     if not path or a.lazy_only:
         return None
-    return await ls.store.derive(a, "memory", timeline_for, path, a.module)
+    return await ls.store.derive(a, "memory", timeline_for, path, a.module, priority=priority)
 
 
 def is_report_uri(uri: str) -> bool:

@@ -36,6 +36,7 @@ from hlo_lsp.lsp.documents import View
 from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
+from hlo_lsp.lsp.work import INTERACTIVE
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.model.spans import Span
@@ -110,7 +111,7 @@ def register(server: HloLanguageServer) -> None:
             occ = find_at(view.analysis.module, offset) if offset is not None else None
             if occ is None or occ.kind != Kind.MODULE:
                 return None
-            return await reports.memory_of(ls, view.analysis)
+            return await reports.memory_of(ls, view.analysis, INTERACTIVE)
 
         def answer(view: View | None, memory=None):
             offset = _offset_in(view, pos)
