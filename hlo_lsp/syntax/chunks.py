@@ -335,7 +335,9 @@ def _parse_groups(text: str, bounds: list[tuple[int, int]]) -> list[Chunk]:
         start, end = group[0][0], group[-1][1]
         read: list = []
         unfinished: dict[int, Unfinished] = {}
-        parsed = try_parse(text[start:end], "start", start, read, unfinished) \
+        # (a group the scanner finds a computation in that does not parse is
+        # parsed chunk by chunk below, not whole with the grammar first)
+        parsed = try_parse(text[start:end], "start", start, read, unfinished, confirm=False) \
             if j - i > 1 else None
         if parsed is not None and len(parsed) == len(group) and all(
                 isinstance(comp, Computation) and comp.start == s

@@ -542,21 +542,32 @@ def _grammar_items(text: str, base: int, errors: list[UnexpectedInput] | None = 
 
 
 def _run_fast(text: str, start: str = "start", base: int = 0, read: list | None = None,
-              unfinished: dict[int, scanner.Unfinished] | None = None):
+              unfinished: dict[int, scanner.Unfinished] | None = None, confirm: bool = True):
     """Parse on the fast path: the scanner for the ``start`` rule (see
     :data:`USE_SCANNER`), else lark-cython. Raises UnexpectedInput when the
     text does not parse (lark-cython's errors carry the same token, position and
     expected terminals as pure lark's), _SlowPathNeeded on any other failure of
     lark-cython. ``read``: a list the scanner fills with the items it read, kept
     when the text does not parse, and ``unfinished`` (see
-    :func:`hlo_lsp.syntax.scanner.scan`)."""
+    :func:`hlo_lsp.syntax.scanner.scan`).
+
+    When a piece the scanner hands to the grammar does not parse, the whole
+    text is parsed with the grammar: the scanner ends a computation at the
+    first ``}`` at a line start, which a value written over several lines can
+    hold, so a piece can fail where the whole text parses. Without
+    ``confirm`` that parse is left out and None returned: for a caller that
+    then parses the text computation by computation anyway."""
     if start == "start" and USE_SCANNER:
         whole: list[UnexpectedInput] = []  # the grammar's error on all of ``text``
 
         def fallback(piece: str, at: int) -> list | None:
-            return _grammar_items(piece, at, whole if len(piece) == len(text) else None)
-        items = scanner.scan(_scanner_patterns(), text, base, fallback, read, unfinished)
-        if items is not None:
+            # A piece that is the text but for blanks after it (a computation's
+            # chunk ends with its blank lines) fails where the text fails.
+            covers = at == base and patterns.rest_blank.match(text, len(piece)) is not None
+            return _grammar_items(piece, at, whole if covers else None)
+        patterns = _scanner_patterns()
+        items = scanner.scan(patterns, text, base, fallback, read, unfinished)
+        if items is not None or not confirm:
             return items
         if whole:
             # The grammar failed on the whole text already (one computation
@@ -629,15 +640,18 @@ def parse_fragment(text: str, start: str, base: int = 0,
 
 
 def try_parse(text: str, start: str, base: int = 0, read: list | None = None,
-              unfinished: dict[int, scanner.Unfinished] | None = None):
+              unfinished: dict[int, scanner.Unfinished] | None = None, confirm: bool = True):
     """:func:`parse_fragment` for a caller that needs no error: the result, or
     None when ``text`` does not parse. A failure costs one parse on the fast
     path (up to the error), not a second one with pure lark for the message.
     ``read`` (the ``start`` rule): filled with the items the scanner read, which
     it keeps when the text does not parse; ``unfinished``: as for
-    :func:`parse_fragment`."""
+    :func:`parse_fragment`. Without ``confirm``, None also when a computation
+    the scanner handed to the grammar does not parse alone, though the whole
+    text might (see :func:`_run_fast`): for a caller that then parses the text
+    computation by computation."""
     try:
-        return _run_fast(text, start, base, read, unfinished)
+        return _run_fast(text, start, base, read, unfinished, confirm)
     except (_SlowPathNeeded, UnexpectedInput):
         return None
 

@@ -104,9 +104,9 @@ def test_a_mistake_costs_its_computation_not_the_document(monkeypatch):
     fed = {"fast": 0, "pure": 0}
     run_fast, run = P._run_fast, P._run
 
-    def counted_fast(text, start="start", base=0, read=None, unfinished=None):
+    def counted_fast(text, start="start", base=0, read=None, unfinished=None, confirm=True):
         fed["fast"] += len(text)
-        return run_fast(text, start, base, read, unfinished)
+        return run_fast(text, start, base, read, unfinished, confirm)
 
     def counted(text, start, base=0):
         fed["pure"] += len(text)

@@ -178,6 +178,44 @@ def test_error_recovery_reads_on_from_where_the_scan_stopped(monkeypatch):
         assert len(fast.computations[-1].instructions) == 2000 + 4 + 1  # a1899 is not one
 
 
+def test_the_grammar_reads_a_broken_computation_once_not_its_group(monkeypatch):
+    """A module of 40 computations (one group of the chunked parse), one broken
+    on its 10th line, each followed by a blank line: the grammar reads the
+    broken computation from the last line the scanner read, and nothing longer.
+    Before, the grammar also read the whole group (to confirm that it does not
+    parse; the chunked parse reads it computation by computation anyway) and
+    the broken computation's chunk once more (its blank line after the ``}``
+    made it longer than the piece the grammar had failed on). The model and
+    problems are those of the parse of the whole text."""
+    from hlo_lsp.syntax import chunks, parser
+    from tests.helpers import model_key
+
+    def computation(k: int) -> str:
+        body = [f"  %x{k}_{i} = f32[8]{{0}} add(f32[8]{{0}} %x{k}_{i - 1}, f32[8]{{0}} %p{k})"
+                for i in range(1, 50)]
+        return "\n".join([f"%c{k} (p{k}: f32[8]) -> f32[8] {{",
+                          f"  %x{k}_0 = f32[8]{{0}} parameter(0)", *body,
+                          f"  ROOT %r{k} = f32[8]{{0}} negate(f32[8]{{0}} %x{k}_49)", "}", ""])
+    comps = [computation(k) for k in range(40)]
+    comps[20] = comps[20].replace(f"%x20_9 = f32[8]{{0}} add(", "%x20_9 = f32[8]{0} add((", 1)
+    text = "HloModule m\n\n" + "\n".join(comps) + "ENTRY %e (a: f32[8]) -> f32[8] {\n" \
+        "  ROOT %a = f32[8]{0} parameter(0)\n}\n"
+    assert 16 * 1024 < len(text) < chunks.GROUP_CHARS  # chunked, in one group
+    read: list[int] = []
+    run_lark = parser._run_lark
+
+    def counted(piece, start, base):
+        read.append(len(piece))
+        return run_lark(piece, start, base)
+    monkeypatch.setattr(parser, "_run_lark", counted)
+    chunked = chunks.parse_chunked(text)
+    assert read and max(read) <= len(comps[20]), (read, len(comps[20]))
+    whole = parse(text)
+    assert [(p.start, p.end, p.message) for p in chunked.problems] == \
+        [(p.start, p.end, p.message) for p in whole.problems] and chunked.problems
+    assert model_key(chunked.computations) == model_key(whole.computations)
+
+
 def test_positions_when_blanks_and_comments_split_coarse_tokens():
     """The grammar lexes `%name = f32[2]`, `parameter(0)` and `, name=value` as one
     token each, and falls back to smaller tokens around comments; every range
