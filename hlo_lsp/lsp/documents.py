@@ -750,7 +750,8 @@ class DocumentStore:
                      *args: Any, priority: int = INTERACTIVE) -> Any:
         """``fn(*args)``, computed in ``derive_pool`` once per analysis and kept in
         ``analysis.derived[key]`` (it lives as long as the analysis); queued at
-        ``priority`` when ``derive_pool`` is a :class:`hlo_lsp.lsp.work.WorkQueue`.
+        ``priority`` when ``derive_pool`` is a :class:`hlo_lsp.lsp.work.WorkQueue`
+        (the priority of the first request that asks for it).
 
         Requests that ask for the same value while it is being computed (a code
         lens, ``hlo.showSummary`` and ``hlo.compareDumps`` sent with the didOpen
