@@ -43,7 +43,7 @@ from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp.documents import Analysis, DocumentStore
 from hlo_lsp.lsp.settings import Settings, parse_settings
 from hlo_lsp.lsp.wire import Encoded
-from hlo_lsp.lsp.work import INTERACTIVE, WorkQueue, submit
+from hlo_lsp.lsp.work import INTERACTIVE, WorkQueue
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
@@ -191,7 +191,7 @@ class HloLanguageServer(LanguageServer):
         busy machine); one after the other, each finishes as soon as its own
         work and the work queued before it are done. Answers of a position
         (hover, definition) do not queue here."""
-        return await asyncio.wrap_future(submit(self.work_pool, priority, fn, *args))
+        return await asyncio.wrap_future(self.work_pool.submit_at(priority, fn, *args))
 
     @property
     def exit_code(self) -> int:

@@ -559,13 +559,13 @@ def _run_fast(text: str, start: str = "start", base: int = 0, read: list | None 
     then parses the text computation by computation anyway."""
     if start == "start" and USE_SCANNER:
         whole: list[UnexpectedInput] = []  # the grammar's error on all of ``text``
+        patterns = _scanner_patterns()
 
         def fallback(piece: str, at: int) -> list | None:
             # A piece that is the text but for blanks after it (a computation's
             # chunk ends with its blank lines) fails where the text fails.
             covers = at == base and patterns.rest_blank.match(text, len(piece)) is not None
             return _grammar_items(piece, at, whole if covers else None)
-        patterns = _scanner_patterns()
         items = scanner.scan(patterns, text, base, fallback, read, unfinished)
         if items is not None or not confirm:
             return items
