@@ -12,9 +12,10 @@ positions included) between batches of every request the server answers.
 
 Checked: the server never exits; every request is answered within
 :data:`SLOW_S` seconds (an answer counts from the request's sending to the
-moment its last byte has been read from the server's stdout: the harness's
-own decoding into lsprotocol objects, which an editor does not do, is left
-out) (``slow``; on documents of a megabyte and more, within
+moment its last byte has been read from the server's stdout by the relay the
+server runs behind, :mod:`tests.fuzz.relay`: the harness's own work, decoding
+and checking answers and mutating texts, which an editor does not do, is left
+out; :class:`LoopWatch` reports how long it kept the harness busy) (``slow``; on documents of a megabyte and more, within
 :data:`SLOW_S_PER_MB` seconds per megabyte when that is longer: those requests
 wait for the analysis of the whole document) and at all within
 :data:`UNANSWERED_S` (``unanswered``); no error answer but ContentModified / RequestCancelled
@@ -44,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import bisect
+import contextlib
 import functools
 import gc
 import json
@@ -51,7 +53,9 @@ import os
 import pathlib
 import random
 import re
+import signal
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -74,6 +78,8 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 SLOW_S = 2.0
 SLOW_S_PER_MB = 2.0
 UNANSWERED_S = 30.0
+#: The harness's event loop late by more than this counts as a stall (see LoopWatch).
+STALL_S = 0.05
 CONTENT_MODIFIED, REQUEST_CANCELLED = -32801, -32800
 FAILURE_KINDS = ("crashes", "slow", "unanswered", "errors", "tracebacks", "error_popups",
                  "off_document", "mismatches")
@@ -85,6 +91,45 @@ LARGE_SHARE = 0.04
 
 # -------------------------------------------------------------------- lines ---
 _BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class LoopWatch:
+    """When the harness's own event loop was busy: answers are stamped when
+    the loop reads them (:func:`_stamp_answers`), so a stall of the loop (the
+    harness checking a large answer, mutating a 3 MB text) adds to the times
+    of the answers that arrive meanwhile, and a full pipe holds the server
+    back. A task sleeps :data:`STALL_S` / 5 at a time; each wake-up later than
+    :data:`STALL_S` is a stall, kept as (start, end) in monotonic seconds."""
+
+    def __init__(self) -> None:
+        self.stalls: list[tuple[float, float]] = []
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._watch())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _watch(self) -> None:
+        tick = STALL_S / 5
+        while True:
+            t0 = time.monotonic()
+            await asyncio.sleep(tick)
+            late = time.monotonic() - t0 - tick
+            if late > STALL_S:
+                self.stalls.append((t0 + tick, t0 + tick + late))
+
+    def within(self, t0: float, t1: float) -> float:
+        """Seconds of stalls inside ``[t0, t1]``."""
+        i = bisect.bisect_left(self.stalls, (t0 - 60.0, 0.0))
+        total = 0.0
+        for a, b in self.stalls[i:]:
+            if a >= t1:
+                break
+            total += max(0.0, min(b, t1) - max(a, t0))
+        return total
 
 
 def utf16_len(s: str) -> int:
@@ -497,8 +542,13 @@ class Server:
         self.published: dict[str, Published] = {}
         self.changed = asyncio.Event()
         self.xla = env.get("HLO_LSP_FUZZ_XLA") == "1"
-        #: request id -> when the last byte of its answer was read (monotonic s)
+        #: request id -> when the relay had read the last byte of its answer
+        #: (monotonic s; :mod:`tests.fuzz.relay`), as read from ``stamps``
         self.arrived: dict[str, float] = {}
+        self._stamps: Any = None     # the relay's file of stamps, open for reading
+        self._stamps_path = ""
+        self._stamps_pending = ""    # its last line, until it is whole
+        self._server_pid: int | None = None
         #: ids of requests whose answers stay JSON (see :func:`send`)
         self.raw: set[str] = set()
         #: their answers' results, until :func:`send` takes them
@@ -516,13 +566,20 @@ class Server:
         features[types.CLIENT_UNREGISTER_CAPABILITY] = _register
         for method, func in features.items():
             client.feature(method)(func)
+        # The server runs behind a relay that times its answers (tests/fuzz/relay.py):
+        # the harness's loop, busy checking answers, would time them late.
+        fd, stamps = tempfile.mkstemp(prefix="hlo-lsp-fuzz-stamps-")
+        os.close(fd)
+        self._stamps_path = stamps
+        self._stamps = open(stamps, encoding="ascii")  # the relay writes it, from the start
         # pygls' own start_io: pytest-lsp's would forward stderr to ours
         await super(LanguageClient, client).start_io(
+            sys.executable, "-m", "tests.fuzz.relay", stamps, "--",
             sys.executable, "-m", "hlo_lsp", *(["--log-level", "info"] if self.log_info else []),
             env=self.env)
         # pygls' reading task has been created but has not read yet: each body it
-        # reads from here on is stamped before it is decoded
-        _stamp_answers(client._server.stdout, self, client.protocol)
+        # reads from here on is seen before it is decoded
+        _set_aside_raw(client._server.stdout, self, client.protocol)
         self.client = client
         self._reader = asyncio.create_task(self._read_stderr(client._server))
         await client.initialize_session(types.InitializeParams(
@@ -572,10 +629,30 @@ class Server:
         return self.stderr[bisect.bisect_left(self.stderr_read, t0):
                            bisect.bisect_right(self.stderr_read, t1)]
 
+    def read_stamps(self) -> None:
+        """Take the relay's new stamps into :attr:`arrived` (the relay writes
+        each before it passes the answer on: an answer received has its stamp
+        in the file)."""
+        if self._stamps is None:
+            return
+        data = self._stamps_pending + self._stamps.read()
+        lines = data.split("\n")
+        self._stamps_pending = lines.pop()
+        for line in lines:
+            key, _, value = line.partition(" ")
+            if key == "pid":
+                self._server_pid = int(value)
+            elif value:
+                self.arrived.setdefault(key, float(value))
+
     @property
     def pid(self) -> int | None:
-        """The server's process id; None before it started."""
-        return None if self.client is None else self.client._server.pid
+        """The server's process id (not its relay's); None before it started."""
+        if self.client is None:
+            return None
+        if self._server_pid is None:
+            self.read_stamps()
+        return self._server_pid
 
     @property
     def alive(self) -> bool:
@@ -593,6 +670,16 @@ class Server:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+        server_pid = self.pid
+        if server_pid is not None:
+            # the server ends when its stdin (the relay's) closes; a hung one is killed
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server_pid, signal.SIGKILL)
+        if self._stamps is not None:
+            self._stamps.close()
+            self._stamps = None
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._stamps_path)
         try:
             await self.client.stop()
         except Exception as exc:  # noqa: BLE001 - e.g. its reader failed on a broken stream
@@ -633,23 +720,20 @@ class Server:
 _ANSWER_ID = re.compile(rb'"id"\s*:\s*"([0-9a-f-]{36})"')
 
 
-def _stamp_answers(stdout: asyncio.StreamReader, server: "Server", protocol: Any) -> None:
-    """Note in ``server.arrived`` when each answer to a request of ours has been
-    read whole from the server's ``stdout``, before pygls decodes it
-    (``json.loads`` and cattrs into lsprotocol objects take longer than the
-    server for answers of tens of thousands of items, and an editor does
-    neither). The answers of ``server.raw`` requests are then left as JSON,
-    decoded here (:func:`_set_aside`). pygls reads each message body with ``readexactly``; the id is in its first
-    or last bytes."""
+def _set_aside_raw(stdout: asyncio.StreamReader, server: "Server", protocol: Any) -> None:
+    """Leave the answers of ``server.raw`` requests as JSON: each is decoded
+    here (:func:`_set_aside`) before pygls sees it (``json.loads`` and cattrs
+    into lsprotocol objects take longer than the server for answers of tens of
+    thousands of items, and an editor does neither). pygls reads each message
+    body with ``readexactly``; the id is in its first or last bytes. (When
+    the answer arrived is the relay's stamp: :meth:`Server.read_stamps`.)"""
     read = stdout.readexactly
 
     async def readexactly(n: int) -> bytes:
         body = await read(n)
-        now = time.monotonic()
         for part in (body[:256], body[-256:]):
             for m in _ANSWER_ID.finditer(part):
                 msg_id = m.group(1).decode()
-                server.arrived.setdefault(msg_id, now)
                 if msg_id in server.raw:
                     server.raw.discard(msg_id)
                     protocol._result_types.pop(msg_id, None)
@@ -784,7 +868,9 @@ async def send(server: Server, kind: str, params: Any, raw: bool = False) -> Out
 
     def seconds() -> float:
         server.raw.discard(msg_id)
-        return server.arrived.pop(msg_id, time.monotonic()) - t0
+        now = time.monotonic()
+        server.read_stamps()
+        return server.arrived.pop(msg_id, now) - t0
 
     if raw:
         server.raw.add(msg_id)
@@ -846,6 +932,12 @@ class Report:
     #: text was made (the first mutation), answers, longest in seconds); the report
     #: names the documents with the most
     over_2s_docs: dict[int, tuple[str, int, str, int, float]] = field(default_factory=dict)
+    #: the harness's event-loop stalls (:class:`LoopWatch`): how many, their total
+    #: and longest seconds, and their seconds inside answers over SLOW_S
+    loop_stalls: int = 0
+    loop_stalled_s: float = 0.0
+    loop_longest_s: float = 0.0
+    over_2s_loop_s: float = 0.0
     #: the answer times (s) of requests about documents of :data:`LARGE` characters
     #: and more
     large_seconds: list[float] = field(default_factory=list)
@@ -921,6 +1013,10 @@ class Report:
                                    self.over_2s_during.items(), key=lambda kv: -kv[1]))
                            if self.over_2s_during else ""),
                  self.over_2s_by_document(),
+                 (f"  the harness's event loop stalled {self.loop_stalls} times over "
+                  f"{STALL_S * 1000:.0f} ms, {self.loop_stalled_s:.1f} s in all, longest "
+                  f"{self.loop_longest_s:.2f} s; inside answers over {SLOW_S:.0f} s: "
+                  f"{self.over_2s_loop_s:.1f} s"),
                  self._large_line(),
                  "  slowest answers: " + ", ".join(
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
@@ -983,6 +1079,7 @@ class Fuzzer:
         self.minimize_s = minimize_s
         self.env = dict(os.environ, PYTHONPATH=str(tree), PYTHONUNBUFFERED="1")
         self.report = Report(seed, lanes=lanes)
+        self.watch = LoopWatch()
         self.tmp = out / "docs"
 
     def fail(self, kind: str, detail: str, doc: int, source: str, text: str,
@@ -1002,9 +1099,15 @@ class Fuzzer:
         thresholds = gc.get_threshold()
         gc.freeze()
         gc.set_threshold(50_000, 20, 20)
+        self.watch.start()
         try:
             return await self._run()
         finally:
+            self.watch.stop()
+            stalls = self.watch.stalls
+            self.report.loop_stalls = len(stalls)
+            self.report.loop_stalled_s = sum(b - a for a, b in stalls)
+            self.report.loop_longest_s = max((b - a for a, b in stalls), default=0.0)
             gc.set_threshold(*thresholds)
             gc.unfreeze()
 
@@ -1147,6 +1250,7 @@ class Fuzzer:
             self.report.large_seconds.append(o.seconds)
         if o.seconds > SLOW_S:
             self.report.over_2s += 1
+            self.report.over_2s_loop_s += self.watch.within(o.sent, o.sent + o.seconds)
             self.report.over_2s_small += len(text) < LARGE
             kind = o.method.split(" ")[-1]
             self.report.over_2s_by_kind[kind] = self.report.over_2s_by_kind.get(kind, 0) + 1

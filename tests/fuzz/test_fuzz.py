@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pathlib
 import random
 
 import pytest
@@ -246,3 +247,79 @@ def test_untyped_answers_stay_json_so_their_ranges_are_checked():
     first = (moved["regions"] if isinstance(moved, dict) else moved)[0]
     first["range"]["end"]["line"] = lines.count + 3
     assert harness.off_document(moved, lines, uri, "hlo/inlineRegions")
+
+
+def test_the_loop_watch_sees_the_harness_busy_and_attributes_it_to_answers():
+    """A blocking call on the harness's loop (as its checks of a large answer
+    are) is a stall of about its length; the stalls inside an answer's wait
+    are summed for it, and the report gives them."""
+    import time
+
+    async def run() -> harness.LoopWatch:
+        watch = harness.LoopWatch()
+        watch.start()
+        await asyncio.sleep(0.05)
+        time.sleep(0.3)          # the loop is busy: no wake-up for 0.3 s
+        await asyncio.sleep(0.05)
+        watch.stop()
+        return watch
+    watch = asyncio.run(run())
+    assert len(watch.stalls) == 1
+    (a, b), = watch.stalls
+    assert 0.25 < b - a < 0.4
+    assert watch.within(a - 1, b + 1) == pytest.approx(b - a)
+    assert watch.within(a + 0.1, b + 1) == pytest.approx(b - a - 0.1)
+    assert watch.within(b, b + 1) == 0.0
+    fuzzer = harness.Fuzzer(5, 0, pathlib.Path("/nonexistent"), [])
+    fuzzer.watch = watch
+    fuzzer.judge(harness.Outcome("textDocument/hover", None, 2.5, sent=a - 1), harness.lines_of(""),
+                 URI, 1, "seed.hlo", "", [])
+    assert fuzzer.report.over_2s_loop_s == pytest.approx(b - a)
+
+
+_ECHO_SERVER = r'''
+import json, sys
+header = b""
+while not header.endswith(b"\r\n\r\n"):
+    header += sys.stdin.buffer.read(1)
+length = int(header.split(b":")[1])
+request = json.loads(sys.stdin.buffer.read(length))
+body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": "x" * 300_000}).encode()
+sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+sys.stdout.buffer.flush()
+sys.exit(3)
+'''
+
+
+def test_the_relay_stamps_an_answer_when_the_server_wrote_it_not_when_read(tmp_path):
+    """The relay (tests/fuzz/relay.py) passes messages through whole, stamps
+    each when it has read it from the server, even while nobody reads its own
+    output (a busy harness; the 300 KB answer is more than a pipe holds),
+    names the server's process and exits with the server's status."""
+    import subprocess
+    import sys
+    import time
+
+    stamps = tmp_path / "stamps"
+    relay = subprocess.Popen(
+        [sys.executable, "-m", "tests.fuzz.relay", str(stamps), "--", sys.executable, "-c",
+         _ECHO_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        cwd=harness.ROOT)
+    body = json.dumps({"jsonrpc": "2.0", "id": "abc-1", "method": "m"}).encode()
+    relay.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    relay.stdin.flush()
+    deadline = time.monotonic() + 30
+    while not (stamps.exists() and "abc-1" in stamps.read_text()) and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the harness is busy: the answer waits in the relay
+    read_at = time.monotonic()
+    out, _ = relay.communicate(timeout=30)
+    lines = stamps.read_text().splitlines()
+    assert lines[0].startswith("pid ") and int(lines[0][4:]) != relay.pid
+    msg_id, stamped = lines[1].split()
+    assert msg_id == "abc-1" and read_at - float(stamped) > 0.45
+    header, _, answer = out.partition(b"\r\n\r\n")
+    assert json.loads(answer)["result"] == "x" * 300_000
+    assert int(header.split(b":")[1]) == len(answer)
+    assert relay.returncode == 3

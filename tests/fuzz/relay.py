@@ -1,0 +1,121 @@
+"""A relay between the fuzz harness and one server, which times its answers.
+
+``python -m tests.fuzz.relay STAMPS -- COMMAND...`` starts ``COMMAND`` (the
+server) and copies its own stdin to the server's stdin and the server's stdout
+to its own stdout, message by message (LSP framing: ``Content-Length``
+headers). The server's stderr is the relay's.
+
+Why: the harness is one asyncio loop that also checks what the servers answer,
+mutates texts of megabytes and decodes answers of megabytes; while it does, it
+reads no answer, so an answer it stamps on reading waits for the harness
+(:class:`tests.fuzz.harness.LoopWatch` measured up to 0.75 s at a time, 30% of
+a run with half the documents large). The relay is a process of its own that
+does nothing else: for each message it has read whole from the server it
+writes ``"<id> <time>\\n"`` to the file ``STAMPS`` (the JSON-RPC id when it is
+a string in the message's first or last 256 bytes, as the harness's request ids
+are; ``time.monotonic()``, which on Linux is one clock for every process), then
+queues the message for the harness. It reads the server's stdout on its own
+thread and writes to its stdout from another, so a harness that is busy never
+holds the server back on a full pipe. The first line of ``STAMPS`` is
+``"pid <server's process id>"`` (the harness measures the server's memory).
+
+The relay exits with the server's exit status once the server's stdout has
+ended and everything read has been written; when its own stdin ends it closes
+the server's. Killed, it leaves the server to end its input: the server exits
+when its stdin closes (issue 12's lifecycle).
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+
+#: A string JSON-RPC id in a message's first or last bytes.
+_ID = re.compile(rb'"id"\s*:\s*"([^"\\]{1,100})"')
+_LENGTH = re.compile(rb"content-length\s*:\s*(\d+)", re.IGNORECASE)
+
+
+def _copy_input(source, server) -> None:
+    """Our stdin to the server's, as it comes; closes the server's at its end."""
+    try:
+        while chunk := source.read1(1 << 16):
+            server.write(chunk)
+            server.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        try:
+            server.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+
+def _read_messages(server, stamps, out: queue.Queue) -> None:
+    """The server's stdout, message by message: each stamped, then queued."""
+    try:
+        while True:
+            header = bytearray()
+            while not header.endswith(b"\r\n\r\n"):
+                byte = server.read(1)
+                if not byte:
+                    if header:
+                        out.put(bytes(header))
+                    return
+                header += byte
+            found = _LENGTH.search(header)
+            body = server.read(int(found.group(1))) if found else b""
+            now = time.monotonic()
+            ids = {m.group(1) for part in (body[:256], body[-256:]) for m in _ID.finditer(part)}
+            for msg_id in ids:
+                stamps.write(f"{msg_id.decode('ascii', 'replace')} {now:.6f}\n")
+            if ids:
+                stamps.flush()
+            out.put(bytes(header) + body)
+            if found and len(body) < int(found.group(1)):
+                return  # the server ended mid-message
+    finally:
+        out.put(None)
+
+
+def _write_messages(out: queue.Queue, sink) -> None:
+    """Queued messages to our stdout, in order, until the reader is done."""
+    broken = False
+    while (message := out.get()) is not None:
+        if broken:
+            continue
+        try:
+            sink.write(message)
+            sink.flush()
+        except (BrokenPipeError, OSError):
+            broken = True  # keep draining: the server must never block on us
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[1] != "--":
+        print(__doc__, file=sys.stderr)
+        return 2
+    stamps_path, command = argv[0], argv[2:]
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    with open(stamps_path, "w", encoding="ascii") as stamps:
+        stamps.write(f"pid {proc.pid}\n")
+        stamps.flush()
+        messages: queue.Queue = queue.Queue()
+        threads = [
+            threading.Thread(target=_copy_input, args=(sys.stdin.buffer, proc.stdin),
+                             daemon=True),
+            threading.Thread(target=_read_messages, args=(proc.stdout, stamps, messages)),
+            threading.Thread(target=_write_messages, args=(messages, sys.stdout.buffer)),
+        ]
+        for t in threads:
+            t.start()
+        threads[1].join()
+        threads[2].join()
+    return proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
