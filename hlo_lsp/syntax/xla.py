@@ -42,7 +42,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from hlo_lsp.syntax.split import blank_outside, split_parts
+from hlo_lsp.syntax.split import blank_outside, blanked, split_parts
 from hlo_lsp.syntax.versions import in_range
 
 log = logging.getLogger("hlo_lsp.xla")
@@ -254,8 +254,9 @@ class XlaOracle:
         if not parts:
             return self._check_one(text)
         total = XlaVerdict(True, computations=0, instructions=0)
+        blank = blanked(text)
         for start, end in parts:
-            verdict = self._check_one(blank_outside(text, start, end))
+            verdict = self._check_one(blank_outside(text, start, end, blank))
             if verdict is None or not verdict.ok:
                 return verdict
             total = XlaVerdict(True, computations=total.computations + verdict.computations,

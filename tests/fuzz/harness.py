@@ -15,7 +15,8 @@ Checked: the server never exits; every request is answered within
 moment its last byte has been read from the server's stdout by the relay the
 server runs behind, :mod:`tests.fuzz.relay`: the harness's own work, decoding
 and checking answers and mutating texts, which an editor does not do, is left
-out; :class:`LoopWatch` reports how long it kept the harness busy) (``slow``; on documents of a megabyte and more, within
+out; :class:`LoopWatch` says how long it kept the harness busy) (``slow``; on
+documents of a megabyte and more, within
 :data:`SLOW_S_PER_MB` seconds per megabyte when that is longer: those requests
 wait for the analysis of the whole document) and at all within
 :data:`UNANSWERED_S` (``unanswered``); no error answer but ContentModified / RequestCancelled
@@ -94,12 +95,14 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class LoopWatch:
-    """When the harness's own event loop was busy: answers are stamped when
-    the loop reads them (:func:`_stamp_answers`), so a stall of the loop (the
-    harness checking a large answer, mutating a 3 MB text) adds to the times
-    of the answers that arrive meanwhile, and a full pipe holds the server
-    back. A task sleeps :data:`STALL_S` / 5 at a time; each wake-up later than
-    :data:`STALL_S` is a stall, kept as (start, end) in monotonic seconds."""
+    """When the harness's own event loop was busy (checking a large answer,
+    mutating a text of megabytes). Had the loop stamped the answers it reads,
+    each stall would add to the times of the answers that arrive meanwhile;
+    the relay (:mod:`tests.fuzz.relay`) stamps them instead, and the watch
+    says how busy the harness was (its processor time is the servers' too) and
+    how much of the answers over 2 s it overlapped. A task sleeps
+    :data:`STALL_S` / 5 at a time; each wake-up later than :data:`STALL_S` is a
+    stall, kept as (start, end) in monotonic seconds."""
 
     def __init__(self) -> None:
         self.stalls: list[tuple[float, float]] = []

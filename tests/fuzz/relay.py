@@ -19,16 +19,20 @@ thread and writes to its stdout from another, so a harness that is busy never
 holds the server back on a full pipe. The first line of ``STAMPS`` is
 ``"pid <server's process id>"`` (the harness measures the server's memory).
 
-The relay exits with the server's exit status once the server's stdout has
-ended and everything read has been written; when its own stdin ends it closes
+The relay exits with the server's exit status (killed by a signal, it kills
+itself with the same signal) once the server's stdout has ended and everything
+read has been written; when its own stdin ends it closes
 the server's. Killed, it leaves the server to end its input: the server exits
 when its stdin closes (issue 12's lifecycle).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -114,7 +118,12 @@ def main(argv: list[str]) -> int:
             t.start()
         threads[1].join()
         threads[2].join()
-    return proc.wait()
+    status = proc.wait()
+    if status < 0:  # killed by a signal: so is the relay, for the harness to see
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL has no handler to reset
+            signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    return status
 
 
 if __name__ == "__main__":

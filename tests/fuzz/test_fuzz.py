@@ -323,3 +323,15 @@ def test_the_relay_stamps_an_answer_when_the_server_wrote_it_not_when_read(tmp_p
     assert json.loads(answer)["result"] == "x" * 300_000
     assert int(header.split(b":")[1]) == len(answer)
     assert relay.returncode == 3
+
+
+def test_the_relay_dies_of_the_signal_that_killed_the_server(tmp_path):
+    """A crash is reported as the server's: killed by SIGKILL, the relay too."""
+    import subprocess
+    import sys
+
+    relay = subprocess.run(
+        [sys.executable, "-m", "tests.fuzz.relay", str(tmp_path / "stamps"), "--",
+         sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+        stdin=subprocess.DEVNULL, capture_output=True, cwd=harness.ROOT, timeout=60)
+    assert relay.returncode == -9, relay.stderr
