@@ -4,7 +4,7 @@ XLA's tests and many bug reports are written so; XLA's tools parse each part
 alone (``--split_input_file`` of xla/tools/hlo_opt and run_hlo_module, after
 MLIR's ``mlir-opt``). The parser (:func:`hlo_lsp.syntax.parser.parse`) and
 XLA's verdict (:meth:`hlo_lsp.syntax.xla.XlaOracle.check`) read them part by
-part through the two functions here.
+part through the functions here.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def split_parts(text: str) -> list[tuple[int, int]]:
 
 
 def blanked(text: str) -> str:
-    """``text`` with every character but ``\n`` turned into a space (the
+    """``text`` with every character but ``\\n`` turned into a space (the
     offsets and lines of ``text``, nothing on them)."""
     return "\n".join(" " * len(line) for line in text.split("\n"))
 
