@@ -70,6 +70,7 @@ from pytest_lsp import client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient
 from pygls.protocol import default_converter
 
+from tests.fuzz.relay import ANSWER_ID
 from tests.helpers import rss_bytes
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -125,13 +126,15 @@ class LoopWatch:
                 self.stalls.append((t0 + tick, t0 + tick + late))
 
     def within(self, t0: float, t1: float) -> float:
-        """Seconds of stalls inside ``[t0, t1]``."""
-        i = bisect.bisect_left(self.stalls, (t0 - 60.0, 0.0))
+        """Seconds of stalls inside ``[t0, t1]`` (the stalls follow one another:
+        their ends are in order too)."""
         total = 0.0
-        for a, b in self.stalls[i:]:
+        for i in range(bisect.bisect_right(self.stalls, t0, key=lambda s: s[1]),
+                       len(self.stalls)):
+            a, b = self.stalls[i]
             if a >= t1:
                 break
-            total += max(0.0, min(b, t1) - max(a, t0))
+            total += min(b, t1) - max(a, t0)
         return total
 
 
@@ -719,8 +722,6 @@ class Server:
         return None
 
 
-#: A request id of this harness (a UUID) in a message's first or last bytes.
-_ANSWER_ID = re.compile(rb'"id"\s*:\s*"([0-9a-f-]{36})"')
 
 
 def _set_aside_raw(stdout: asyncio.StreamReader, server: "Server", protocol: Any) -> None:
@@ -735,8 +736,8 @@ def _set_aside_raw(stdout: asyncio.StreamReader, server: "Server", protocol: Any
     async def readexactly(n: int) -> bytes:
         body = await read(n)
         for part in (body[:256], body[-256:]):
-            for m in _ANSWER_ID.finditer(part):
-                msg_id = m.group(1).decode()
+            for m in ANSWER_ID.finditer(part):
+                msg_id = m.group(1).decode("utf-8", "replace")
                 if msg_id in server.raw:
                     server.raw.discard(msg_id)
                     protocol._result_types.pop(msg_id, None)

@@ -38,8 +38,9 @@ import sys
 import threading
 import time
 
-#: A string JSON-RPC id in a message's first or last bytes.
-_ID = re.compile(rb'"id"\s*:\s*"([^"\\]{1,100})"')
+#: A string JSON-RPC id (the harness's are UUIDs), searched in a message's first
+#: and last 256 bytes: the relay stamps by it, the harness sets answers aside by it.
+ANSWER_ID = re.compile(rb'"id"\s*:\s*"([^"\\]{1,100})"')
 _LENGTH = re.compile(rb"content-length\s*:\s*(\d+)", re.IGNORECASE)
 
 
@@ -71,15 +72,17 @@ def _read_messages(server, stamps, out: queue.Queue) -> None:
                     return
                 header += byte
             found = _LENGTH.search(header)
-            body = server.read(int(found.group(1))) if found else b""
+            length = int(found.group(1)) if found else 0
+            body = server.read(length)
             now = time.monotonic()
-            ids = {m.group(1) for part in (body[:256], body[-256:]) for m in _ID.finditer(part)}
+            ids = {m.group(1) for part in (body[:256], body[-256:])
+                   for m in ANSWER_ID.finditer(part)}
             for msg_id in ids:
                 stamps.write(f"{msg_id.decode('ascii', 'replace')} {now:.6f}\n")
             if ids:
                 stamps.flush()
             out.put(bytes(header) + body)
-            if found and len(body) < int(found.group(1)):
+            if len(body) < length:
                 return  # the server ended mid-message
     finally:
         out.put(None)
