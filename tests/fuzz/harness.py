@@ -15,7 +15,8 @@ Checked: the server never exits; every request is answered within
 moment its last byte has been read from the server's stdout by the relay the
 server runs behind, :mod:`tests.fuzz.relay`: the harness's own work, decoding
 and checking answers and mutating texts, which an editor does not do, is left
-out; :class:`LoopWatch` says how long it kept the harness busy) (``slow``; on
+out; :class:`LoopWatch` says how long it kept the harness busy, and
+:class:`SpeedProbe` how fast the machine ran meanwhile) (``slow``; on
 documents of a megabyte and more, within
 :data:`SLOW_S_PER_MB` seconds per megabyte when that is longer: those requests
 wait for the analysis of the whole document) and at all within
@@ -57,6 +58,7 @@ import re
 import signal
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -136,6 +138,63 @@ class LoopWatch:
                 break
             total += min(b, t1) - max(a, t0)
         return total
+
+
+
+class SpeedProbe:
+    """How fast this machine runs Python, sampled through a run. On this
+    project's virtual machines the same analysis takes 0.6 s for minutes, then
+    1.1 s (the processor time doubles, not the waiting: the host's other guests
+    share the hardware), which no figure of the run would otherwise show. A
+    thread of the harness times, every :attr:`period` seconds, the processor
+    time (``time.thread_time``: waiting for a processor or for the GIL does not
+    count) of a fixed loop of dictionary and string work, the best of three; a
+    sample's *speed* is the run's fastest sample divided by it (1.0: as fast as
+    the machine ran at all, 0.5: everything took twice as long). The probe costs
+    about 1% of a processor."""
+
+    def __init__(self, period: float = 1.0) -> None:
+        self.period = period
+        #: (monotonic time, processor seconds of the loop)
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def _loop() -> float:
+        """Processor seconds of the fixed loop (about 2 ms on this machine)."""
+        t0 = time.thread_time()
+        table: dict[int, str] = {}
+        for i in range(2500):
+            table[i % 97] = table.get(i % 89, "")[:8] + str(i)
+        return time.thread_time() - t0
+
+    def sample(self) -> float:
+        """One sample: the best of three runs of the loop (processor seconds)."""
+        return min(self._loop() for _ in range(3))
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="speed probe", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            self.samples.append((time.monotonic(), self.sample()))
+
+    def speeds(self, t0: float = float("-inf"), t1: float = float("inf")) -> list[float]:
+        """The speeds of the samples taken in ``[t0, t1]`` (monotonic seconds),
+        against the fastest sample of the run so far."""
+        best = min((s for _, s in self.samples), default=0.0)
+        if best <= 0:
+            return []
+        lo = bisect.bisect_left(self.samples, t0, key=lambda s: s[0])
+        hi = bisect.bisect_right(self.samples, t1, key=lambda s: s[0])
+        return [best / s for _, s in self.samples[lo:hi]]
 
 
 def utf16_len(s: str) -> int:
@@ -942,6 +1001,12 @@ class Report:
     loop_stalled_s: float = 0.0
     loop_longest_s: float = 0.0
     over_2s_loop_s: float = 0.0
+    #: the machine's speed through the run (:class:`SpeedProbe`): the median and
+    #: 10th percentile of the samples, and the median speed during each answer
+    #: over SLOW_S (None when no sample fell inside it)
+    speed_median: float | None = None
+    speed_p10: float | None = None
+    over_2s_speeds: list[float | None] = field(default_factory=list)
     #: the answer times (s) of requests about documents of :data:`LARGE` characters
     #: and more
     large_seconds: list[float] = field(default_factory=list)
@@ -999,6 +1064,17 @@ class Report:
         return (f"  answers on documents of 1 MB and more: {len(t)}, median {q(0.5):.2f} s, "
                 f"p90 {q(0.9):.2f} s, p99 {q(0.99):.2f} s, longest {t[-1]:.2f} s")
 
+    def _speed_line(self) -> str:
+        """The machine's speed through the run and during the answers over SLOW_S."""
+        if self.speed_median is None:
+            return ""
+        during = sorted(s for s in self.over_2s_speeds if s is not None)
+        return (f"  the machine's speed (SpeedProbe: 1.0 is the fastest sample of the run): "
+                f"median {self.speed_median:.2f}, 10th percentile {self.speed_p10:.2f}"
+                + (f"; during the answers over {SLOW_S:.0f} s: median "
+                   f"{during[len(during) // 2]:.2f}, {sum(s >= 0.8 for s in during)} of "
+                   f"{len(self.over_2s_speeds)} at 0.8 and more" if during else ""))
+
     @property
     def failed(self) -> int:
         return sum(self.counts.values())
@@ -1021,6 +1097,7 @@ class Report:
                   f"{STALL_S * 1000:.0f} ms, {self.loop_stalled_s:.1f} s in all, longest "
                   f"{self.loop_longest_s:.2f} s; inside answers over {SLOW_S:.0f} s: "
                   f"{self.over_2s_loop_s:.1f} s"),
+                 self._speed_line(),
                  self._large_line(),
                  "  slowest answers: " + ", ".join(
             f"{k.split(' ')[-1]} {s:.2f} s ({n / 1e6:.1f} MB)"
@@ -1084,6 +1161,9 @@ class Fuzzer:
         self.env = dict(os.environ, PYTHONPATH=str(tree), PYTHONUNBUFFERED="1")
         self.report = Report(seed, lanes=lanes)
         self.watch = LoopWatch()
+        self.probe = SpeedProbe()
+        #: (sent, answered) of each answer over SLOW_S, for the probe's speeds
+        self._over_2s_windows: list[tuple[float, float]] = []
         self.tmp = out / "docs"
 
     def fail(self, kind: str, detail: str, doc: int, source: str, text: str,
@@ -1104,16 +1184,31 @@ class Fuzzer:
         gc.freeze()
         gc.set_threshold(50_000, 20, 20)
         self.watch.start()
+        self.probe.start()
         try:
             return await self._run()
         finally:
             self.watch.stop()
+            self.probe.stop()
+            self.note_speeds()
             stalls = self.watch.stalls
             self.report.loop_stalls = len(stalls)
             self.report.loop_stalled_s = sum(b - a for a, b in stalls)
             self.report.loop_longest_s = max((b - a for a, b in stalls), default=0.0)
             gc.set_threshold(*thresholds)
             gc.unfreeze()
+
+    def note_speeds(self) -> None:
+        """Put the probe's speeds into the report: through the run, and the
+        median during each answer over SLOW_S."""
+        speeds = sorted(self.probe.speeds())
+        if not speeds:
+            return
+        self.report.speed_median = speeds[len(speeds) // 2]
+        self.report.speed_p10 = speeds[len(speeds) // 10]
+        for t0, t1 in self._over_2s_windows:
+            inside = sorted(self.probe.speeds(t0, t1))
+            self.report.over_2s_speeds.append(inside[len(inside) // 2] if inside else None)
 
     async def _run(self) -> Report:
         self._small = [p for p in self.files if p.stat().st_size < LARGE]
@@ -1255,6 +1350,7 @@ class Fuzzer:
         if o.seconds > SLOW_S:
             self.report.over_2s += 1
             self.report.over_2s_loop_s += self.watch.within(o.sent, o.sent + o.seconds)
+            self._over_2s_windows.append((o.sent, o.sent + o.seconds))
             self.report.over_2s_small += len(text) < LARGE
             kind = o.method.split(" ")[-1]
             self.report.over_2s_by_kind[kind] = self.report.over_2s_by_kind.get(kind, 0) + 1

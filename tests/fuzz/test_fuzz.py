@@ -277,6 +277,42 @@ def test_the_loop_watch_sees_the_harness_busy_and_attributes_it_to_answers():
     assert fuzzer.report.over_2s_loop_s == pytest.approx(b - a)
 
 
+
+def test_the_speed_probe_times_its_loop_and_gives_speeds_during_slow_answers():
+    """The probe samples its loop's processor time on its own thread; a sample
+    twice as long as the run's fastest is speed 0.5; the report gives the
+    speeds through the run and during each answer over 2 s."""
+    import time
+
+    probe = harness.SpeedProbe(period=0.01)
+    probe.start()
+    time.sleep(0.3)
+    probe.stop()
+    taken = len(probe.samples)
+    assert taken >= 5 and all(0 < s < 0.1 for _, s in probe.samples)
+    speeds = probe.speeds()
+    assert max(speeds) == 1.0 and all(0 < v <= 1.0 for v in speeds)
+    time.sleep(0.05)
+    assert len(probe.samples) == taken  # stopped
+
+    probe.samples = [(10.0, 0.002), (11.0, 0.004), (12.0, 0.002), (13.0, 0.008)]
+    assert probe.speeds() == [1.0, 0.5, 1.0, 0.25]
+    assert probe.speeds(10.5, 12.5) == [0.5, 1.0]
+    assert probe.speeds(13.5, 20.0) == []
+
+    fuzzer = harness.Fuzzer(5, 0, pathlib.Path("/nonexistent"), [])
+    fuzzer.probe = probe
+    for sent in (10.5, 12.9, 14.0):  # answers over 2 s; the last after every sample
+        fuzzer.judge(harness.Outcome("textDocument/hover", None, 2.5, sent=sent),
+                     harness.lines_of(""), URI, 1, "seed.hlo", "", [])
+    assert "the machine's speed" not in fuzzer.report.summary()
+    fuzzer.note_speeds()
+    assert fuzzer.report.over_2s_speeds == [0.5, 0.25, None]
+    assert ("the machine's speed (SpeedProbe: 1.0 is the fastest sample of the run): "
+            "median 1.00, 10th percentile 0.25; during the answers over 2 s: median 0.50, "
+            "0 of 3 at 0.8 and more") in fuzzer.report.summary()
+
+
 _ECHO_SERVER = r'''
 import json, sys
 header = b""
