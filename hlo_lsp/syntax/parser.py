@@ -914,10 +914,31 @@ _HEAD_LINE = re.compile(r"[ \t]*(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*(?:\(|-
 _INSTR_LINE = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?[\w.\-]+[ \t]*=")
 _CLOSE_LINE = re.compile(r"[ \t]*\}")
 _MAX_JOIN = 20  # lines an instruction may span in recovery
-_MAX_JOIN_CHARS = 64 * 1024  # and characters: each join parses the piece again
+_MAX_JOIN_CHARS = 64 * 1024  # and characters: a join parses the piece again
 # A line that starts another instruction (`name = ...`, blanks around "=", or
 # ROOT), never the continuation of one (`calls=...`).
 _NEW_INSTRUCTION = re.compile(r"[ \t]*(?:ROOT[ \t]|%?[\w.\-]+[ \t]+=[ \t])")
+#: A string (closed or not: group 1 is its closing quote) or a bracket.
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*("?)|[\[({\])}]')
+
+
+def _left_open(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` leaves a bracket or a string open: more of
+    ``( [ {`` than of ``) ] }`` outside strings, or a string not closed. A
+    piece that does cannot parse as an instruction (its parse fails at its end,
+    or earlier at a mistake a longer piece fails at too)."""
+    if text.find('"', start, end) < 0:
+        opened = sum(text.count(c, start, end) for c in "([{")
+        return opened > sum(text.count(c, start, end) for c in ")]}")
+    depth = 0
+    for m in _STRING_OR_BRACKET.finditer(text, start, end):
+        token = m.group()
+        if token[0] == '"':
+            if not m.group(1):
+                return True
+        else:
+            depth += 1 if token in "([{" else -1
+    return depth > 0
 
 
 def _recover(text: str, error_at: int = -1,
@@ -987,6 +1008,16 @@ def _incomplete(exc: UnexpectedInput, text: str, base: int, end: int) -> bool:
     return False
 
 
+def _last_join(text: str, lines, ls: int, i: int, j: int, stop: int) -> bool:
+    """Whether line ``j`` is the last that recovery may join to the instruction
+    starting on line ``i`` (at offset ``ls``): the limits of the join loop in
+    :func:`_recover_computation` stop it at the next line."""
+    k = j + 1
+    return (k >= stop or k >= i + _MAX_JOIN
+            or _NEW_INSTRUCTION.match(text, lines[k][0], lines[k][1]) is not None
+            or lines[k][1] - ls > _MAX_JOIN_CHARS)
+
+
 def _recover_computation(text, lines, h, stop, problems,
                          known: scanner.Unfinished | None = None) -> Computation | None:
     """The computation whose header is on line ``h`` (its lines end before line
@@ -1049,6 +1080,13 @@ def _recover_computation(text, lines, h, stop, problems,
             if j > i and (_NEW_INSTRUCTION.match(text, lines[j][0], lines[j][1])
                           or lines[j][1] - ls > _MAX_JOIN_CHARS):
                 break  # the next instruction, or too far: stop
+            if j > i and not _last_join(text, lines, ls, i, j, stop) and \
+                    _left_open(text, ls, lines[j][1]):
+                # Each join parses the piece again from its first line (of
+                # 20 KB, say, a tuple shape before a backend_config written over
+                # nine lines): no parse of a piece that leaves a bracket open.
+                j += 1
+                continue
             try:
                 parsed, anonymous, inline = _parse_instruction(text[ls:lines[j][1]], ls)
                 break
