@@ -1084,7 +1084,8 @@ def _recover_computation(text, lines, h, stop, problems,
                     _left_open(text, ls, lines[j][1]):
                 # Each join parses the piece again from its first line (of
                 # 20 KB, say, a tuple shape before a backend_config written over
-                # nine lines): no parse of a piece that leaves a bracket open.
+                # nine lines): no parse of a piece that leaves a bracket or a
+                # string open.
                 j += 1
                 continue
             try:

@@ -140,18 +140,17 @@ class LoopWatch:
         return total
 
 
-
 class SpeedProbe:
     """How fast this machine runs Python, sampled through a run. On this
     project's virtual machines the same analysis takes 0.6 s for minutes, then
-    1.1 s (the processor time doubles, not the waiting: the host's other guests
-    share the hardware), which no figure of the run would otherwise show. A
+    1.1 s (the processor time doubles, not the waiting, and the kernel counts no
+    steal time), which no figure of the run would otherwise show. A
     thread of the harness times, every :attr:`period` seconds, the processor
     time (``time.thread_time``: waiting for a processor or for the GIL does not
     count) of a fixed loop of dictionary and string work, the best of three; a
     sample's *speed* is the run's fastest sample divided by it (1.0: as fast as
     the machine ran at all, 0.5: everything took twice as long). The probe costs
-    about 1% of a processor."""
+    under 1% of a processor."""
 
     def __init__(self, period: float = 1.0) -> None:
         self.period = period
