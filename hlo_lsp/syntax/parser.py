@@ -1008,14 +1008,15 @@ def _incomplete(exc: UnexpectedInput, text: str, base: int, end: int) -> bool:
     return False
 
 
-def _last_join(text: str, lines, ls: int, i: int, j: int, stop: int) -> bool:
-    """Whether line ``j`` is the last that recovery may join to the instruction
-    starting on line ``i`` (at offset ``ls``): the limits of the join loop in
-    :func:`_recover_computation` stop it at the next line."""
-    k = j + 1
-    return (k >= stop or k >= i + _MAX_JOIN
-            or _NEW_INSTRUCTION.match(text, lines[k][0], lines[k][1]) is not None
-            or lines[k][1] - ls > _MAX_JOIN_CHARS)
+def _may_join(text: str, lines, ls: int, i: int, j: int, stop: int) -> bool:
+    """Whether error recovery may read line ``j`` as part of the instruction
+    starting on line ``i`` (at offset ``ls``; the computation's lines end before
+    line ``stop``): within :data:`_MAX_JOIN` lines and :data:`_MAX_JOIN_CHARS`
+    characters, and, past line ``i``, not the start of the next instruction."""
+    if j >= stop or j >= i + _MAX_JOIN:
+        return False
+    return j == i or not (_NEW_INSTRUCTION.match(text, lines[j][0], lines[j][1])
+                          or lines[j][1] - ls > _MAX_JOIN_CHARS)
 
 
 def _recover_computation(text, lines, h, stop, problems,
@@ -1076,16 +1077,14 @@ def _recover_computation(text, lines, h, stop, problems,
         next_start = lines[i + 1][0] if i + 1 < len(lines) else len(text)
         if scanned is not None and scanned[1] == next_start:
             parsed, anonymous, inline = scanned[0], (), ()
-        while parsed is None and j < stop and j < i + _MAX_JOIN:
-            if j > i and (_NEW_INSTRUCTION.match(text, lines[j][0], lines[j][1])
-                          or lines[j][1] - ls > _MAX_JOIN_CHARS):
-                break  # the next instruction, or too far: stop
-            if j > i and not _last_join(text, lines, ls, i, j, stop) and \
+        # up to the next instruction, or too far
+        while parsed is None and _may_join(text, lines, ls, i, j, stop):
+            if j > i and _may_join(text, lines, ls, i, j + 1, stop) and \
                     _left_open(text, ls, lines[j][1]):
                 # Each join parses the piece again from its first line (of
                 # 20 KB, say, a tuple shape before a backend_config written over
                 # nine lines): no parse of a piece that leaves a bracket or a
-                # string open.
+                # string open, unless no line may follow it.
                 j += 1
                 continue
             try:

@@ -277,7 +277,6 @@ def test_the_loop_watch_sees_the_harness_busy_and_attributes_it_to_answers():
     assert fuzzer.report.over_2s_loop_s == pytest.approx(b - a)
 
 
-
 def test_the_speed_probe_times_its_loop_and_gives_speeds_during_slow_answers():
     """The probe samples its loop's processor time on its own thread; a sample
     twice as long as the run's fastest is speed 0.5; the report gives the

@@ -455,8 +455,8 @@ def test_recovery_without_parses_of_open_pieces_reads_mutated_files_as_before(mo
     compared = 0
     for path in files:
         text = path.read_text(errors="replace")
+        tokens = [m.span() for m in re.finditer(r"[^\s,(){}\[\]]+|[(){}\[\],]", text)]
         for _ in range(4):
-            tokens = [m.span() for m in re.finditer(r"[^\s,(){}\[\]]+|[(){}\[\],]", text)]
             a, b = rng.choice(tokens)
             if rng.random() < 0.5:
                 a, b = text.rfind("\n", 0, a) + 1, text.find("\n", b) + 1 or len(text)
