@@ -47,7 +47,7 @@ from hlo_lsp.lsp.work import INTERACTIVE, WorkQueue
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
-from hlo_lsp.syntax.xla import XlaOracle, available as xla_available
+from hlo_lsp.syntax.xla import SERVER_WORKER_NICE, XlaOracle, available as xla_available
 
 if TYPE_CHECKING:  # the handlers' state, created at ``initialized``
     from hlo_lsp.lsp.handlers.workspace import WorkspaceState
@@ -147,6 +147,8 @@ class HloLanguageServer(LanguageServer):
         self.work_pool = WorkQueue("work")
         self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
         self._oracle: XlaOracle | None = None
+        #: XLA's checks run one at a time, in the order of the analyses
+        self._xla_turn = asyncio.Lock()
         self.collector = ModelCollector(self.parse_pool)
         self.store = DocumentStore(to_fs_path, self.parse_pool, self,
                                    derive_pool=self.work_pool)
@@ -258,7 +260,7 @@ class HloLanguageServer(LanguageServer):
         if not self.settings.xla_diagnostics or not xla_available():
             return None
         if self._oracle is None:
-            self._oracle = XlaOracle()
+            self._oracle = XlaOracle(nice=SERVER_WORKER_NICE)
         return self._oracle
 
     # -- documents ------------------------------------------------------------
@@ -304,9 +306,17 @@ class HloLanguageServer(LanguageServer):
             self.spawn(self._xla_check(oracle, analysis))
 
     async def _xla_check(self, oracle: XlaOracle, analysis: Analysis) -> None:
+        """XLA's verdict on ``analysis``' text, kept on it and published when it
+        finds a problem. An analysis whose document has moved on by its turn
+        (edited again, or closed) is not checked: its verdict could never be
+        published, and a typing storm on a large dump would queue a parse of
+        the whole text per edit."""
         loop = asyncio.get_running_loop()
-        verdict = await loop.run_in_executor(self._oracle_pool, oracle.check,
-                                             analysis.module.text)
+        async with self._xla_turn:
+            if self.store.version(analysis.uri) != analysis.version:
+                return
+            verdict = await loop.run_in_executor(self._oracle_pool, oracle.check,
+                                                 analysis.module.text)
         problems = [xla_problem(verdict, analysis.lines)] \
             if verdict is not None and not verdict.ok else []
         analysis.derived["xla"] = problems

@@ -27,6 +27,7 @@ oracle unavailable (logged once), never a crash or a false diagnostic.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import importlib.metadata
 import importlib.util
@@ -56,6 +57,8 @@ _WAS_PARSING = re.compile(r"was parsing (\d+):(\d+): error: ([^\n]*)")
 _GLOG_PREFIX = re.compile(r"^[FEWI]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
 #: How every crash verdict's message begins.
 CRASHED = "XLA's parser crashed on this text"
+#: The niceness the language server's worker adds to its own (:class:`XlaOracle`).
+SERVER_WORKER_NICE = 10
 #: At most this many characters of the worker's stderr are read after a crash.
 MAX_CRASH_LOG = 64 * 1024
 
@@ -208,11 +211,20 @@ class XlaOracle:
     ``check(text)`` returns an XlaVerdict (a crash verdict when XLA's parser
     aborted on the text), or None when the worker could not answer (jaxlib
     missing, timeout after ``timeout`` seconds).
+
+    ``nice``: the worker adds this to its scheduling niceness when it starts
+    (``os.nice``; 0 leaves it as it is). The language server's worker runs at
+    :data:`SERVER_WORKER_NICE`: XLA's verdict is a second opinion the editor
+    can wait for, and its parse of a large dump takes a processor for about
+    half a second (0.43 s for the 3 MB Llama dump of ../shared/corpus), which
+    must not slow the answers the user is waiting for.
     """
 
-    def __init__(self, python: str = sys.executable, timeout: float = 60.0) -> None:
+    def __init__(self, python: str = sys.executable, timeout: float = 60.0,
+                 nice: int = 0) -> None:
         self.python = python
         self.timeout = timeout
+        self.nice = nice
         self._proc: subprocess.Popen | None = None
         self._stderr = None   # the worker's stderr: a temporary file, read after a crash
         self._lock = threading.Lock()
@@ -222,7 +234,8 @@ class XlaOracle:
         if self._stderr is not None:
             self._stderr.close()
         self._stderr = tempfile.TemporaryFile()
-        return subprocess.Popen([self.python, "-m", "hlo_lsp.syntax.xla"],
+        return subprocess.Popen([self.python, "-m", "hlo_lsp.syntax.xla",
+                                 "--nice", str(self.nice)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=self._stderr, env=env)
 
@@ -346,9 +359,16 @@ class XlaOracle:
                 self._stderr = None
 
 
-def _worker() -> int:
+def _worker(argv: list[str] | None = None) -> int:
     """Worker loop: read ``[cost ]<n bytes>\\n<text>`` requests, answer one JSON
-    line each (the parser's verdict, or with ``cost`` XLA's cost analysis)."""
+    line each (the parser's verdict, or with ``cost`` XLA's cost analysis).
+    ``argv``: ``--nice N`` adds N to the process' niceness first."""
+    args = _worker_arguments().parse_args(argv)
+    if args.nice:
+        try:
+            os.nice(args.nice)
+        except OSError as exc:  # a lower priority cannot be refused; log anyway
+            log.warning("could not lower the XLA worker's priority: %s", exc)
     parse, missing = load_parser()
     analyse = None
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -377,6 +397,15 @@ def _worker() -> int:
                 reply = {"ok": False, "error": str(exc)}
         stdout.write(json.dumps(reply).encode() + b"\n")
         stdout.flush()
+
+
+def _worker_arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m hlo_lsp.syntax.xla",
+                                     description="XLA's HLO parser for hlo-lsp (a worker "
+                                                 "process: requests on stdin, JSON on stdout)")
+    parser.add_argument("--nice", type=int, default=0,
+                        help="add this to the process' niceness before reading requests")
+    return parser
 
 
 if __name__ == "__main__":

@@ -302,3 +302,80 @@ def test_whole_document_work_runs_one_at_a_time_in_arrival_order():
     times = sorted(t for _, t in finished)
     assert order == list("abcd")
     assert times[0] < 0.4 < times[-1], times   # the first did not wait for the others
+
+
+def test_xla_checks_only_the_versions_still_current_at_their_turn():
+    """Edits that arrive while XLA's parser is busy queue a check each; by its
+    turn only the latest version's is run (the others' verdicts could never be
+    published), and its verdict is published for that version. A closed
+    document's pending check is not run."""
+    import threading
+    import time
+
+    from hlo_lsp.syntax.xla import XlaVerdict
+
+    class Oracle:
+        """XLA's parser, slow, rejecting every text at line 1."""
+
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+            self.lock = threading.Lock()
+
+        def check(self, text: str) -> XlaVerdict:
+            with self.lock:
+                self.texts.append(text)
+            time.sleep(0.4)
+            return XlaVerdict(False, "rejected for the test", 1, 1)
+
+    server = create_server()
+    oracle = Oracle()
+    server.oracle = lambda: oracle
+    protocol = server.protocol
+    writer = _Writer()
+    protocol.set_writer(writer, include_headers=True)
+    text = DUMP.read_text()
+    uri, other = DUMP.as_uri(), DUMP.as_uri() + ".closed.hlo"
+
+    def send(message: dict) -> None:
+        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
+
+    def published(u: str) -> list[dict]:
+        return [m["params"] for m in writer.messages
+                if m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == u]
+
+    async def drive() -> None:
+        try:
+            send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+            send({"method": "initialized", "params": {}})
+            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": uri, "languageId": "hlo", "version": 1, "text": text}}})
+            for _ in range(100):   # XLA's check of version 1 has begun
+                if oracle.texts:
+                    break
+                await asyncio.sleep(0.02)
+            for i in range(4):
+                send({"method": "textDocument/didChange", "params": {
+                    "textDocument": {"uri": uri, "version": 2 + i},
+                    "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                                                  "end": {"line": 0, "character": 0}},
+                                        "text": "\n"}]}})
+                await asyncio.sleep(0.05)   # each edit analysed on its own
+            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": other, "languageId": "hlo", "version": 1, "text": text + "\n\n"}}})
+            await asyncio.sleep(0.05)
+            send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": other}}})
+            for _ in range(200):
+                if any(p["version"] == 5 and any(d["source"] == "xla" for d in p["diagnostics"])
+                       for p in published(uri)):
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)   # any check still queued would have begun
+        finally:
+            server.shut_down()
+
+    asyncio.run(drive())
+    assert oracle.texts == [text, "\n" * 4 + text]
+    last = [p for p in published(uri) if p["version"] == 5][-1]
+    assert [d["message"] for d in last["diagnostics"] if d["source"] == "xla"] == [
+        "XLA: rejected for the test"]

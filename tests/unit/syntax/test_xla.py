@@ -31,3 +31,23 @@ def test_without_jaxlib(monkeypatch):
     monkeypatch.setattr(xla, "jaxlib_version", lambda: None)
     assert not xla.available()
     assert xla.load_parser() == (None, "jaxlib is not installed")
+
+
+def test_the_servers_worker_yields_the_processors_to_the_server():
+    """``XlaOracle(nice=N)`` starts its worker N steps nicer than the process
+    that starts it (``/proc/<pid>/stat``, field 19), before it reads a request:
+    the language server's worker runs at SERVER_WORKER_NICE."""
+    import os
+
+    def niceness(pid: int) -> int:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[16])
+
+    assert xla.SERVER_WORKER_NICE > 0
+    for nice in (0, 7):
+        oracle = xla.XlaOracle(nice=nice)
+        try:
+            oracle.check("HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+            assert niceness(oracle._proc.pid) == os.nice(0) + nice
+        finally:
+            oracle.close()
