@@ -313,15 +313,23 @@ class HloLanguageServer(LanguageServer):
         the whole text per edit."""
         loop = asyncio.get_running_loop()
         async with self._xla_turn:
-            if self.store.version(analysis.uri) != analysis.version:
+            if not self._is_current(analysis):
                 return
             verdict = await loop.run_in_executor(self._oracle_pool, oracle.check,
                                                  analysis.module.text)
         problems = [xla_problem(verdict, analysis.lines)] \
             if verdict is not None and not verdict.ok else []
         analysis.derived["xla"] = problems
-        if problems and self.store.version(analysis.uri) == analysis.version:
+        if problems and self._is_current(analysis):
             self.publish(analysis)
+
+    def _is_current(self, analysis: Analysis) -> bool:
+        """Whether ``analysis`` is of the text the editor has open now: the same
+        version and the same text (a document closed and opened again starts
+        over at version 1, with any text)."""
+        snapshot = self.store.snapshot(analysis.uri)
+        return (snapshot is not None and snapshot.version == analysis.version
+                and snapshot.text == analysis.module.text)
 
     def spawn(self, coro) -> asyncio.Task:
         """Run ``coro`` as a task the server keeps until it is done."""

@@ -44,6 +44,11 @@ from collections.abc import Callable, Iterable
 from hlo_lsp.model.hlo import (Attribute, Computation, ComputationRef, Instruction, Operand,
                                Parameter, Ref, ShapeToken, shift_instructions, unescape)
 
+#: What, right after an instruction's operands or attributes, rules out one
+#: more attribute (which begins with blanks, then ``,``): a line end, or the
+#: end of the text ("").
+_NOT_ATTRIBUTE = frozenset({"\n", "\r", ""})
+
 #: Tuple shapes nested deeper than this are left to the grammar.
 MAX_TUPLE_DEPTH = 32
 
@@ -463,8 +468,10 @@ def _instruction(p: Patterns, text: str, pos: int, base: int) -> tuple[Instructi
     else:
         opcode, opcode_start = m.group(at + 4), m.start(at + 4)
         pos = m.end()
-        closed = p.no_operands.match(text, pos)
-        plain = None if closed is not None else p.plain_operands.match(text, pos)
+        # operands as XLA prints them, the most common form, first (a name
+        # cannot begin where `)` or a blank does: the two forms exclude each other)
+        plain = p.plain_operands.match(text, pos)
+        closed = None if plain is not None else p.no_operands.match(text, pos)
         if closed is not None:
             end = pos = closed.end()
         elif plain is not None:
@@ -507,7 +514,8 @@ def _instruction(p: Patterns, text: str, pos: int, base: int) -> tuple[Instructi
     control: list[Ref] = []
     attribute_name = p.attribute_name.match
     plain_attribute = p.plain_attribute.match
-    while True:
+    # an attribute begins with `,` after blanks: a line that ends here has none
+    while text[pos:pos + 1] not in _NOT_ATTRIBUTE:
         a = plain_attribute(text, pos)
         if a is not None:
             pos = a.end()

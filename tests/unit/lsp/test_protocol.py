@@ -308,7 +308,8 @@ def test_xla_checks_only_the_versions_still_current_at_their_turn():
     """Edits that arrive while XLA's parser is busy queue a check each; by its
     turn only the latest version's is run (the others' verdicts could never be
     published), and its verdict is published for that version. A closed
-    document's pending check is not run."""
+    document's pending check is not run, nor is it when the document was opened
+    again at the same version with another text."""
     import threading
     import time
 
@@ -363,19 +364,26 @@ def test_xla_checks_only_the_versions_still_current_at_their_turn():
                 await asyncio.sleep(0.05)   # each edit analysed on its own
             send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": other, "languageId": "hlo", "version": 1, "text": text + "\n\n"}}})
-            await asyncio.sleep(0.05)
+            for _ in range(100):   # analysed: its check waits for its turn
+                if published(other):
+                    break
+                await asyncio.sleep(0.02)
             send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": other}}})
+            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": other, "languageId": "hlo", "version": 1, "text": text + "\n\n\n"}}})
             for _ in range(200):
                 if any(p["version"] == 5 and any(d["source"] == "xla" for d in p["diagnostics"])
                        for p in published(uri)):
                     break
                 await asyncio.sleep(0.05)
-            await asyncio.sleep(0.5)   # any check still queued would have begun
+            await asyncio.sleep(0.6)   # any check still queued would have begun
         finally:
             server.shut_down()
 
     asyncio.run(drive())
-    assert oracle.texts == [text, "\n" * 4 + text]
+    # the first text of `other` was closed, and opened again at version 1 with
+    # another text: its check is not run
+    assert oracle.texts == [text, "\n" * 4 + text, text + "\n\n\n"]
     last = [p for p in published(uri) if p["version"] == 5][-1]
     assert [d["message"] for d in last["diagnostics"] if d["source"] == "xla"] == [
         "XLA: rejected for the test"]
