@@ -307,8 +307,9 @@ class HloLanguageServer(LanguageServer):
 
     async def _xla_check(self, oracle: XlaOracle, analysis: Analysis) -> None:
         """XLA's verdict on ``analysis``' text, kept on it and published when it
-        finds a problem. An analysis whose document has moved on by its turn
-        (edited again, or closed) is not checked: its verdict could never be
+        finds a problem. An analysis whose text is no longer the document's by
+        its turn (:meth:`_is_current`: edited again, closed, or opened again
+        with another text) is not checked: its verdict could never be
         published, and a typing storm on a large dump would queue a parse of
         the whole text per edit."""
         loop = asyncio.get_running_loop()

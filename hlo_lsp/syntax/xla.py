@@ -367,7 +367,7 @@ def _worker(argv: list[str] | None = None) -> int:
     if args.nice:
         try:
             os.nice(args.nice)
-        except OSError as exc:  # a lower priority cannot be refused; log anyway
+        except OSError as exc:  # lowering one's own priority is always allowed; if not, as is
             log.warning("could not lower the XLA worker's priority: %s", exc)
     parse, missing = load_parser()
     analyse = None
