@@ -20,17 +20,38 @@ class _View:
         self.text, self.line_offsets = view.text, view.line_offsets
 
 
-class _Writer:
-    """Collects what the server writes (bodies of the framed messages)."""
+class _Client:
+    """A client in process: hands messages to ``server``'s protocol and, as its
+    writer, collects what the server writes (bodies of the framed messages)."""
 
-    def __init__(self) -> None:
+    def __init__(self, server) -> None:
+        self.protocol = server.protocol
         self.messages: list[dict] = []
+        self.protocol.set_writer(self, include_headers=True)
 
     def write(self, data: bytes) -> None:
         self.messages.append(json.loads(data.decode().split("\r\n\r\n", 1)[1]))
 
     def close(self) -> None:
         pass
+
+    def send(self, message: dict) -> None:
+        """Hand ``message`` (without ``jsonrpc``) to the server."""
+        self.protocol.handle_message(
+            self.protocol.structure_message({"jsonrpc": "2.0", **message}))
+
+    def break_first_line(self, uri: str, version: int) -> None:
+        """``didChange`` to ``version``: a line break put before the text."""
+        self.send({"method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                                          "end": {"line": 0, "character": 0}},
+                                "text": "\n"}]}})
+
+    def initialize(self) -> None:
+        """``initialize`` (id 1) and ``initialized``."""
+        self.send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        self.send({"method": "initialized", "params": {}})
 
 
 def test_finished_notifications_and_commands_leave_nothing_behind(monkeypatch):
@@ -40,15 +61,10 @@ def test_finished_notifications_and_commands_leave_nothing_behind(monkeypatch):
     are dropped once done (``compat.forget_when_done``), and the results with
     them."""
     server = create_server()
-    protocol = server.protocol
-    writer = _Writer()
-    protocol.set_writer(writer, include_headers=True)
+    client = _Client(server)
     uri = DUMP.as_uri()
     text = DUMP.read_text()
     views: list[weakref.ref] = []
-
-    def send(message: dict) -> None:
-        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
 
     from hlo_lsp.lsp.handlers import readable
     render = readable.render
@@ -61,38 +77,33 @@ def test_finished_notifications_and_commands_leave_nothing_behind(monkeypatch):
 
     async def drive() -> None:
         try:
-            send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
-            send({"method": "initialized", "params": {}})
-            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            client.initialize()
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": uri, "languageId": "hlo", "version": 1, "text": text}}})
             for i in range(3):
-                send({"method": "textDocument/didChange", "params": {
-                    "textDocument": {"uri": uri, "version": 2 + i},
-                    "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
-                                                  "end": {"line": 0, "character": 0}},
-                                        "text": "\n"}]}})
-                send({"id": 10 + i, "method": "workspace/executeCommand", "params": {
+                client.break_first_line(uri, 2 + i)
+                client.send({"id": 10 + i, "method": "workspace/executeCommand", "params": {
                     "command": "hlo.readableView", "arguments": [uri, {}]}})
-                send({"id": 20 + i, "method": "workspace/executeCommand", "params": {
+                client.send({"id": 20 + i, "method": "workspace/executeCommand", "params": {
                     "command": "hlo.showSummary", "arguments": [uri]}})
             for _ in range(600):
-                answered = {m.get("id") for m in writer.messages if "result" in m}
+                answered = {m.get("id") for m in client.messages if "result" in m}
                 if {10, 11, 12, 20, 21, 22} <= answered:
                     break
                 await asyncio.sleep(0.05)
-            send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
+            client.send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
             await asyncio.sleep(0.2)
         finally:
             server.shut_down()
 
     asyncio.run(drive())
-    answers = {m["id"]: m for m in writer.messages if "id" in m and "method" not in m}
+    answers = {m["id"]: m for m in client.messages if "id" in m and "method" not in m}
     assert all("result" in answers[i] and answers[i]["result"] for i in (10, 11, 12, 20, 21, 22))
     # each request reads the analysis current when it runs, and a view is
     # rendered once per analysis: the three may share one
     assert 1 <= len(views) <= 3
     # nothing of the notifications, commands or requests is kept
-    assert protocol._request_futures == {}
+    assert client.protocol._request_futures == {}
     gc.collect()
     assert [v for v in views if v() is not None] == []
 
@@ -104,13 +115,8 @@ def test_custom_requests_reach_their_handlers_as_plain_json():
     The server's custom requests get plain JSON, answer as before, and leave no
     class behind."""
     server = create_server()
-    protocol = server.protocol
-    writer = _Writer()
-    protocol.set_writer(writer, include_headers=True)
+    client = _Client(server)
     uri = DUMP.as_uri()
-
-    def send(message: dict) -> None:
-        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
 
     def classes() -> int:
         # with the collector off, a class made and dropped is still counted;
@@ -120,19 +126,18 @@ def test_custom_requests_reach_their_handlers_as_plain_json():
 
     async def drive() -> int:
         try:
-            send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
-            send({"method": "initialized", "params": {}})
-            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            client.initialize()
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": uri, "languageId": "hlo", "version": 1, "text": DUMP.read_text()}}})
             before = classes()
             for i in range(20):
-                send({"id": 100 + i, "method": "hlo/inlineRegions",
+                client.send({"id": 100 + i, "method": "hlo/inlineRegions",
                       "params": {"textDocument": {"uri": uri}}})
-                send({"id": 200 + i, "method": "hlo/counterpart",
+                client.send({"id": 200 + i, "method": "hlo/counterpart",
                       "params": {"textDocument": {"uri": uri},
                                  "position": {"line": 3, "character": 4}}})
             for _ in range(600):
-                if sum("result" in m for m in writer.messages) >= 41:
+                if sum("result" in m for m in client.messages) >= 41:
                     break
                 await asyncio.sleep(0.05)
             return classes() - before
@@ -146,7 +151,7 @@ def test_custom_requests_reach_their_handlers_as_plain_json():
         new_classes = asyncio.run(drive())
     finally:
         gc.enable()
-    answers = {m["id"]: m for m in writer.messages if "id" in m and "method" not in m}
+    answers = {m["id"]: m for m in client.messages if "id" in m and "method" not in m}
     regions = [answers[100 + i]["result"] for i in range(20)]
     assert regions[0] and all(r == regions[0] for r in regions)
     assert {"range", "kind"} <= set(regions[0][0])
@@ -207,45 +212,35 @@ def test_answering_every_request_kind_leaves_no_cyclic_garbage():
     Every request kind, after an edit, on a CPU and a GPU dump, then a close,
     leaves no garbage that only the cyclic collector could free."""
     server = create_server()
-    protocol = server.protocol
-    writer = _Writer()
-    protocol.set_writer(writer, include_headers=True)
+    client = _Client(server)
     docs = [(p.as_uri(), p.read_text()) for p in (DUMP, GPU_DUMP)]
-
-    def send(message: dict) -> None:
-        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
 
     async def answered(ids: set[int]) -> None:
         for _ in range(1200):
-            if ids <= {m.get("id") for m in writer.messages if "method" not in m}:
+            if ids <= {m.get("id") for m in client.messages if "method" not in m}:
                 return
             await asyncio.sleep(0.05)
-        raise AssertionError(f"unanswered: {ids - {m.get('id') for m in writer.messages}}")
+        raise AssertionError(f"unanswered: {ids - {m.get('id') for m in client.messages}}")
 
     async def round_trip(first_id: int) -> set[int]:
         ids = set()
         for k, (uri, text) in enumerate(docs):
-            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": uri, "languageId": "hlo", "version": 1, "text": text}}})
-            send({"method": "textDocument/didChange", "params": {
-                "textDocument": {"uri": uri, "version": 2},
-                "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
-                                              "end": {"line": 0, "character": 0}},
-                                    "text": "\n"}]}})
+            client.break_first_line(uri, 2)
             requests = _every_request(uri, "\n" + text, first_id + 100 * k)
             for r in requests:
-                send(r)
+                client.send(r)
             ids |= {r["id"] for r in requests}
         await answered(ids)
         for uri, _ in docs:
-            send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
+            client.send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
         await asyncio.sleep(0.3)
         return ids
 
     async def drive() -> list:
         try:
-            send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
-            send({"method": "initialized", "params": {}})
+            client.initialize()
             # the first round builds what a server makes once (parsers, caches)
             await round_trip(1000)
             gc.unfreeze()
@@ -258,7 +253,7 @@ def test_answering_every_request_kind_leaves_no_cyclic_garbage():
             garbage = list(gc.garbage)
             gc.garbage.clear()
             gc.set_debug(0)
-            answers = {m["id"]: m for m in writer.messages if m.get("id") in ids}
+            answers = {m["id"]: m for m in client.messages if m.get("id") in ids}
             assert all("result" in a for a in answers.values()), \
                 [a for a in answers.values() if "result" not in a]
             return garbage
@@ -331,45 +326,35 @@ def test_xla_checks_only_the_versions_still_current_at_their_turn():
     server = create_server()
     oracle = Oracle()
     server.oracle = lambda: oracle
-    protocol = server.protocol
-    writer = _Writer()
-    protocol.set_writer(writer, include_headers=True)
+    client = _Client(server)
     text = DUMP.read_text()
     uri, other = DUMP.as_uri(), DUMP.as_uri() + ".closed.hlo"
 
-    def send(message: dict) -> None:
-        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
-
     def published(u: str) -> list[dict]:
-        return [m["params"] for m in writer.messages
+        return [m["params"] for m in client.messages
                 if m.get("method") == "textDocument/publishDiagnostics"
                 and m["params"]["uri"] == u]
 
     async def drive() -> None:
         try:
-            send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
-            send({"method": "initialized", "params": {}})
-            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            client.initialize()
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": uri, "languageId": "hlo", "version": 1, "text": text}}})
             for _ in range(100):   # XLA's check of version 1 has begun
                 if oracle.texts:
                     break
                 await asyncio.sleep(0.02)
             for i in range(4):
-                send({"method": "textDocument/didChange", "params": {
-                    "textDocument": {"uri": uri, "version": 2 + i},
-                    "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
-                                                  "end": {"line": 0, "character": 0}},
-                                        "text": "\n"}]}})
+                client.break_first_line(uri, 2 + i)
                 await asyncio.sleep(0.05)   # each edit analysed on its own
-            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": other, "languageId": "hlo", "version": 1, "text": text + "\n\n"}}})
             for _ in range(100):   # analysed: its check waits for its turn
                 if published(other):
                     break
                 await asyncio.sleep(0.02)
-            send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": other}}})
-            send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            client.send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": other}}})
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": other, "languageId": "hlo", "version": 1, "text": text + "\n\n\n"}}})
             for _ in range(200):
                 if any(p["version"] == 5 and any(d["source"] == "xla" for d in p["diagnostics"])
