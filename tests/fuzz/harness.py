@@ -92,6 +92,15 @@ TRACEBACK = "Traceback (most recent call last)"
 LARGE = 1_000_000
 #: The share of documents made from a large seed file (``--large-share``).
 LARGE_SHARE = 0.04
+#: ``--rig-nice``'s default: the niceness of the fresh server, the reference the
+#: final answers are compared with, and of the harness's own thread once the
+#: servers it times have started (:meth:`Fuzzer._run`). On a machine of two
+#: processors the two of them used two fifths of the processor time of a run
+#: with two lanes (seed 51, three minutes: harness 70 s, fresh server 61 s, the
+#: lanes 90 and 80 s), at the priority of the servers whose answers are timed.
+#: Neither is timed, and an editor runs neither; at niceness 10 they take what
+#: the timed servers leave.
+RIG_NICE = 10
 
 # -------------------------------------------------------------------- lines ---
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -594,8 +603,10 @@ class Server:
     """One ``python -m hlo_lsp`` over stdio, with pytest-lsp's client; its
     stderr is kept (``stderr``)."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], nice: int | None = None) -> None:
         self.env = env
+        #: the server's niceness (None: the harness's); see :mod:`tests.fuzz.relay`
+        self.nice = nice
         self.client: LanguageClient | None = None
         self.stderr: list[str] = []
         #: when each line of ``stderr`` was read (monotonic s)
@@ -638,7 +649,8 @@ class Server:
         self._stamps = open(stamps, encoding="ascii")  # the relay writes it, from the start
         # pygls' own start_io: pytest-lsp's would forward stderr to ours
         await super(LanguageClient, client).start_io(
-            sys.executable, "-m", "tests.fuzz.relay", stamps, "--",
+            sys.executable, "-m", "tests.fuzz.relay",
+            *(["--nice", str(self.nice)] if self.nice is not None else []), stamps, "--",
             sys.executable, "-m", "hlo_lsp", *(["--log-level", "info"] if self.log_info else []),
             env=self.env)
         # pygls' reading task has been created but has not read yet: each body it
@@ -973,6 +985,8 @@ class Report:
     seed: int
     seconds: float = 0.0
     lanes: int = 1
+    #: the niceness of the fresh server and the harness (None: the caller's)
+    rig_nice: int | None = None
     documents: int = 0
     edits: int = 0
     requests: int = 0
@@ -1079,7 +1093,8 @@ class Report:
         return sum(self.counts.values())
 
     def summary(self) -> str:
-        head = (f"fuzz seed={self.seed}, {self.lanes} lane(s): {self.seconds:.0f} s, "
+        rig = "" if self.rig_nice is None else f" (the rig at niceness {self.rig_nice})"
+        head = (f"fuzz seed={self.seed}, {self.lanes} lane(s){rig}: {self.seconds:.0f} s, "
                 f"{self.documents} documents, "
                 f"{self.edits} edits, {self.requests} requests; " +
                 ", ".join(f"{k} {v}" for k, v in self.counts.items()))
@@ -1145,8 +1160,13 @@ class Fuzzer:
     def __init__(self, seed: int, seconds: float, out: pathlib.Path,
                  files: list[pathlib.Path], minimize_s: float = 60.0,
                  tree: pathlib.Path = ROOT, lanes: int = 1,
-                 large_share: float = LARGE_SHARE, idle_s: float = 0.0) -> None:
+                 large_share: float = LARGE_SHARE, idle_s: float = 0.0,
+                 rig_nice: int | None = None) -> None:
         self.seed, self.seconds, self.out, self.files = seed, seconds, out, files
+        #: the niceness of the fresh server and of the harness's thread during the
+        #: run (:data:`RIG_NICE`); None: both keep the caller's. The thread keeps it
+        #: after the run: the command line sets it, a caller that goes on does not
+        self.rig_nice = rig_nice
         self.lanes = lanes
         self.large_share = large_share
         #: after the run, the servers are left idle this long before their memory
@@ -1158,7 +1178,7 @@ class Fuzzer:
         self._idle: dict[str, Server] = {}
         self.minimize_s = minimize_s
         self.env = dict(os.environ, PYTHONPATH=str(tree), PYTHONUNBUFFERED="1")
-        self.report = Report(seed, lanes=lanes)
+        self.report = Report(seed, lanes=lanes, rig_nice=rig_nice)
         self.watch = LoopWatch()
         self.probe = SpeedProbe()
         #: (sent, answered) of each answer over SLOW_S, for the probe's speeds
@@ -1213,12 +1233,21 @@ class Fuzzer:
         self._small = [p for p in self.files if p.stat().st_size < LARGE]
         self._large = [p for p in self.files if p.stat().st_size >= LARGE]
         self._next = 0
-        fresh = Server(self.env)
+        fresh = Server(self.env, nice=self.rig_nice)
         await fresh.start()
         self._fresh = fresh
+        servers = []
+        for _ in range(self.lanes):
+            servers.append(Server(self.env))
+            await servers[-1].start()
+        # From here on the harness's thread runs below the servers it times (and
+        # so does a server it starts again after a crash: it inherits the niceness)
+        if self.rig_nice is not None:
+            _lower_this_thread(self.rig_nice)
         self._t0 = time.monotonic()
         try:
-            await asyncio.gather(*(self._lane(f"lane {i}") for i in range(self.lanes)))
+            await asyncio.gather(*(self._lane(f"lane {i}", server)
+                                   for i, server in enumerate(servers)))
             self.report.seconds = time.monotonic() - self._t0
             if self._idle:
                 await asyncio.sleep(self.idle_s)
@@ -1235,14 +1264,12 @@ class Fuzzer:
             self.report.written.append(f"(writing the reproducers failed: {exc!r})")
         return self.report
 
-    async def _lane(self, name: str) -> None:
+    async def _lane(self, name: str, server: Server) -> None:
         """One server taking documents until the time is up. Lanes run side by
         side (each document is reproducible alone: its generator is seeded by
         the run's seed and its own number), sharing the fresh server. The
         memory of both servers is noted after each document. With an idle time
         the lane's server is left running for :meth:`_run` to measure."""
-        server = Server(self.env)
-        await server.start()
         try:
             while time.monotonic() - self._t0 < self.seconds:
                 doc = self._next
@@ -1272,7 +1299,7 @@ class Fuzzer:
                   f"stderr tail: {''.join(server.stderr[-5:])[-500:]}", doc, source, text,
                   None, history)
         await server.stop()
-        new = Server(self.env)
+        new = Server(self.env, nice=server.nice)
         await new.start()
         return new
 
@@ -1531,6 +1558,16 @@ class Fuzzer:
         return "".join(lines)
 
 
+def _lower_this_thread(nice: int) -> None:
+    """Niceness ``nice`` for the calling thread only (Linux keeps one per thread:
+    ``setpriority`` on the thread's id), unless it is already that low; threads
+    and processes it starts later inherit it."""
+    tid = threading.get_native_id()
+    with contextlib.suppress(OSError):
+        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+
+
 def _retarget(params: Any, uri: str) -> Any:
     """``params`` about another document."""
     if isinstance(params, dict):
@@ -1565,26 +1602,32 @@ def main(argv: list[str] | None = None) -> int:
                         help="the share of documents made from a seed file of 1 MB and "
                              f"more (default {LARGE_SHARE}); a larger share measures the "
                              "answers on large documents in a shorter run")
+    parser.add_argument("--rig-nice", type=int, default=RIG_NICE,
+                        help="niceness of the fresh server and the harness, which are "
+                             f"not timed (default {RIG_NICE}; -1: the caller's)")
     parser.add_argument("--idle-seconds", type=float, default=15.0,
                         help="after the run, leave the servers idle this long and note "
                              "their memory again (0: not at all)")
     args = parser.parse_args(argv)
     report = run(args.seed, args.seconds, args.out, seed_files(args.corpus),
                  args.minimize_seconds, args.documents, lanes=args.lanes,
-                 large_share=args.large_share, idle_s=args.idle_seconds)
+                 large_share=args.large_share, idle_s=args.idle_seconds,
+                 rig_nice=None if args.rig_nice < 0 else args.rig_nice)
     print(report.summary())
     return 1 if report.failed else 0
 
 
 def run(seed: int, seconds: float, out: pathlib.Path, files: list[pathlib.Path],
         minimize_s: float = 60.0, documents: int = 0, tree: pathlib.Path = ROOT,
-        lanes: int = 1, large_share: float = LARGE_SHARE, idle_s: float = 0.0) -> Report:
+        lanes: int = 1, large_share: float = LARGE_SHARE, idle_s: float = 0.0,
+        rig_nice: int | None = None) -> Report:
     """One fuzz run (blocking): its report. ``documents`` > 0 stops after that many;
     ``lanes`` servers are fuzzed side by side; ``large_share`` of the documents
     come from seed files of :data:`LARGE` characters and more; the servers' memory
-    is noted again after ``idle_s`` seconds idle at the end."""
+    is noted again after ``idle_s`` seconds idle at the end; ``rig_nice``: see
+    :class:`Fuzzer` (the calling thread keeps that niceness)."""
     fuzzer = Fuzzer(seed, seconds if not documents else 1e9, out, files, minimize_s, tree,
-                    lanes=lanes, large_share=large_share, idle_s=idle_s)
+                    lanes=lanes, large_share=large_share, idle_s=idle_s, rig_nice=rig_nice)
     if documents:
         original = fuzzer.document
 

@@ -1,7 +1,7 @@
 """A relay between the fuzz harness and one server, which times its answers.
 
-``python -m tests.fuzz.relay STAMPS -- COMMAND...`` starts ``COMMAND`` (the
-server) and copies its own stdin to the server's stdin and the server's stdout
+``python -m tests.fuzz.relay [--nice N] STAMPS -- COMMAND...`` starts ``COMMAND``
+(the server; with ``--nice``, at niceness N: see below) and copies its own stdin to the server's stdin and the server's stdout
 to its own stdout, message by message (LSP framing: ``Content-Length``
 headers). The server's stderr is the relay's.
 
@@ -18,6 +18,13 @@ queues the message for the harness. It reads the server's stdout on its own
 thread and writes to its stdout from another, so a harness that is busy never
 holds the server back on a full pipe. The first line of ``STAMPS`` is
 ``"pid <server's process id>"`` (the harness measures the server's memory).
+
+``--nice N`` sets the server's niceness to N (``setpriority``, an absolute
+value, not an increment), while the relay itself keeps its own: the fuzz
+harness runs its reference server (the fresh one it compares final answers
+with) below the servers it times. A niceness below the relay's own needs the
+privilege to raise a priority (root, or ``RLIMIT_NICE``); without it the server
+keeps the relay's, and the relay says so on stderr.
 
 The relay exits with the server's exit status (killed by a signal, it kills
 itself with the same signal) once the server's stdout has ended and everything
@@ -101,12 +108,26 @@ def _write_messages(out: queue.Queue, sink) -> None:
             broken = True  # keep draining: the server must never block on us
 
 
+def _at_niceness(nice: int) -> None:
+    """In the server's process, before it runs: niceness ``nice`` (best effort)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    except OSError as exc:
+        os.write(2, f"relay: the server keeps niceness {os.getpriority(os.PRIO_PROCESS, 0)}, "
+                    f"not {nice}: {exc}\n".encode())
+
+
 def main(argv: list[str]) -> int:
+    nice = None
+    if argv[:1] == ["--nice"] and len(argv) > 1 and argv[1].lstrip("-").isdigit():
+        nice, argv = int(argv[1]), argv[2:]
     if len(argv) < 3 or argv[1] != "--":
         print(__doc__, file=sys.stderr)
         return 2
     stamps_path, command = argv[0], argv[2:]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    # (the relay has no thread yet: a function run between fork and exec is safe)
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            preexec_fn=None if nice is None else lambda: _at_niceness(nice))
     with open(stamps_path, "w", encoding="ascii") as stamps:
         stamps.write(f"pid {proc.pid}\n")
         stamps.flush()

@@ -370,3 +370,63 @@ def test_the_relay_dies_of_the_signal_that_killed_the_server(tmp_path):
          sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
         stdin=subprocess.DEVNULL, capture_output=True, cwd=harness.ROOT, timeout=60)
     assert relay.returncode == -9, relay.stderr
+
+
+_NICENESS_SERVER = r'''
+import json, os, sys
+body = json.dumps({"jsonrpc": "2.0", "id": "nice-1", "result": {
+    "server": os.getpriority(os.PRIO_PROCESS, 0),
+    "relay": os.getpriority(os.PRIO_PROCESS, os.getppid())}}).encode()
+sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+sys.stdout.buffer.flush()
+'''
+
+
+def test_the_relay_starts_its_server_at_the_niceness_asked_and_keeps_its_own(tmp_path):
+    """``--nice N``: the server runs at niceness N (absolute, not an increment),
+    the relay at the caller's."""
+    import subprocess
+    import sys
+
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    wanted = max(own, 7)
+    relay = subprocess.run(
+        [sys.executable, "-m", "tests.fuzz.relay", "--nice", str(wanted),
+         str(tmp_path / "stamps"), "--", sys.executable, "-c", _NICENESS_SERVER],
+        stdin=subprocess.DEVNULL, capture_output=True, cwd=harness.ROOT, timeout=60)
+    assert relay.returncode == 0, relay.stderr
+    answer = json.loads(relay.stdout.partition(b"\r\n\r\n")[2])["result"]
+    assert answer == {"server": wanted, "relay": own}
+
+
+def test_the_rig_runs_below_the_servers_it_times(tmp_path):
+    """With ``rig_nice``, the fresh server and the harness's thread run at that
+    niceness once the lanes' servers have started; the lanes' servers keep the
+    caller's; a thread that ends takes its niceness with it."""
+    import threading
+
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    rig = max(own, 7)
+    seen: dict[str, set[int]] = {}
+    note = harness.Report.note_memory
+
+    def noting(report, name, pid):
+        seen.setdefault(name, set()).add(os.getpriority(os.PRIO_PROCESS, pid))
+        seen.setdefault("harness", set()).add(
+            os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return note(report, name, pid)
+
+    reports = []
+    harness.Report.note_memory = noting
+    try:
+        worker = threading.Thread(target=lambda: reports.append(harness.run(
+            3, 60, tmp_path / "fuzz", harness.seed_files(tmp_path / "no-corpus"),
+            documents=2, lanes=2, rig_nice=rig)))
+        worker.start()
+        worker.join(300)
+    finally:
+        harness.Report.note_memory = note
+    assert reports and reports[0].failed == 0, reports and reports[0].summary()
+    assert seen == {"lane 0": {own}, "lane 1": {own}, "fresh": {rig}, "harness": {rig}}
+    assert f"(the rig at niceness {rig})" in reports[0].summary()
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own
