@@ -1,9 +1,10 @@
 """A relay between the fuzz harness and one server, which times its answers.
 
 ``python -m tests.fuzz.relay [--nice N] STAMPS -- COMMAND...`` starts ``COMMAND``
-(the server; with ``--nice``, at niceness N: see below) and copies its own stdin to the server's stdin and the server's stdout
-to its own stdout, message by message (LSP framing: ``Content-Length``
-headers). The server's stderr is the relay's.
+(the server; with ``--nice``, at niceness N: see below) and copies its own
+stdin to the server's stdin and the server's stdout to its own stdout, message
+by message (LSP framing: ``Content-Length`` headers). The server's stderr is
+the relay's.
 
 Why: the harness is one asyncio loop that also checks what the servers answer,
 mutates texts of megabytes and decodes answers of megabytes; while it does, it
