@@ -1560,8 +1560,8 @@ class Fuzzer:
 
 def _lower_this_thread(nice: int) -> None:
     """Niceness ``nice`` for the calling thread only (Linux keeps one per thread:
-    ``setpriority`` on the thread's id), unless it is already that low; threads
-    and processes it starts later inherit it."""
+    ``setpriority`` on the thread's id), unless its niceness is that or more
+    already; threads and processes it starts later inherit it."""
     tid = threading.get_native_id()
     with contextlib.suppress(OSError):
         if os.getpriority(os.PRIO_PROCESS, tid) < nice:
