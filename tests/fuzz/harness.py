@@ -1236,10 +1236,8 @@ class Fuzzer:
         fresh = Server(self.env, nice=self.rig_nice)
         await fresh.start()
         self._fresh = fresh
-        servers = []
-        for _ in range(self.lanes):
-            servers.append(Server(self.env))
-            await servers[-1].start()
+        servers = [Server(self.env) for _ in range(self.lanes)]
+        await asyncio.gather(*(server.start() for server in servers))
         # From here on the harness's thread runs below the servers it times (and
         # so does a server it starts again after a crash: it inherits the niceness)
         if self.rig_nice is not None:

@@ -36,6 +36,7 @@ when its stdin closes (issue 12's lifecycle).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import queue
@@ -119,17 +120,22 @@ def _at_niceness(nice: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    nice = None
-    if argv[:1] == ["--nice"] and len(argv) > 1 and argv[1].lstrip("-").isdigit():
-        nice, argv = int(argv[1]), argv[2:]
-    if len(argv) < 3 or argv[1] != "--":
-        print(__doc__, file=sys.stderr)
-        return 2
-    stamps_path, command = argv[0], argv[2:]
+    # the relay's own arguments, then "--" and the server's command line
+    own, command = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) \
+        if "--" in argv else (argv, [])
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.relay",
+                                     usage="%(prog)s [--nice N] STAMPS -- COMMAND...",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nice", type=int)
+    parser.add_argument("stamps")
+    args = parser.parse_args(own)     # (exits 2 on a usage error)
+    if not command:
+        parser.error("no server command after --")
+    nice = args.nice
     # (the relay has no thread yet: a function run between fork and exec is safe)
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             preexec_fn=None if nice is None else lambda: _at_niceness(nice))
-    with open(stamps_path, "w", encoding="ascii") as stamps:
+    with open(args.stamps, "w", encoding="ascii") as stamps:
         stamps.write(f"pid {proc.pid}\n")
         stamps.flush()
         messages: queue.Queue = queue.Queue()

@@ -399,7 +399,7 @@ def test_the_relay_starts_its_server_at_the_niceness_asked_and_keeps_its_own(tmp
     assert answer == {"server": wanted, "relay": own}
 
 
-def test_the_rig_runs_below_the_servers_it_times(tmp_path):
+def test_the_rig_runs_below_the_servers_it_times(tmp_path, monkeypatch):
     """With ``rig_nice``, the fresh server and the harness's thread run at that
     niceness once the lanes' servers have started; the lanes' servers keep the
     caller's; a thread that ends takes its niceness with it."""
@@ -417,15 +417,12 @@ def test_the_rig_runs_below_the_servers_it_times(tmp_path):
         return note(report, name, pid)
 
     reports = []
-    harness.Report.note_memory = noting
-    try:
-        worker = threading.Thread(target=lambda: reports.append(harness.run(
-            3, 60, tmp_path / "fuzz", harness.seed_files(tmp_path / "no-corpus"),
-            documents=2, lanes=2, rig_nice=rig)))
-        worker.start()
-        worker.join(300)
-    finally:
-        harness.Report.note_memory = note
+    monkeypatch.setattr(harness.Report, "note_memory", noting)
+    worker = threading.Thread(target=lambda: reports.append(harness.run(
+        3, 60, tmp_path / "fuzz", harness.seed_files(tmp_path / "no-corpus"),
+        documents=2, lanes=2, rig_nice=rig)))
+    worker.start()
+    worker.join(300)
     assert reports and reports[0].failed == 0, reports and reports[0].summary()
     assert seen == {"lane 0": {own}, "lane 1": {own}, "fresh": {rig}, "harness": {rig}}
     assert f"(the rig at niceness {rig})" in reports[0].summary()
