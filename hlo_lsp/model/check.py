@@ -5,8 +5,12 @@ instruction not defined earlier in its computation ("instruction does not
 exist"), when a computation is referenced before it is defined ("computation
 does not exist"), on duplicate names ("instruction already exists",
 "computation already exists") and on unknown opcodes. Those are errors here.
-Findings XLA only warns about (a ``stack_frame_id`` outside the tables) or does
-not check at parse time (``backend_config`` that is not valid JSON) are warnings.
+Findings XLA only warns about (a ``stack_frame_id`` outside the tables) are
+warnings. A ``backend_config`` that is not valid JSON is information only: XLA's
+parser keeps the value as a raw string (any text, balanced braces), and only a
+backend reads it as its proto, lazily, when a compiler pass asks
+(``BackendConfigWrapper::GetProto`` in xla/hlo/ir/backend_config.cc); test
+templates hold placeholders there (``"is_tma_allowed":ENABLE_TMA``).
 """
 
 from __future__ import annotations
@@ -577,8 +581,10 @@ def _check_attributes(ins, frame_count: int, out: list[Problem]) -> None:
                 pos = getattr(exc, "pos", 0) or 0
                 at = attr.value_start + pos
                 out.append(Problem(at, min(at + 1, attr.value_end),
-                                   f"backend_config is not valid JSON: {exc}",
-                                   Severity.WARNING))
+                                   f"backend_config is not valid JSON: {exc} (XLA's "
+                                   "parser keeps it as text; a backend reading it as its "
+                                   "BackendConfig proto when compiling would fail)",
+                                   Severity.INFORMATION))
         elif attr.name == "metadata" and frame_count and "stack_frame_id=" in attr.value:
             idx = attr.value.index("stack_frame_id=")
             digits = attr.value[idx + 15:].split(maxsplit=1)[0].rstrip("}")
