@@ -44,7 +44,10 @@ IGNORED_CONFIG = frozenset({"operation_queue_id", "wait_on_operation_queues"})
 MAX_CONFIG_FIELDS = 4
 
 _LAYOUT = re.compile(r"\{[^{}]*\}")
-_NO_SOURCE = "(no Python source)"
+#: The source of an instruction without a Python frame (made by the compiler).
+NO_SOURCE = "(no Python source)"
+#: Without a Python source, this many changes of one status and opcode make one line.
+COLLAPSE_AT = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +56,7 @@ class Facts:
     without layouts (``f32[64,128]``); ``layout`` the layouts only
     (``{1,0}``); ``config``: scalar leaves of the JSON backend_config by dotted
     path; ``source``: ``file.py:12`` of the innermost frame, or
-    :data:`_NO_SOURCE`."""
+    :data:`NO_SOURCE`."""
 
     name: str
     opcode: str
@@ -123,10 +126,15 @@ class ModuleDiff:
         return out
 
     def by_source(self) -> dict[str, list[InstructionChange]]:
-        """The changes grouped per Python source line, in order of first change."""
+        """The changes grouped per Python source line: the lines in order of
+        first change, the changes without a Python source (:data:`NO_SOURCE`:
+        broadcasts, copies... the compiler made) last — the lines the user
+        edited come first."""
         groups: dict[str, list[InstructionChange]] = {}
         for c in self.changes:
             groups.setdefault(c.source, []).append(c)
+        if NO_SOURCE in groups:
+            groups[NO_SOURCE] = groups.pop(NO_SOURCE)
         return groups
 
     def headline(self) -> str:
@@ -145,22 +153,27 @@ class ModuleDiff:
                 f"{n['added']} added, {n['removed']} removed")
 
     def lines(self, max_lines: int = 20, indent: str = "  ") -> list[str]:
-        """The report: warnings, the headline, then per source line its changes,
-        at most ``max_lines`` change lines (then ``... N more``)."""
+        """The report: warnings, the headline, then per source line its changes
+        (:meth:`by_source`: Python lines first), at most ``max_lines`` change
+        lines (then ``... N more``). Without a Python source, at least
+        :data:`COLLAPSE_AT` changes of one status and opcode are one line with
+        their count (``changed 7 broadcast: shape``)."""
         out = [f"warning: {w}" for w in self.warnings]
         out.append(self.headline())
-        shown = 0
+        shown = covered = 0
         for source, changes in self.by_source().items():
             if shown >= max_lines:
                 break
             out.append(f"{indent}{source}")
-            for c in changes:
+            for text, n in (_collapsed(changes) if source == NO_SOURCE
+                            else [(c.describe(), 1) for c in changes]):
                 if shown >= max_lines:
                     break
-                out.append(f"{indent}{indent}{c.describe()}")
+                out.append(f"{indent}{indent}{text}")
                 shown += 1
-        if len(self.changes) > shown:
-            out.append(f"{indent}... {len(self.changes) - shown} more instruction changes")
+                covered += n
+        if len(self.changes) > covered:
+            out.append(f"{indent}... {len(self.changes) - covered} more instruction changes")
         return out
 
     def to_dict(self) -> dict:
@@ -174,6 +187,27 @@ class ModuleDiff:
                 "changes": [{"status": c.status, "source": c.source, "old": side(c.old),
                              "new": side(c.new),
                              "fields": [list(f) for f in c.fields]} for c in self.changes]}
+
+
+def _collapsed(changes: list[InstructionChange]) -> list[tuple[str, int]]:
+    """(line, number of changes it stands for) for ``changes``: those of one
+    status and opcode, when at least :data:`COLLAPSE_AT`, as one line with their
+    count at the place of the first (``changed 7 broadcast: shape, layout``,
+    ``added 3 copy``); the others as :meth:`InstructionChange.describe`."""
+    kinds: dict[tuple[str, str], list[InstructionChange]] = {}
+    for c in changes:
+        kinds.setdefault((c.status, (c.new or c.old).opcode), []).append(c)  # type: ignore[union-attr]
+    out: list[tuple[str, int]] = []
+    for c in changes:
+        (status, opcode) = key = (c.status, (c.new or c.old).opcode)  # type: ignore[union-attr]
+        same = kinds[key]
+        if len(same) < COLLAPSE_AT:
+            out.append((c.describe(), 1))
+        elif c is same[0]:
+            fields = list(dict.fromkeys(f for ch in same for f, _, _ in ch.fields))
+            out.append((f"{status} {len(same)} {opcode}"
+                        + (f": {', '.join(fields)}" if fields else ""), len(same)))
+    return out
 
 
 def _flatten(data, prefix: str, out: dict[str, str]) -> None:
@@ -222,7 +256,7 @@ def _facts(module: HloModule, ins: Instruction) -> Facts:
     return Facts(ins.name.name, ins.opcode, _LAYOUT.sub("", text),
                  "".join(_LAYOUT.findall(text)), kind.value if kind is not None else None,
                  custom_call_target(ins), _config(ins),
-                 short_frame(stack[0]) if stack else _NO_SOURCE)
+                 short_frame(stack[0]) if stack else NO_SOURCE)
 
 
 def _keyed(module: HloModule) -> dict[tuple, list[tuple[int, Instruction]]]:
@@ -328,4 +362,5 @@ def diff_modules(old: HloModule, new: HloModule) -> ModuleDiff:
     return result
 
 
-__all__ = ["FIELDS", "Facts", "InstructionChange", "ModuleDiff", "diff_modules", "facts"]
+__all__ = ["COLLAPSE_AT", "FIELDS", "Facts", "InstructionChange", "ModuleDiff", "NO_SOURCE",
+           "diff_modules", "facts"]

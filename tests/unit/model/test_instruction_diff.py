@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.helpers import CPU_DUMP, GPU, TRAIN_AFTER, read
-from hlo_lsp.model.instruction_diff import diff_modules
+from hlo_lsp.model.instruction_diff import NO_SOURCE, diff_modules
 from hlo_lsp.syntax.parser import parse
 
 GEMM = GPU / "jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt"
@@ -88,3 +88,36 @@ def test_modules_without_op_names_are_not_called_unchanged():
     d = diff_modules(parse(read(FP8_FUSED)), parse(read(FP8_REGRESSION)))
     assert not d.changes and 0 in d.compared
     assert d.headline().startswith("instructions not compared")
+
+
+def test_python_lines_come_first_and_many_sourceless_changes_are_one_line():
+    """Issue 40: the recompile report listed the compiler's changes without a
+    Python source before the line the user changed. The edited line comes
+    first; three or more source-less changes of one opcode are one line."""
+    text = read(TRAIN_AFTER)
+    edited = text
+    for name in ("bitcast.6", "bitcast.9", "bitcast.11"):  # op_name="labels": no frame
+        edited = edited.replace(f"%{name} = s32[32,1]{{1,0}}", f"%{name} = s32[32,1]{{0,1}}")
+    edited = edited.replace("ROOT %broadcast_in_dim.27 = f32[32,10]{1,0}",
+                            "ROOT %broadcast_in_dim.27 = f32[32,20]{1,0}")
+    d = diff_modules(parse(text), parse(edited))
+    assert d.counts() == {"added": 0, "removed": 0, "changed": 4}
+    sourceless = [c for c in d.changes if c.source == NO_SOURCE]
+    assert [c.new.name for c in sourceless] == ["bitcast.6", "bitcast.9", "bitcast.11"]
+    assert d.changes.index(sourceless[0]) == 0  # text order: the bitcasts come first
+    [python_line] = [s for s in d.by_source() if s != NO_SOURCE]
+    assert list(d.by_source()) == [python_line, NO_SOURCE]
+    assert d.lines() == [
+        "4 instructions changed, 0 added, 0 removed",
+        f"  {python_line}",
+        "    changed %broadcast_in_dim.27 broadcast: shape f32[32,10] -> f32[32,20]",
+        f"  {NO_SOURCE}",
+        "    changed 3 bitcast: layout"]
+    # A cut counts what a collapsed line stands for.
+    assert d.lines(max_lines=1)[-1] == "  ... 3 more instruction changes"
+    # Two are still shown one by one.
+    two = diff_modules(parse(text), parse(edited.replace("{0,1} bitcast(%param_0.65)",
+                                                         "{1,0} bitcast(%param_0.65)")))
+    assert [line.strip() for line in two.lines()[-2:]] == [
+        "changed %bitcast.6 bitcast: layout {1,0} -> {0,1}",
+        "changed %bitcast.9 bitcast: layout {1,0} -> {0,1}"]
