@@ -11,8 +11,12 @@ written beside them: the buffer-assignment and memory-usage reports
 (``X-buffer-assignment.txt``, ``X-memory-usage-report.txt`` describe the
 module of ``X.txt``; xla/service/buffer_assignment.cc), live ranges, debug
 options, graphs (``.dot``, ``.html``), protos (``.pb``, ``.pbtxt``), LLVM IR,
-objects and MLIR. A dump may also hold one folder per module
-(``module_NNNN.name/``).
+objects, PTX and MLIR, and text files that are not HLO under a module's name:
+XLA:GPU's thunk sequences (``thunk_sequence.txt``, and
+``thunk_sequence_after_thunk_passes.txt`` when thunk passes changed it;
+xla/service/gpu/gpu_executable.cc), thunk metadata, and the priority-fusion
+log (``priority_fusion_dump.txt``, written with pass dumps on). A dump may also
+hold one folder per module (``module_NNNN.name/``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,14 @@ REPORT_SUFFIXES = {"buffer-assignment": "-buffer-assignment.txt",
 NON_HLO_SUFFIXES = (*REPORT_SUFFIXES.values(), "-buffer-assignment-values.txt",
                     "-live-range.txt", ".debug_options", ".dot", ".html", ".pb", ".pbtxt",
                     ".ll", ".o", ".mlir", ".ptx", ".thunk_sequence.txt", ".thunk_metadata.txt")
+
+#: ``.txt`` files XLA writes under a module's name that are not HLO text, by the
+#: last part of the name: thunk sequences in any variant
+#: (``thunk_sequence_after_thunk_passes``), thunk metadata, the priority-fusion
+#: log, autotuning logs and the debug options.
+_NON_HLO_TXT = re.compile(
+    r"\.(?:thunk_sequence\w*|thunk_metadata\w*|priority_fusion_dump\w*|autotun\w*"
+    r"|debug_options)\.txt$")
 
 #: HLO text dumped by XLA:GPU after one named pass, outside the per-pass naming
 #: (``module_NNNN.name.after_spmd_partitioner.txt``, written by XLA:GPU in jaxlib
@@ -83,8 +95,9 @@ def is_dump_entry(filename: str) -> bool:
 
 def is_non_hlo_dump_file(filename: str) -> bool:
     """True for dump-directory files that are not HLO text (buffer assignment,
-    memory-usage reports, graphs, protos, ...; :data:`NON_HLO_SUFFIXES`)."""
-    return filename.endswith(NON_HLO_SUFFIXES)
+    memory-usage reports, graphs, protos, thunk sequences, ...;
+    :data:`NON_HLO_SUFFIXES`)."""
+    return filename.endswith(NON_HLO_SUFFIXES) or _NON_HLO_TXT.search(filename) is not None
 
 
 def parse_dump_name(filename: str) -> DumpName | None:
@@ -113,6 +126,35 @@ def parse_dump_name(filename: str) -> DumpName | None:
         return DumpName(number, per_pass.group("name"),
                         "pass:" + per_pass.group("pass_no") + "." + per_pass.group("pass"), "", ts)
     return DumpName(number, rest, "", "", ts)
+
+
+def stage_label(name: DumpName) -> str:
+    """A stage as the file name writes it: "before_optimizations",
+    "sm_9.0a_gpu_after_optimizations" (the platform kept), "after_spmd_partitioner",
+    "0007.pipeline.after_x.before_y" for a pass snapshot; "" for a name without
+    a stage."""
+    if name.stage == AFTER_OPTIMIZATIONS and name.platform:
+        return f"{name.platform}_{AFTER_OPTIMIZATIONS}"
+    return name.stage.removeprefix("pass:")
+
+
+def is_pass_snapshot(name: DumpName) -> bool:
+    """Whether the file is one of the per-pass dumps of ``--xla_dump_hlo_pass_re``
+    (``NNNN.pipeline.after_x.before_y``), not a stage XLA always writes."""
+    return name.stage.startswith("pass:") and name.stage[5:] not in NAMED_PASS_STAGES
+
+
+def holds_hlo_text(path: str) -> bool:
+    """Whether the file at ``path`` holds HLO text: its first non-blank line (of
+    the first 4096 characters) starts with ``HloModule``, as every module XLA
+    dumps as text does (xla/hlo/ir/hlo_module.cc ``ToString``). False when it
+    cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith("HloModule")
 
 
 def module_label(filename: str | None) -> str:
@@ -231,7 +273,8 @@ def device_for(path: str | None, setting: str | None = None) -> Accelerator:
 
 __all__ = [
     "AFTER_OPTIMIZATIONS", "BEFORE_OPTIMIZATIONS", "DumpName", "NON_HLO_SUFFIXES",
-    "REPORT_SUFFIXES", "counterpart_stage", "device_for", "hlo_path_for_report", "is_dump_entry",
-    "is_hlo_path", "is_non_hlo_dump_file", "is_report_file", "looks_like_hlo",
-    "module_id", "module_label", "parse_dump_name", "report_kind", "report_path", "report_paths_for_hlo",
+    "REPORT_SUFFIXES", "counterpart_stage", "device_for", "hlo_path_for_report", "holds_hlo_text",
+    "is_dump_entry", "is_hlo_path", "is_non_hlo_dump_file", "is_pass_snapshot", "is_report_file",
+    "looks_like_hlo", "module_id", "module_label", "parse_dump_name", "report_kind", "report_path",
+    "report_paths_for_hlo", "stage_label",
 ]

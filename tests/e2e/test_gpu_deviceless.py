@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -136,6 +137,41 @@ def test_summary_says_without_autotuning(fp8_dumps):
                           env=_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert NO_AUTOTUNING in done.stdout and "H100" in done.stdout
+
+
+def _module_lines(stderr: str) -> tuple[str, list[str]]:
+    """The count line of `hlo-lsp dump` and the module lines under it."""
+    lines = [line.removeprefix("hlo-lsp dump: ") for line in stderr.splitlines()]
+    [at] = [i for i, line in enumerate(lines) if " HLO text file" in line]
+    modules = []
+    for line in lines[at + 1:]:
+        if not line.startswith("  "):
+            break
+        modules.append(line.strip())
+    return lines[at], modules
+
+
+def test_dump_of_an_8_device_program_with_pass_dumps_lists_one_module(tmp_path):
+    """Issue 40: `hlo-lsp dump --target h100` of the 8-device program counted the
+    priority-fusion log (pass dumps on) and the thunk sequence as modules, and
+    listed every pass snapshot's file name on one line. Modules are counted from
+    HLO text only; one short line per module, the snapshots as a count."""
+    program = EXAMPLES / "gpu" / "programs" / "spmd_mesh8.py"
+    out = tmp_path / "dump"
+    done = _dump(out, program, tmp_path, "--xla_dump_hlo_pass_re=.*")
+    assert done.returncode == 0, done.stderr
+    names = os.listdir(out)
+    # The non-HLO text files this is about are really there.
+    assert any(n.endswith(".priority_fusion_dump.txt") for n in names), names
+    assert any(".thunk_sequence" in n for n in names), names
+    snapshots = [n for n in names if re.search(r"\.\d{4}\.[^/]*\.txt$", n)
+                 and not n.endswith(("-buffer-assignment.txt", "-memory-usage-report.txt"))]
+    assert len(snapshots) > 20
+    count, modules = _module_lines(done.stderr)
+    assert count.startswith("1 module, "), done.stderr
+    assert modules == [
+        "module_0001.jit_sharded_matmul: before_optimizations, after_spmd_partitioner, "
+        f"sm_9.0a_gpu_after_optimizations, {len(snapshots)} pass snapshots"], done.stderr
 
 
 # ---------------------------------------------------------- the server ---

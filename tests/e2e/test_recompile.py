@@ -170,6 +170,24 @@ def test_dump_cli_writes_dump_and_recipe(made):
     assert not _leftovers(project)
 
 
+def test_dump_cli_lists_each_module_on_a_short_line(made):
+    """Issue 40: one line per module, its stages by name (not its file names);
+    the count is of HLO text files only (the CPU dump also holds LLVM IR and
+    objects, and XLA's debug options)."""
+    project, done = made
+    dump = project / "dump"
+    lines = [line.removeprefix("hlo-lsp dump: ") for line in done.stderr.splitlines()]
+    [at] = [i for i, line in enumerate(lines) if " HLO text file" in line]
+    modules = sorted({(d.number, d.module_name) for d in hlo_files(dump).values()})
+    assert lines[at].startswith(
+        f"{len(modules)} module{'s' if len(modules) != 1 else ''}, "
+        f"{2 * len(modules)} HLO text files in {dump} ("), done.stderr
+    assert lines[at + 1:at + 1 + len(modules)] == [
+        f"  module_{number:04d}.{name}: before_optimizations, cpu_after_optimizations"
+        for number, name in modules], done.stderr
+    assert any(n.endswith((".ll", ".o", ".debug_options")) for n in os.listdir(dump))
+
+
 @pytest.mark.skipif(recipe_mod.accelerator_visible("cuda"), reason="this machine has a GPU")
 def test_gpu_request_without_gpu_is_a_clear_error(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM_V1)

@@ -42,6 +42,8 @@ import os
 import sys
 
 from hlo_lsp.dump.launchers import PRESETS, LauncherError, launcher_from_options
+from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName,
+                                is_pass_snapshot, module_id, stage_label)
 from hlo_lsp.dump.recipe import PLATFORMS, PlatformError, RecipeError, choose_platform, launch_platform, new_recipe, platform_label
 from hlo_lsp.dump.targets import TargetError, builtin_targets, resolve_target
 
@@ -91,6 +93,34 @@ def add_subcommand(subparsers) -> None:
     p.add_argument("program", nargs=argparse.REMAINDER,
                    help="the command to run, after --, e.g. -- python train.py")
     p.set_defaults(run=run)
+
+
+def module_lines(files: dict[str, DumpName]) -> list[str]:
+    """One short line per module of a dump, in module-number order, from its HLO
+    text files (file name -> decoded name; non-HLO files must already be left
+    out): ``module_0001.jit_f: before_optimizations, after_spmd_partitioner,
+    sm_9.0a_gpu_after_optimizations, 69 pass snapshots`` — the stages by name
+    (before, named passes, after), the per-pass dumps as a count. Names from
+    the dump are data: control characters are shown escaped."""
+    order = {BEFORE_OPTIMIZATIONS: 0, AFTER_OPTIMIZATIONS: 2}
+    modules: dict[tuple[int, str], list[DumpName]] = {}
+    for decoded in files.values():
+        modules.setdefault((decoded.number, decoded.module_name), []).append(decoded)
+    out = []
+    for (number, name), decoded in sorted(modules.items()):
+        snapshots = sum(is_pass_snapshot(d) for d in decoded)
+        stages = sorted({(order.get(d.stage, 1), stage_label(d) or "(no stage in the name)")
+                         for d in decoded if not is_pass_snapshot(d)})
+        parts = [label for _, label in stages]
+        if snapshots:
+            parts.append(f"{snapshots} pass snapshot{'s' if snapshots != 1 else ''}")
+        out.append(_printable(f"{module_id(number)}.{name}: {', '.join(parts)}"))
+    return out
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped (file names are untrusted)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _say(msg: str) -> None:
@@ -179,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     def echo(stream: str, line: str) -> None:
         print(line, file=sys.stdout if stream == "stdout" else sys.stderr, flush=True)
 
-    from hlo_lsp.dump.names import module_id
+    from hlo_lsp.dump.names import holds_hlo_text
     from hlo_lsp.dump.recompile import hlo_files
     had_dump = bool(hlo_files(out))
     try:
@@ -197,14 +227,13 @@ def run(args: argparse.Namespace) -> int:
         if result.returncode and result.returncode > 0:
             return result.returncode
         return 1
-    files = hlo_files(out)
-    modules = sorted({(d.number, d.module_name) for d in files.values()})
-    _say(f"{len(modules)} modules, {len(files)} HLO text files in {out} "
+    files = {n: d for n, d in hlo_files(out).items() if holds_hlo_text(os.path.join(out, n))}
+    lines = module_lines(files)
+    _say(f"{len(lines)} module{'s' if len(lines) != 1 else ''}, {len(files)} HLO text "
+         f"file{'s' if len(files) != 1 else ''} in {out} "
          f"({result.seconds:.1f} s)")
-    for number, name in modules:
-        stages = sorted(n for n, d in files.items() if d.number == number)
-        _say(f"  {module_id(number)}.{name}: " + ", ".join(
-            n.split(f"{name}.", 1)[-1] for n in stages))
+    for line in lines:
+        _say(f"  {line}")
     if had_dump:
         _say("compared with the dump it replaced:")
         for line in result.summary.splitlines()[1:]:

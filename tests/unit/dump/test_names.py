@@ -46,3 +46,82 @@ def test_reports_and_hlo_files(tmp_path):
     assert not is_hlo_path(str(tmp_path / "notes.txt"))
     assert is_hlo_path(str(tmp_path / "module_0001.f.before_optimizations.txt"))  # by name
     assert not is_hlo_path(str(tmp_path / "gone.txt"))
+
+
+#: Files of a real dump directory (`hlo-lsp dump --target h100` of
+#: examples/gpu/programs/spmd_mesh8.py with --xla_dump_hlo_pass_re=.*, jaxlib
+#: 0.10.2; three of its 69 pass snapshots), and the thunk sequence newer XLA
+#: writes when thunk passes changed it (issue 40's listing).
+REAL_LISTING = """\
+module_0001.jit_sharded_matmul.0.ir-no-opt.ll
+module_0001.jit_sharded_matmul.1.ir-with-opt.ll
+module_0001.jit_sharded_matmul.1.ptx
+module_0001.jit_sharded_matmul.constants.ir-no-opt.ll
+module_0001.jit_sharded_matmul.0000.annotate-host-compute.after_pipeline-start.before_hlo_host_device_type_call_wrapper.txt
+module_0001.jit_sharded_matmul.0033.fusion.after_priority-fusion.before_cse.txt
+module_0001.jit_sharded_matmul.0051.copy-insertion.after_adding_copies_to_resolve_interference.txt
+module_0001.jit_sharded_matmul.after_spmd_partitioner.txt
+module_0001.jit_sharded_matmul.autotune_results.pbtxt
+module_0001.jit_sharded_matmul.before_optimizations.txt
+module_0001.jit_sharded_matmul.config.pbtxt
+module_0001.jit_sharded_matmul.debug_options
+module_0001.jit_sharded_matmul.gpu_target_config.pbtxt
+module_0001.jit_sharded_matmul.priority_fusion_dump.txt
+module_0001.jit_sharded_matmul.sm_9.0a_gpu_after_optimizations-buffer-assignment-values.txt
+module_0001.jit_sharded_matmul.sm_9.0a_gpu_after_optimizations-buffer-assignment.txt
+module_0001.jit_sharded_matmul.sm_9.0a_gpu_after_optimizations-live-range.txt
+module_0001.jit_sharded_matmul.sm_9.0a_gpu_after_optimizations-memory-usage-report.txt
+module_0001.jit_sharded_matmul.sm_9.0a_gpu_after_optimizations.txt
+module_0001.jit_sharded_matmul.thunk_metadata.txt
+module_0001.jit_sharded_matmul.thunk_sequence.txt
+module_0001.jit_sharded_matmul.thunk_sequence_after_thunk_passes.txt
+""".splitlines()
+
+
+def test_only_hlo_text_files_of_a_real_listing_are_modules():
+    """Issue 40: the thunk sequences and the priority-fusion log were read as a
+    second module ("2 modules" for a one-module program)."""
+    from hlo_lsp.cli.commands.dump import module_lines
+    from hlo_lsp.dump.names import is_pass_snapshot, stage_label
+
+    decoded = {n: parse_dump_name(n) for n in REAL_LISTING}
+    hlo = {n: d for n, d in decoded.items() if d is not None}
+    assert sorted(stage_label(d) for d in hlo.values()) == [
+        "0000.annotate-host-compute.after_pipeline-start.before_hlo_host_device_type_call_wrapper",
+        "0033.fusion.after_priority-fusion.before_cse",
+        "0051.copy-insertion.after_adding_copies_to_resolve_interference",
+        "after_spmd_partitioner", "before_optimizations", "sm_9.0a_gpu_after_optimizations"]
+    assert {d.module_name for d in hlo.values()} == {"jit_sharded_matmul"}
+    assert sum(is_pass_snapshot(d) for d in hlo.values()) == 3
+    for name in ("module_0001.jit_loss.thunk_sequence_after_thunk_passes.txt",
+                 "module_0001.jit_loss.priority_fusion_dump.txt",
+                 "module_0001.jit_loss.debug_options", "module_0001.jit_loss.1.ptx"):
+        assert is_non_hlo_dump_file(name) and parse_dump_name(name) is None, name
+    assert module_lines(hlo) == [
+        "module_0001.jit_sharded_matmul: before_optimizations, after_spmd_partitioner, "
+        "sm_9.0a_gpu_after_optimizations, 3 pass snapshots"]
+
+
+def test_module_lines_sort_by_number_and_escape_names():
+    from hlo_lsp.cli.commands.dump import module_lines
+
+    names = ["module_0010.jit_b.before_optimizations.txt",
+             "module_0002.jit_a.cpu_after_optimizations.txt",
+             "module_0002.jit_a.before_optimizations.txt",
+             "module_0003.jit_\x1b[31mred.0001.p.after_x.before_y.txt",
+             "module_0004.notes.txt"]
+    assert module_lines({n: parse_dump_name(n) for n in names}) == [
+        "module_0002.jit_a: before_optimizations, cpu_after_optimizations",
+        "module_0003.jit_\\x1b[31mred: 1 pass snapshot",
+        "module_0004.notes: (no stage in the name)",
+        "module_0010.jit_b: before_optimizations"]
+
+
+def test_holds_hlo_text(tmp_path):
+    from hlo_lsp.dump.names import holds_hlo_text
+
+    (tmp_path / "a.txt").write_text("\nHloModule m, entry_computation_layout={()->f32[]}\n")
+    (tmp_path / "b.txt").write_text("001: kCustomCall\n")
+    assert holds_hlo_text(str(tmp_path / "a.txt"))
+    assert not holds_hlo_text(str(tmp_path / "b.txt"))
+    assert not holds_hlo_text(str(tmp_path / "gone.txt"))
