@@ -6,7 +6,9 @@
 - a parameter of a called computation (the parameter instruction's name, its
   ``parameter(N)``, or the signature's ``param_N:``) -> the operand bound to it
   at each call site (see :mod:`hlo_lsp.model.callsites`);
-- ``metadata={...}`` -> the Python source line (:func:`source_targets`).
+- ``metadata={...}`` -> the Python source line (:func:`source_targets`);
+- a row of the ``FileLocations`` or ``StackFrames`` table -> the Python line it
+  names, a ``FileNames`` row -> the file (:func:`hlo_lsp.model.frames.table_row_frame`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from typing import Sequence
 
 from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.model.callsites import call_sites
-from hlo_lsp.model.frames import python_stack
-from hlo_lsp.model.hlo import Computation, HloModule, Instruction
+from hlo_lsp.model.frames import python_stack, table_row_frame
+from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
 from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.model.spans import FileTarget, Span
 
@@ -29,7 +31,8 @@ def definition(module: HloModule, offset: int,
     list of :func:`hlo_lsp.dump.sources.source_dirs` (see :func:`source_targets`)."""
     occ = find_at(module, offset)
     if occ is None:
-        return []
+        frame = table_row_frame(module, offset)
+        return _file_targets(frame, base_dir) if frame is not None else []
     if occ.kind in (Kind.INSTRUCTION_USE, Kind.SHAPE) and occ.index >= 0 or \
             occ.kind == Kind.INSTRUCTION_USE:
         target = occ.target
@@ -51,7 +54,9 @@ def definition(module: HloModule, offset: int,
         if occ.kind == Kind.SIGNATURE_PARAM and isinstance(occ.target, Instruction):
             return [Span(occ.target.name.start, occ.target.name.end)]
         return [Span(occ.start, occ.end)]
-    if occ.kind in (Kind.INSTRUCTION_DEF, Kind.COMPUTATION_DEF, Kind.MODULE):
+    if occ.kind == Kind.MODULE and module.name is not None:
+        return [Span(module.name.start, module.name.end)]
+    if occ.kind in (Kind.INSTRUCTION_DEF, Kind.COMPUTATION_DEF):
         return [Span(occ.start, occ.end)]
     if occ.kind == Kind.METADATA and occ.instruction is not None:
         return list(source_targets(module, occ.instruction, base_dir))
@@ -68,13 +73,17 @@ def source_targets(module: HloModule, ins: Instruction,
     file exists, so that an editor never opens an empty buffer; with
     ``base_dir=None`` the path is kept as written (no disk access)."""
     stack = python_stack(module, ins)
-    if not stack:
-        return []
-    top = stack[0]
-    path: str | None = top.file
+    return _file_targets(stack[0], base_dir) if stack else []
+
+
+def _file_targets(frame: SourceFrame,
+                  base_dir: str | Sequence[str] | None) -> list[FileTarget]:
+    """``frame`` as a FileTarget, its path resolved on disk with ``base_dir``
+    ([] when no such file exists; see :func:`source_targets`)."""
+    path: str | None = frame.file
     if base_dir is not None:
         dirs = [base_dir] if isinstance(base_dir, str) else list(base_dir)
-        path = resolve_source_path(top.file, dirs)
+        path = resolve_source_path(frame.file, dirs)
         if path is None:
             return []
-    return [FileTarget(path, top.line, top.column, top.end_line, top.end_column)]
+    return [FileTarget(path, frame.line, frame.column, frame.end_line, frame.end_column)]

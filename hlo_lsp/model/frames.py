@@ -22,6 +22,7 @@ Pure: reads the module, never the disk (relative paths are resolved by
 from __future__ import annotations
 
 import os
+import re
 
 from hlo_lsp.model.hlo import HloModule, Instruction, SourceFrame
 
@@ -53,6 +54,36 @@ def frame_origin(module: HloModule, ins: Instruction) -> tuple[str, list[SourceF
         return SOURCE_FILE, [SourceFrame(file, "", line if isinstance(line, int) else 0,
                                          col if isinstance(col, int) else 0)]
     return "", []
+
+
+_ROW_ID = re.compile(r"[ \t]*(\d+)[ \t]")
+
+
+def table_row_frame(module: HloModule, offset: int) -> SourceFrame | None:
+    """The Python frame named by the row of the stack-frame tables at ``offset``
+    (a character offset anywhere on the row): a ``FileLocations`` row -> its
+    file, function, line and columns; a ``StackFrames`` row -> the innermost
+    frame of that id (its own location); a ``FileNames`` row -> the file (line
+    0, unknown). None elsewhere (``FunctionNames`` rows, headers, other text)."""
+    tables = module.frames
+    section = next((kind for kind, start, end in tables.sections if start <= offset <= end),
+                   None)
+    if section not in ("FileLocations", "StackFrames", "FileNames"):
+        return None
+    text = module.text
+    line_end = text.find("\n", offset)
+    row = _ROW_ID.match(text, text.rfind("\n", 0, offset) + 1,
+                        len(text) if line_end < 0 else line_end)
+    if row is None:
+        return None
+    number = int(row.group(1))
+    if section == "FileLocations":
+        return tables.location(number)
+    if section == "StackFrames":
+        stack = tables.resolve(number, limit=1)
+        return stack[0] if stack else None
+    name = tables.file_names.get(number)
+    return SourceFrame(name, "", 0, 0) if name else None
 
 
 def python_stack(module: HloModule, ins: Instruction) -> list[SourceFrame]:

@@ -530,14 +530,22 @@ class StackFrameTables:
         while fid in self.frames and fid not in seen and len(out) < limit:
             seen.add(fid)
             loc_id, parent_printed = self.frames[fid]
-            loc = self.file_locations.get(loc_id)
-            if loc is not None:  # the tables count columns from 0; SourceFrame from 1
-                out.append(SourceFrame(self.file_names.get(loc.file_name_id, "?"),
-                                       self.function_names.get(loc.function_name_id, "?"),
-                                       loc.line, loc.column + 1, loc.end_line,
-                                       loc.end_column + 1))
+            frame = self.location(loc_id)
+            if frame is not None:
+                out.append(frame)
             fid = parent_printed - 1
         return out
+
+    def location(self, location_id: int) -> SourceFrame | None:
+        """Row ``location_id`` of the FileLocations table as a frame (file and
+        function by name, 1-based columns: the table counts them from 0); None
+        for an unknown id."""
+        loc = self.file_locations.get(location_id)
+        if loc is None:
+            return None
+        return SourceFrame(self.file_names.get(loc.file_name_id, "?"),
+                           self.function_names.get(loc.function_name_id, "?"),
+                           loc.line, loc.column + 1, loc.end_line, loc.end_column + 1)
 
 
 @dataclass(slots=True)

@@ -27,6 +27,22 @@ class Kind(Enum):
     MODULE = "module"
 
 
+_KEYWORD = "HloModule"
+
+
+def module_keyword(module: HloModule) -> tuple[int, int] | None:
+    """(start, end) offsets of the ``HloModule`` keyword of the header (the one
+    before the first part's name), or None without a header."""
+    if module.name is None:
+        return None
+    before = module.text[max(0, module.name.start - 256):module.name.start]
+    stripped = before.rstrip()
+    if not stripped.endswith(_KEYWORD):
+        return None
+    end = module.name.start - (len(before) - len(stripped))
+    return end - len(_KEYWORD), end
+
+
 @dataclass(slots=True)
 class Occurrence:
     """The name (or other navigable token) at a position.
@@ -50,10 +66,15 @@ class Occurrence:
 
 
 def find_at(module: HloModule, offset: int) -> Occurrence | None:
-    """The occurrence at ``offset`` (a character offset), or None."""
+    """The occurrence at ``offset`` (a character offset), or None. The module's
+    name and the ``HloModule`` keyword before it are both the module (Kind.MODULE,
+    spanning the word under the cursor)."""
     if module.name is not None and module.name.start <= offset <= module.name.end:
         return Occurrence(Kind.MODULE, module.name.start, module.name.end, module.name.name,
                           None)
+    keyword = module_keyword(module)
+    if keyword is not None and keyword[0] <= offset <= keyword[1]:
+        return Occurrence(Kind.MODULE, *keyword, module.name.name, None)  # type: ignore[union-attr]
     comp = module.computation_at(offset)
     if comp is None:
         return None
