@@ -194,13 +194,16 @@ def _collapsed(changes: list[InstructionChange]) -> list[tuple[str, int]]:
     status and opcode, when at least :data:`COLLAPSE_AT`, as one line with their
     count at the place of the first (``changed 7 broadcast: shape, layout``,
     ``added 3 copy``); the others as :meth:`InstructionChange.describe`."""
+    def kind(c: InstructionChange) -> tuple[str, str]:
+        return c.status, (c.new or c.old).opcode  # type: ignore[union-attr]
+
     kinds: dict[tuple[str, str], list[InstructionChange]] = {}
     for c in changes:
-        kinds.setdefault((c.status, (c.new or c.old).opcode), []).append(c)  # type: ignore[union-attr]
+        kinds.setdefault(kind(c), []).append(c)
     out: list[tuple[str, int]] = []
     for c in changes:
-        (status, opcode) = key = (c.status, (c.new or c.old).opcode)  # type: ignore[union-attr]
-        same = kinds[key]
+        status, opcode = kind(c)
+        same = kinds[(status, opcode)]
         if len(same) < COLLAPSE_AT:
             out.append((c.describe(), 1))
         elif c is same[0]:
