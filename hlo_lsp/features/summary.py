@@ -7,6 +7,9 @@ Python source) is :func:`hlo_lsp.model.summary.kernel_summary`.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from hlo_lsp.model.cost import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.summary import (CATEGORIES, FoldedSummary, Kernel, KernelGroup,
@@ -274,5 +277,38 @@ def format_folded_markdown(folded: FoldedSummary, note: str = "",
     return "\n\n".join(parts) + "\n"
 
 
-__all__ = ["FOLDED_ROWS", "format_folded", "format_folded_markdown", "format_markdown",
+@dataclass(frozen=True, slots=True)
+class RowTarget:
+    """A row of a text report that names a kernel: ``line`` (0-based) of the
+    report, ``start``/``end`` the ``%name`` on it (code points), ``offset`` the
+    kernel instruction's start in the module's text (:attr:`Kernel.offset`)."""
+
+    line: int
+    start: int
+    end: int
+    offset: int
+
+
+#: The first ``%name`` of a row: after the indentation and a rank column ("  3  %x").
+_ROW_NAME = re.compile(r"^ *(?:\d+ +)?%([^\s%]+)")
+
+
+def row_targets(text: str, summary: KernelSummary) -> list[RowTarget]:
+    """The rows of :func:`format_text` (or :func:`format_folded`) of ``summary``
+    that start with a kernel's ``%name``, each with where that kernel is: what a
+    client links so that a row goes to its instruction. A name that is no kernel
+    of ``summary`` (a title, a note) is no target; of two kernels of one name
+    (not XLA's output: its names are unique in a module) the first counts."""
+    where: dict[str, int] = {}
+    for k in summary.kernels:
+        where.setdefault(k.name, k.offset)
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        m = _ROW_NAME.match(line)
+        if m is not None and m.group(1) in where:
+            out.append(RowTarget(i, m.start(1) - 1, m.end(1), where[m.group(1)]))
+    return out
+
+
+__all__ = ["FOLDED_ROWS", "RowTarget", "row_targets", "format_folded", "format_folded_markdown", "format_markdown",
            "format_text", "format_top"]

@@ -7,7 +7,7 @@ One definition per message, for the handlers and for ``docs/protocol.md``:
 | request ``hlo/inlineRegions`` | :class:`DocumentParams` | :class:`InlineRegion` ``[]`` |
 | request ``hlo/counterpart`` | :class:`DocumentPositionParams` | ``Location[]`` |
 | request ``hlo/workspaceStatus`` | none | :class:`WorkspaceStatus` |
-| command ``hlo.showSummary`` | ``[uri, SummaryOptions?]`` | markdown or text |
+| command ``hlo.showSummary`` | ``[uri, SummaryOptions?]`` | markdown or text; :class:`SummaryTable` with ``targets`` |
 | command ``hlo.readableView`` | ``[uri, ReadableOptions?]`` | :class:`ReadableView` |
 | command ``hlo.compareDumps`` | ``[oldUri, newUri, SummaryOptions?]`` | text or markdown |
 | command ``hlo.gotoCounterpart`` | ``[uri, Position]`` or ``[DocumentPositionParams]`` | ``Location[]`` |
@@ -84,9 +84,34 @@ class WorkspaceStatus:
 @attrs.frozen
 class SummaryOptions:
     """``format``: ``markdown`` or ``text`` (``hlo.showSummary`` defaults to
-    markdown, ``hlo.compareDumps`` to text)."""
+    markdown, ``hlo.compareDumps`` to text). ``targets`` (``hlo.showSummary``
+    with ``format: "text"`` only): answer a :class:`SummaryTable` instead of the
+    text, so that each row can go to its instruction (a server before it
+    ignores the key and answers the text)."""
 
     format: str | None = None
+    targets: bool = False
+
+
+@attrs.frozen
+class SummaryTarget:
+    """A row of the summary's text naming a kernel: ``line`` (0-based) of the
+    text, ``start``/``end`` the ``%name`` on it (UTF-16 units; the row starts
+    with ASCII), ``location`` the kernel instruction's name in its document."""
+
+    line: int
+    start: int
+    end: int
+    location: types.Location
+
+
+@attrs.frozen
+class SummaryTable:
+    """``hlo.showSummary`` with ``{format: "text", targets: true}``: the text
+    report and its rows that go to an instruction."""
+
+    text: str
+    targets: list[SummaryTarget]
 
 
 @attrs.frozen
@@ -168,8 +193,8 @@ def _make_converter() -> cattrs.Converter:
     conv = get_converter()  # lsprotocol's: Position, Range, Location with LSP names
     ours = cattrs.Converter()
     for cls in (TextDocument, DocumentParams, DocumentPositionParams, InlineRegion,
-                WorkspaceStatus, SummaryOptions, ReadableOptions, ReadableView,
-                RecompileReply):
+                WorkspaceStatus, SummaryOptions, SummaryTarget, SummaryTable,
+                ReadableOptions, ReadableView, RecompileReply):
         renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(cls)}
         ours.register_structure_hook(cls, cattrs.gen.make_dict_structure_fn(
             cls, ours, _cattrs_forbid_extra_keys=False, **renames))

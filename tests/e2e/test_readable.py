@@ -194,3 +194,35 @@ async def test_compare_dumps_estimates_times_on_the_new_dumps_device(client: Lan
     summary = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="hlo.showSummary", arguments=[uri, {"format": "text"}]))
     assert "H100" in summary
+
+
+async def test_show_summary_with_targets_links_each_kernel_row_to_its_instruction(
+        client: LanguageClient):
+    # Issue 40, item 4: VS Code shows the text table (it does not wrap) and links
+    # each row to its instruction; the server says where each row's kernel is.
+    uri, text = await _open(client, FP8_REGRESSION)
+    plain = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="hlo.showSummary", arguments=[uri, {"format": "text"}]))
+    table = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="hlo.showSummary", arguments=[uri, {"format": "text", "targets": True}]))
+    assert isinstance(plain, str) and table["text"] == plain
+    lines, source = plain.split("\n"), text.split("\n")
+    targets = table["targets"]
+    # every kernel has its row under "All kernels", and the top table rows too
+    names = {lines[t["line"]][t["start"]:t["end"]] for t in targets}
+    from hlo_lsp.model.summary import kernel_summary
+    from hlo_lsp.syntax.parser import parse
+    kernels = kernel_summary(parse(text)).kernels
+    assert names == {f"%{k.name}" for k in kernels}
+    assert len(targets) > len(kernels)  # the top table's rows link as well
+    for t in targets:
+        loc = t["location"]
+        assert loc["uri"] == uri
+        start, end = loc["range"]["start"], loc["range"]["end"]
+        assert start["line"] == end["line"]
+        assert source[start["line"]][start["character"]:end["character"]] == \
+            lines[t["line"]][t["start"]:t["end"]]
+    # the markdown of the code lens is unchanged
+    md = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="hlo.showSummary", arguments=[uri, {"targets": True}]))
+    assert isinstance(md, str) and md.startswith("### ")

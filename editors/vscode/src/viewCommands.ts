@@ -1,6 +1,7 @@
 // The editor side of the server's view commands (docs/protocol.md): the readable view
 // (`hlo.readableView`) as a read-only virtual document linked back to the original file,
-// the kernel summary (`hlo.showSummary`, also the code lens), the comparison of two dumps
+// the kernel summary (`hlo.showSummary`, also the code lens: the text table as a read-only
+// document that never wraps, each kernel's row linked to its instruction), the comparison of two dumps
 // (`hlo.compareDumps`) and the jump to the other optimization stage (`hlo/counterpart`).
 // The server does the work; this file only asks, validates and shows.
 import * as vscode from 'vscode';
@@ -13,6 +14,8 @@ import {
   REPORT_SCHEME,
   ReadableView,
   SHOW_SUMMARY,
+  SUMMARY_LANGUAGE,
+  SummaryTable,
   ViewRequest,
   baseName,
   compareArguments,
@@ -21,12 +24,15 @@ import {
   decodeViewRequest,
   encodeViewRequest,
   lineTarget,
+  locationTarget,
   parseLocations,
   parseReadableView,
+  parseSummaryTable,
   readableLinks,
   readableViewArguments,
   sourceLineAt,
-  summaryArguments,
+  summaryTableArguments,
+  summaryTargetAt,
   textResult,
   uriArg,
   viewLineFor,
@@ -38,6 +44,8 @@ interface ViewContent {
   /** Readable views: the line map and the original document. */
   view?: ReadableView;
   source?: string;
+  /** The summary table: its rows' instructions. */
+  table?: SummaryTable;
 }
 
 /** Globs of the files `HLO: Compare With...` offers (docs/protocol.md, "Documents the server handles"). */
@@ -54,12 +62,15 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
     private readonly log: (message: string) => void,
   ) {
     const readable = { scheme: READABLE_SCHEME };
+    const report = { scheme: REPORT_SCHEME };
     this.disposables.push(
       this.changed,
       vscode.workspace.registerTextDocumentContentProvider(READABLE_SCHEME, this),
       vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this),
       vscode.languages.registerDocumentLinkProvider(readable, this),
       vscode.languages.registerDefinitionProvider(readable, this),
+      vscode.languages.registerDocumentLinkProvider(report, this),
+      vscode.languages.registerDefinitionProvider(report, this),
       vscode.commands.registerCommand('hlo.openReadableView', (...args: unknown[]) => this.openReadableView(args, false)),
       vscode.commands.registerCommand('hlo.openReadableViewInlineFusions', (...args: unknown[]) => this.openReadableView(args, true)),
       vscode.commands.registerCommand('hlo.showSummaryView', (...args: unknown[]) => this.showSummaryView(args)),
@@ -139,6 +150,10 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
       const view = parseReadableView(result);
       return view && { text: view.text, view, source: uriArg(request.arguments[0]) };
     }
+    if (request.command === SHOW_SUMMARY) {
+      const table = parseSummaryTable(result);
+      return table && { text: table.text, table, source: uriArg(request.arguments[0]) };
+    }
     const text = textResult(result);
     return text === undefined ? undefined : { text };
   }
@@ -159,6 +174,13 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
 
   async provideDocumentLinks(document: vscode.TextDocument): Promise<vscode.DocumentLink[]> {
     const content = await this.contentOf(document.uri);
+    if (content?.table) {
+      return content.table.targets.map((t) => {
+        const link = new vscode.DocumentLink(new vscode.Range(t.line, t.start, t.line, t.end), vscode.Uri.parse(locationTarget(t.location)));
+        link.tooltip = `Go to the instruction (line ${t.location.range.start.line + 1} of ${baseName(t.location.uri)})`;
+        return link;
+      });
+    }
     if (!content?.view || !content.source) return [];
     const source = content.source;
     return readableLinks(content.view).map((l) => {
@@ -170,6 +192,13 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
 
   async provideDefinition(document: vscode.TextDocument, position: vscode.Position): Promise<vscode.Location | undefined> {
     const content = await this.contentOf(document.uri);
+    if (content?.table) {
+      // anywhere on a kernel's row: its instruction
+      const t = summaryTargetAt(content.table, position.line);
+      if (!t) return undefined;
+      const { start, end } = t.location.range;
+      return new vscode.Location(vscode.Uri.parse(t.location.uri), new vscode.Range(start.line, start.character, end.line, end.character));
+    }
     if (!content?.view || !content.source) return undefined;
     const line = sourceLineAt(content.view, position.line);
     return line === undefined ? undefined : new vscode.Location(vscode.Uri.parse(content.source), new vscode.Position(line, 0));
@@ -217,36 +246,44 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
     }
   }
 
-  /** Shows a summary (markdown) in the Markdown preview, or as a document when there is none. */
-  private async showReport(source: string, suffix: string, request: ViewRequest, text: string, markdown: boolean): Promise<vscode.TextDocument> {
+  /** Shows a text report (the comparison) as a read-only document beside the file. */
+  private async showReport(source: string, suffix: string, request: ViewRequest, text: string): Promise<vscode.TextDocument> {
     const uri = this.viewUri(REPORT_SCHEME, source, suffix, request);
     const doc = await this.openView(uri, { text });
-    if (markdown) {
-      try {
-        await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
-        return doc;
-      } catch (err) {
-        this.log(`markdown preview unavailable (${String(err)}), showing the text`);
-      }
-    }
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    return doc;
+  }
+
+  /**
+   * Shows a summary table (the server's text report, aligned in columns) as a read-only
+   * document of language `hlo-summary`, which never wraps (package.json); each kernel's
+   * row links to its instruction (document links on the name, go to definition anywhere
+   * on the row).
+   */
+  private async showTable(source: string, table: SummaryTable): Promise<vscode.TextDocument> {
+    const request: ViewRequest = { command: SHOW_SUMMARY, arguments: summaryTableArguments(source) };
+    const uri = this.viewUri(REPORT_SCHEME, source, 'summary.txt', request);
+    let doc = await this.openView(uri, { text: table.text, table, source });
+    if (doc.languageId !== SUMMARY_LANGUAGE) doc = await vscode.languages.setTextDocumentLanguage(doc, SUMMARY_LANGUAGE);
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
     return doc;
   }
 
   /** Shows the result of `hlo.showSummary` (from the code lens, through the middleware). */
   async showSummaryResult(source: string | undefined, result: unknown): Promise<void> {
-    const text = textResult(result);
-    if (!source || text === undefined) {
+    const table = parseSummaryTable(result);
+    if (!source || table === undefined) {
       void vscode.window.showWarningMessage('HLO: no kernel summary for this document.');
       return;
     }
-    const request: ViewRequest = { command: SHOW_SUMMARY, arguments: summaryArguments(source) };
-    await this.showReport(source, 'summary.md', request, text, true);
+    await this.showTable(source, table);
   }
 
   /**
    * `hlo.showSummary` run through the languageclient (the code lens, or another
-   * extension): the server's answer is shown, and still returned to the caller.
+   * extension): the server's answer is shown, and still returned to the caller. The
+   * code lens (`[uri]`) asks for the table the editor shows; a caller giving its own
+   * options gets the answer it asked for.
    */
   async runShowSummary(args: unknown[], next: (args: unknown[]) => Promise<unknown>): Promise<unknown> {
     const source = this.documentUri(args);
@@ -255,7 +292,7 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
       return undefined;
     }
     try {
-      const result = await next(args.length > 0 ? args : [source]);
+      const result = await next(args.length > 1 ? args : summaryTableArguments(source));
       await this.showSummaryResult(source, result);
       return result;
     } catch (err) {
@@ -270,14 +307,15 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
       void vscode.window.showWarningMessage('HLO: open an HLO file to show its kernel summary.');
       return undefined;
     }
-    const request: ViewRequest = { command: SHOW_SUMMARY, arguments: summaryArguments(source) };
     try {
-      const text = textResult(await this.execute(request.command, request.arguments));
-      if (text === undefined) {
+      const table = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'HLO: kernel summary' }, async () =>
+        parseSummaryTable(await this.execute(SHOW_SUMMARY, summaryTableArguments(source))),
+      );
+      if (table === undefined) {
         void vscode.window.showWarningMessage(`HLO: no kernel summary for ${baseName(source)}.`);
         return undefined;
       }
-      return await this.showReport(source, 'summary.md', request, text, true);
+      return await this.showTable(source, table);
     } catch (err) {
       return this.fail('kernel summary', err);
     }
@@ -331,7 +369,7 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
         void vscode.window.showWarningMessage(`HLO: could not compare ${baseName(oldUri)} with ${baseName(newUri)}.`);
         return undefined;
       }
-      return await this.showReport(newUri, `vs ${baseName(oldUri)}.diff.txt`, request, text, false);
+      return await this.showReport(newUri, `vs ${baseName(oldUri)}.diff.txt`, request, text);
     } catch (err) {
       return this.fail('compare', err);
     }

@@ -167,6 +167,64 @@ export function summaryArguments(uri: string, format: 'markdown' | 'text' = 'mar
   return [uri, { format }];
 }
 
+/** Language of the summary table document (monospace, never wrapped: package.json). */
+export const SUMMARY_LANGUAGE = 'hlo-summary';
+
+/** Arguments of `hlo.showSummary` for the table the editor shows: the text with row targets. */
+export function summaryTableArguments(uri: string): [string, { format: 'text'; targets: true }] {
+  return [uri, { format: 'text', targets: true }];
+}
+
+/** A row of the summary table that goes to its instruction. */
+export interface SummaryTarget {
+  line: number;
+  /** The `%name` on the row (UTF-16 units). */
+  start: number;
+  end: number;
+  location: Location;
+}
+
+/** The summary table: the server's text report and its rows' targets. */
+export interface SummaryTable {
+  text: string;
+  targets: SummaryTarget[];
+}
+
+/**
+ * Validates the answer of `hlo.showSummary` with `summaryTableArguments`:
+ * `{text, targets}`; a plain string (a server without targets) is the text without
+ * targets. Malformed targets are dropped; no text (null: failure) -> undefined.
+ */
+export function parseSummaryTable(result: unknown): SummaryTable | undefined {
+  const plain = textResult(result);
+  if (plain !== undefined) return { text: plain, targets: [] };
+  if (typeof result !== 'object' || result === null) return undefined;
+  const { text, targets } = result as { text?: unknown; targets?: unknown };
+  const body = textResult(text);
+  if (body === undefined) return undefined;
+  const lines = body.split('\n');
+  const out: SummaryTarget[] = [];
+  for (const t of Array.isArray(targets) ? targets : []) {
+    if (typeof t !== 'object' || t === null) continue;
+    const { line, start, end, location } = t as { line?: unknown; start?: unknown; end?: unknown; location?: unknown };
+    const [loc] = parseLocations([location]);
+    if (!loc || !isLine(line) || !isLine(start) || !isLine(end) || line >= lines.length || end <= start) continue;
+    out.push({ line, start, end, location: loc });
+  }
+  return { text: body, targets: out };
+}
+
+/** The target of the summary row `line` (the whole row goes there), if it names a kernel. */
+export function summaryTargetAt(table: SummaryTable, line: number): SummaryTarget | undefined {
+  return table.targets.find((t) => t.line === line);
+}
+
+/** A URI of an instruction's line, with the `#L<line>,<column>` fragment VS Code's opener understands. */
+export function locationTarget(location: Location): string {
+  const { line, character } = location.range.start;
+  return `${location.uri.replace(/#.*$/, '')}#L${line + 1},${character + 1}`;
+}
+
 /** Arguments of `hlo.compareDumps`. */
 export function compareArguments(oldUri: string, newUri: string, format: 'markdown' | 'text' = 'text'): [string, string, { format: string }] {
   return [oldUri, newUri, { format }];

@@ -21,6 +21,7 @@ const EXT_SRC = path.join(REPO, 'editors', 'vscode', 'src', 'extension.ts');
 const MOCK = path.join(HERE, 'smoke', 'vscode-mock.cjs');
 const FAKE_SERVER = path.join(HERE, 'smoke', 'fake-server.mjs');
 const SEED0 = gpuFile(GPU_FILES[0]);
+const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'editors', 'vscode', 'package.json'), 'utf8'));
 
 /** src/<name>.ts (default: the extension) bundled against the vscode mock; its path. */
 async function bundleModule(name = 'extension') {
@@ -308,21 +309,37 @@ test('extension smoke test: the real server behind the readable view, summary, c
     const inlinedText = mock.documents.find((d) => d.uri.toString() === inlined.uri).getText();
     assert.match(inlinedText, /\n {6}%wrapped_transpose_computation \(/);
 
-    // Kernel summary: the palette command (no Markdown preview here: shown as a document) ...
+    // Kernel summary (issue 40, item 4): the palette command shows the server's text table
+    // as a read-only document that never wraps (language hlo-summary), not a Markdown
+    // preview; each kernel's row goes to its instruction ...
+    const previewed = [];
+    record.commands.set('markdown.showPreviewToSide', (u) => previewed.push(u.toString()));
     await mock.commands.executeCommand('hlo.showSummaryView');
     const shownSummary = record.shown.at(-1);
     assert.ok(shownSummary.uri.startsWith('hlo-report:'), shownSummary.uri);
-    assert.equal(shownSummary.languageId, 'markdown');
+    assert.equal(shownSummary.languageId, 'hlo-summary');
+    assert.deepEqual(pkg.contributes.configurationDefaults['[hlo-summary]'], { 'editor.wordWrap': 'off' });
     const summaryDoc = mock.documents.find((d) => d.uri.toString() === shownSummary.uri);
+    const summaryLines = summaryDoc.getText().split('\n');
     assert.ok(summaryDoc.getText().includes('cuBLASLt FP8'), summaryDoc.getText());
-    // ... and the code lens command hlo.showSummary [uri], whose result is shown too (Markdown preview)
-    const previewed = [];
-    record.commands.set('markdown.showPreviewToSide', (u) => previewed.push(u.toString()));
+    assert.ok(!summaryDoc.getText().includes('| '), 'the text table, not Markdown');
+    const reportProvider = (kind) => record.providers.find((p) => p.kind === kind && p.selector?.scheme === 'hlo-report')?.provider;
+    const summaryLinks = await reportProvider('DocumentLink').provideDocumentLinks(summaryDoc);
+    const gemmRows = summaryLinks.filter((l) => summaryLines[l.range.start.line].slice(l.range.start.character, l.range.end.character) === '%cublas-gemm.1.0');
+    assert.ok(gemmRows.length >= 2, `the top table's row and the full list's: ${summaryLinks.length} links`);
+    const gemmColumn = lines[gemmLine].indexOf('%cublas-gemm.1.0');
+    for (const l of gemmRows) assert.equal(l.target.toString(), `${uri}#L${gemmLine + 1},${gemmColumn + 1}`);
+    const rowDef = await reportProvider('Definition').provideDefinition(summaryDoc, new (require(MOCK).Position)(gemmRows[0].range.start.line, 40));
+    assert.equal(rowDef.uri.toString(), uri);
+    assert.deepEqual([rowDef.range.start.line, rowDef.range.start.character, rowDef.range.end.character], [gemmLine, gemmColumn, gemmColumn + '%cublas-gemm.1.0'.length]);
+    const headline = summaryLines.findIndex((l) => l.startsWith('HloModule '));
+    assert.equal(await reportProvider('Definition').provideDefinition(summaryDoc, new (require(MOCK).Position)(headline, 0)), undefined);
+    // ... and the code lens command hlo.showSummary [uri] shows the same table
     const lensResult = await mock.commands.executeCommand('hlo.showSummary', uri);
-    assert.equal(typeof lensResult, 'string');
-    assert.ok(lensResult.includes('cuBLASLt FP8'));
-    assert.equal(previewed.length, 1);
-    assert.ok(mock.documents.find((d) => d.uri.toString() === previewed[0]).getText().includes('cuBLASLt FP8'));
+    assert.equal(lensResult.text, summaryDoc.getText());
+    assert.equal(record.shown.at(-1).uri, shownSummary.uri);
+    assert.equal(record.shown.at(-1).languageId, 'hlo-summary');
+    assert.equal(previewed.length, 0, 'no Markdown preview');
 
     // Compare With...: two files given (explorer / programmatic) ...
     const [oldFile, newFile] = [gpuFile(GPU_FILES[1]), gpuFile(GPU_FILES[2])];

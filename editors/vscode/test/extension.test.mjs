@@ -463,6 +463,30 @@ test('views: command arguments and view URIs', () => {
   assert.equal(vw.COUNTERPART_METHOD, 'hlo/counterpart');
 });
 
+test('views: the summary table and its rows that go to their instruction', () => {
+  const uri = 'file:///d/x.txt';
+  assert.deepEqual(vw.summaryTableArguments(uri), [uri, { format: 'text', targets: true }]);
+  const text = 'HloModule m, ENTRY %main\n\nFusions (1)\n  %fusion.1  kLoop  loop fusion\n';
+  const location = { uri, range: { start: { line: 7, character: 2 }, end: { line: 7, character: 11 } } };
+  const t = vw.parseSummaryTable({ text, targets: [
+    { line: 3, start: 2, end: 11, location },
+    { line: 99, start: 0, end: 1, location }, // past the text
+    { line: 3, start: 4, end: 4, location }, // empty
+    { line: 3, start: 2, end: 11, location: { uri } }, // no range
+  ] });
+  assert.deepEqual(t, { text, targets: [{ line: 3, start: 2, end: 11, location }] });
+  assert.deepEqual(vw.summaryTargetAt(t, 3).location, location);
+  assert.equal(vw.summaryTargetAt(t, 0), undefined);
+  assert.equal(vw.locationTarget(location), 'file:///d/x.txt#L8,3');
+  // a server without targets answers the text alone: shown without links
+  assert.deepEqual(vw.parseSummaryTable(text), { text, targets: [] });
+  assert.equal(vw.parseSummaryTable(null), undefined);
+  assert.equal(vw.parseSummaryTable({ targets: [] }), undefined);
+  assert.equal(vw.SUMMARY_LANGUAGE, 'hlo-summary');
+  assert.ok(pkg.contributes.languages.some((l) => l.id === vw.SUMMARY_LANGUAGE));
+  assert.equal(pkg.contributes.configurationDefaults[`[${vw.SUMMARY_LANGUAGE}]`]['editor.wordWrap'], 'off');
+});
+
 test('views: Compare With... takes its two files from the arguments, the active file or a pick', () => {
   const a = 'file:///d/a.txt';
   const b = 'file:///d/b.txt';

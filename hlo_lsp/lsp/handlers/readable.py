@@ -28,7 +28,7 @@ from hlo_lsp.features.inlay_hints import inlay_hints
 from hlo_lsp.features.memory import format_text as memory_text, peak_markdown
 from hlo_lsp.features.readable import render
 from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, semantic_tokens
-from hlo_lsp.features.summary import format_markdown, format_text
+from hlo_lsp.features.summary import format_markdown, format_text, row_targets
 from hlo_lsp.lsp import messages, wire
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.documents import Analysis
@@ -141,8 +141,9 @@ def register(server: HloLanguageServer) -> None:
 
     @server.command(SHOW_SUMMARY)
     @guarded(default=None)
-    async def show_summary(ls: HloLanguageServer, *args: Any) -> str | None:
-        """[uri, {format?: "markdown"|"text"}] -> the kernel summary."""
+    async def show_summary(ls: HloLanguageServer, *args: Any) -> str | dict | None:
+        """[uri, {format?: "markdown"|"text", targets?}] -> the kernel summary
+        (with ``targets`` and the text format: messages.SummaryTable)."""
         async with _command_document(ls, args, messages.SummaryOptions) as (a, options):
             if a is None:
                 return None
@@ -156,8 +157,11 @@ def register(server: HloLanguageServer) -> None:
                                            summary, device, priority=REPORT)
             memory = await memory_of(ls, a)
             if options.format == "text":
-                return format_text(summary, note, folded) + (
+                text = format_text(summary, note, folded) + (
                     "\nMemory at the peak\n" + memory_text(memory, 5) if memory else "")
+                if options.targets:
+                    return await ls.work(_summary_table, a, summary, text, priority=REPORT)
+                return text
             return format_markdown(summary, note, folded) + (
                 "\n\n#### Memory at the peak\n\n" + peak_markdown(memory) if memory else "")
 
@@ -213,6 +217,18 @@ def _readable_answer(a: Analysis, inline_fusions: bool, keep_metadata: bool) -> 
     return messages.to_json(messages.ReadableView(
         view.text, view.line_offsets,
         [None if o is None else a.lines.line_of(o) for o in view.line_offsets]))
+
+
+def _summary_table(a: Analysis, summary: KernelSummary, text: str) -> dict:
+    """The ``hlo.showSummary`` answer with targets (messages.SummaryTable as JSON):
+    each row of ``text`` naming a kernel of ``summary`` goes to its name in ``a``."""
+    targets = []
+    for t in row_targets(text, summary):
+        ins = a.module.instruction_at(t.offset)
+        start, end = (ins.name.start, ins.name.end) if ins is not None else (t.offset, t.offset)
+        targets.append(messages.SummaryTarget(t.line, t.start, t.end, types.Location(
+            a.uri, to_range(a.lines, start, end))))
+    return messages.to_json(messages.SummaryTable(text, targets))
 
 
 def _name(uri: str) -> str:
