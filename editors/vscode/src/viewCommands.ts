@@ -19,6 +19,7 @@ import {
   ViewRequest,
   baseName,
   compareArguments,
+  comparePath,
   compareTargets,
   counterpartParams,
   decodeViewRequest,
@@ -28,6 +29,7 @@ import {
   parseLocations,
   parseReadableView,
   parseSummaryTable,
+  rankCompareCandidates,
   readableLinks,
   readableViewArguments,
   sourceLineAt,
@@ -247,8 +249,7 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
   }
 
   /** Shows a text report (the comparison) as a read-only document beside the file. */
-  private async showReport(source: string, suffix: string, request: ViewRequest, text: string): Promise<vscode.TextDocument> {
-    const uri = this.viewUri(REPORT_SCHEME, source, suffix, request);
+  private async showReport(uri: vscode.Uri, text: string): Promise<vscode.TextDocument> {
     const doc = await this.openView(uri, { text });
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
     return doc;
@@ -332,11 +333,13 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
       this.log(`findFiles failed: ${String(err)}`);
     }
     uris.delete(exclude);
-    const dir = exclude.slice(0, exclude.lastIndexOf('/') + 1);
-    const items = [...uris.values()]
-      .map((u) => ({ label: baseName(u.path), description: vscode.workspace.asRelativePath(u, true), uri: u }))
-      .sort((a, b) => Number(!b.uri.toString().startsWith(dir)) - Number(!a.uri.toString().startsWith(dir)) || a.description.localeCompare(b.description));
-    const picked = await vscode.window.showQuickPick<vscode.QuickPickItem & { uri?: vscode.Uri }>([{ label: browse }, ...items], {
+    // the counterpart (the module's other optimization stage) first, then its other files, this directory, the rest
+    const items = rankCompareCandidates(exclude, [...uris.keys()]).map(({ uri, counterpart }) => {
+      const u = uris.get(uri) as vscode.Uri;
+      const where = vscode.workspace.asRelativePath(u, true);
+      return { label: baseName(u.path), description: counterpart ? `counterpart · ${where}` : where, uri: u };
+    });
+    const picked = await vscode.window.showQuickPick<vscode.QuickPickItem & { uri?: vscode.Uri }>([...items, { label: browse }], {
       placeHolder: `Compare ${baseName(exclude)} (old) with... (new)`,
       matchOnDescription: true,
     });
@@ -344,7 +347,7 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
     if (picked.uri) return picked.uri.toString();
     const chosen = await vscode.window.showOpenDialog({
       canSelectMany: false,
-      defaultUri: vscode.Uri.parse(dir || exclude),
+      defaultUri: vscode.Uri.parse(exclude.slice(0, exclude.lastIndexOf('/') + 1) || exclude),
       openLabel: 'Compare',
       filters: { 'HLO files': ['hlo', 'txt'], 'All files': ['*'] },
     });
@@ -369,7 +372,10 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
         void vscode.window.showWarningMessage(`HLO: could not compare ${baseName(oldUri)} with ${baseName(newUri)}.`);
         return undefined;
       }
-      return await this.showReport(newUri, `vs ${baseName(oldUri)}.diff.txt`, request, text);
+      // named as it reads: old first, then new
+      const old = vscode.Uri.parse(oldUri);
+      const uri = vscode.Uri.from({ scheme: REPORT_SCHEME, path: comparePath(old.path || `/${baseName(oldUri)}`, newUri), query: encodeViewRequest(request) });
+      return await this.showReport(uri, text);
     } catch (err) {
       return this.fail('compare', err);
     }

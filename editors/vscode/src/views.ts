@@ -3,6 +3,7 @@
 // arguments of `hlo.readableView` / `hlo.showSummary` / `hlo.compareDumps`, and the
 // `hlo/counterpart` request. No `vscode` import: unit-tested from editors/vscode/test/.
 
+import { NOT_HLO_SUFFIXES } from './detect';
 import type { Position, Range } from './inlineRegions';
 
 export type { Position, Range };
@@ -294,6 +295,80 @@ export function counterpartParams(
   const only = args.length === 1 ? uriArg(args[0]) : undefined;
   if (only && only !== active.uri) return undefined;
   return { textDocument: { uri: active.uri }, position: active.position };
+}
+
+/** What an XLA dump file name says (hlo_lsp/dump/names.py `parse_dump_name`, mirrored). */
+export interface DumpName {
+  number: number;
+  module: string;
+  /** `before_optimizations`, `after_optimizations`, `pass:<...>` or ''. */
+  stage: string;
+}
+
+const DUMP_NAME = /^(?:\d+\.)?module_(\d+)(?:\.(.+))?\.txt$/;
+const AFTER_NAME = /^(.*?)\.(?:[A-Za-z0-9_.]+?_)?after_optimizations$/;
+const PASS_NAME = /^(.*?)\.(\d{4})\.(.+)$/;
+
+/** The module number, module name and stage of a dump file's base name; undefined for other names. */
+export function parseDumpName(name: string): DumpName | undefined {
+  const m = DUMP_NAME.exec(name);
+  if (!m || NOT_HLO_SUFFIXES.some((s) => name.endsWith(s))) return undefined;
+  const number = Number(m[1]);
+  const rest = m[2] ?? '';
+  if (rest.endsWith('before_optimizations')) return { number, module: rest.slice(0, -'before_optimizations'.length).replace(/\.$/, ''), stage: 'before_optimizations' };
+  const after = AFTER_NAME.exec(rest);
+  if (after) return { number, module: after[1], stage: 'after_optimizations' };
+  const pass = PASS_NAME.exec(rest);
+  if (pass) return { number, module: pass[1], stage: `pass:${pass[2]}.${pass[3]}` };
+  return { number, module: rest, stage: '' };
+}
+
+/** The stage a file of `stage` is compared with (names.py `counterpart_stage`): after <-> before, a pass -> before. */
+function counterpartStage(stage: string): string | undefined {
+  if (stage === 'before_optimizations') return 'after_optimizations';
+  if (stage === 'after_optimizations' || stage.startsWith('pass:')) return 'before_optimizations';
+  return undefined;
+}
+
+function dirOf(uri: string): string {
+  return uri.replace(/[?#].*$/, '').replace(/[^/]*$/, '');
+}
+
+/**
+ * The files `HLO: Compare With...` offers for comparing `oldUri` with, best first: the
+ * counterpart (the other optimization stage of the same module: same number, then same
+ * directory, then nearest number, as the server's `hlo/counterpart` ranks them), then
+ * the module's other files, then the files of the same directory, then the rest; each
+ * group by path. `counterpart` marks the first group.
+ */
+export function rankCompareCandidates(oldUri: string, candidates: readonly string[]): { uri: string; counterpart: boolean }[] {
+  const me = parseDumpName(baseName(oldUri));
+  const want = me && counterpartStage(me.stage);
+  const dir = dirOf(oldUri);
+  const keyed = candidates
+    .filter((u) => u !== oldUri)
+    .map((uri) => {
+      const d = parseDumpName(baseName(uri));
+      const sameModule = !!me && !!d && me.module !== '' && d.module === me.module;
+      const counterpart = sameModule && want !== undefined && d.stage === want;
+      const group = counterpart ? 0 : sameModule ? 1 : dirOf(uri) === dir ? 2 : 3;
+      const distance = me && d ? Math.abs(d.number - me.number) : Number.MAX_SAFE_INTEGER;
+      const near = group < 2 ? [d?.number === me?.number ? 0 : 1, dirOf(uri) === dir ? 0 : 1, distance] : [0, 0, 0];
+      return { uri, counterpart, key: [group, ...near] };
+    });
+  keyed.sort((a, b) => {
+    for (let i = 0; i < a.key.length; i++) if (a.key[i] !== b.key[i]) return a.key[i] - b.key[i];
+    return a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0;
+  });
+  return keyed.map(({ uri, counterpart }) => ({ uri, counterpart }));
+}
+
+/**
+ * The path of the comparison's view: in `oldUri`'s directory, named old first as the
+ * report reads (`old.txt → new.txt (diff)`; not `.txt`, so never taken for HLO).
+ */
+export function comparePath(oldPath: string, newUri: string): string {
+  return `${oldPath} → ${baseName(newUri)} (diff)`;
 }
 
 /**

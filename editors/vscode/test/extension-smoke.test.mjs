@@ -346,6 +346,9 @@ test('extension smoke test: the real server behind the readable view, summary, c
     await mock.commands.executeCommand('hlo.compareWith', `file://${oldFile}`, `file://${newFile}`);
     const shownDiff = record.shown.at(-1);
     const diffText = mock.documents.find((d) => d.uri.toString() === shownDiff.uri).getText();
+    // the tab reads as the report does: old first, then new (issue 40, item 6)
+    assert.ok(diffText.startsWith(`old ${path.basename(oldFile)}: `), diffText.slice(0, 200));
+    assert.equal(decodeURIComponent(shownDiff.uri.replace(/[?#].*$/, '').replace(/^.*\//, '')), `${path.basename(oldFile)} → ${path.basename(newFile)} (diff)`);
     assert.match(diffText, /`__cublas\$lt\$matmul\$f8` disappeared \(1 -> 0\)/);
     assert.match(diffText, /Triton GEMM fusion appeared/);
     // ... or one: the other is picked (cancelled here)
@@ -372,6 +375,15 @@ test('extension smoke test: the real server behind the readable view, summary, c
       assert.equal(gone[0][0].toString(), afterDoc.uri.toString());
       assert.equal(gone[0][2].length, 1);
       assert.equal(gone[0][3], 'goto');
+      // Compare With... from the after file offers its before file first (issue 40, item 6)
+      const beforeFile = after.replace('cpu_after_optimizations', 'before_optimizations');
+      mock.openDocument(beforeFile, 'hlo');
+      mock.openHlo(after);
+      await mock.commands.executeCommand('hlo.compareWith');
+      const offered = record.quickPicks.at(-1);
+      assert.equal(offered[0].label, path.basename(beforeFile), JSON.stringify(offered.map((i) => i.label)));
+      assert.match(offered[0].description, /^counterpart/);
+      assert.ok(offered.length > 2 && !offered.slice(1).some((i) => /^counterpart/.test(i.description ?? '')));
     } else {
       t.diagnostic('examples/cpu_dump not generated: counterpart not checked');
     }

@@ -498,6 +498,44 @@ test('views: Compare With... takes its two files from the arguments, the active 
   assert.deepEqual(vw.compareTargets([]), { oldUri: undefined });
 });
 
+test('views: Compare With... offers the counterpart first; the result is titled old first', () => {
+  const d = 'file:///w/dump/';
+  const after = `${d}module_0028.jit_train_step.cpu_after_optimizations.txt`;
+  const candidates = [
+    'file:///w/a.hlo',
+    `${d}module_0001.jit_add.before_optimizations.txt`,
+    `${d}module_0028.jit_train_step.cpu_after_optimizations-buffer-assignment.txt`,
+    'file:///w/old/module_0031.jit_train_step.before_optimizations.txt',
+    `${d}module_0027.jit_train_step.before_optimizations.txt`,
+    `${d}module_0028.jit_train_step.0004.simplification.after_pipeline-start.before_x.txt`,
+    `${d}module_0028.jit_train_step.before_optimizations.txt`,
+    `${d}module_0027.jit_train_step.cpu_after_optimizations.txt`,
+    after,
+  ];
+  const ranked = vw.rankCompareCandidates(after, candidates);
+  assert.deepEqual(ranked.map((r) => [r.uri.replace(/^.*\//, ''), r.counterpart]), [
+    // the before file of the same module number, then the module's other before files
+    ['module_0028.jit_train_step.before_optimizations.txt', true],
+    ['module_0027.jit_train_step.before_optimizations.txt', true],
+    ['module_0031.jit_train_step.before_optimizations.txt', true],
+    // the module's other files, then the directory's, then the rest
+    ['module_0028.jit_train_step.0004.simplification.after_pipeline-start.before_x.txt', false],
+    ['module_0027.jit_train_step.cpu_after_optimizations.txt', false],
+    ['module_0001.jit_add.before_optimizations.txt', false],
+    ['module_0028.jit_train_step.cpu_after_optimizations-buffer-assignment.txt', false],
+    ['a.hlo', false],
+  ]);
+  // before -> the after files; a file that is no dump: no counterpart
+  const before = `${d}module_0028.jit_train_step.before_optimizations.txt`;
+  assert.deepEqual(vw.rankCompareCandidates(before, candidates).filter((r) => r.counterpart).map((r) => r.uri), [after, `${d}module_0027.jit_train_step.cpu_after_optimizations.txt`]);
+  assert.equal(vw.rankCompareCandidates('file:///w/a.hlo', candidates)[0].uri, `${d}module_0001.jit_add.before_optimizations.txt`, 'by path');
+  assert.ok(vw.rankCompareCandidates('file:///w/a.hlo', candidates).every((r) => !r.counterpart));
+  assert.deepEqual(vw.parseDumpName('module_0028.jit_train_step.sm_9.0_gpu_after_optimizations.txt'), { number: 28, module: 'jit_train_step', stage: 'after_optimizations' });
+  assert.equal(vw.parseDumpName('my_module.txt'), undefined);
+  // the tab reads as the report: old first
+  assert.equal(vw.comparePath('/w/dump/a.before_optimizations.txt', 'file:///w/dump/a.after_optimizations.txt'), '/w/dump/a.before_optimizations.txt → a.after_optimizations.txt (diff)');
+});
+
 test('views: hlo/counterpart params and locations', () => {
   const uri = 'file:///d/module_0028.jit_train_step.cpu_after_optimizations.txt';
   const pos = { line: 4, character: 2 };
