@@ -283,6 +283,24 @@ def neighbourhood(comp: Computation, center: Instruction, hops: int,
     return chosen
 
 
+def collapsed_note(clusters: list[GraphCluster], instructions: int) -> str:
+    """What the header says of the called computations not drawn: ``instructions``
+    (the count of theirs not shown) in how many of ``clusters`` are collapsed, and
+    how many others are drawn expanded, e.g. "222 in 18 of 40 called computations
+    (collapsed; the other 22 are drawn)"."""
+    collapsed = sum(1 for c in clusters if not c.expanded)
+    if collapsed == len(clusters):
+        return (f"{instructions} in {_plural(collapsed, 'called computation')} "
+                f"(collapsed)")
+    drawn = len(clusters) - collapsed
+    return (f"{instructions} in {collapsed} of {len(clusters)} called computations "
+            f"(collapsed; the other {drawn} {'is' if drawn == 1 else 'are'} drawn)")
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def graph(module: HloModule, computation: str | None = None, around: int | str | None = None,
           hops: int | None = None, limit: int = DEFAULT_LIMIT) -> Graph | None:
     """The graph of ``computation`` (a name; default: the one holding ``around``,
@@ -344,7 +362,7 @@ def graph(module: HloModule, computation: str | None = None, around: int | str |
                          f"{comp.name.name}")
         inner = omitted - top
         if inner:
-            parts.append(f"{inner} in called computations (collapsed)")
+            parts.append(collapsed_note(b.clusters, inner))
         message = f"{omitted} more not shown: " + ", ".join(parts)
         if implicit and top:
             message += f" (the {limit} nearest to ROOT {center.name.name})"

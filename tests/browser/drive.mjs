@@ -43,6 +43,19 @@ try {
       });
     });
     out.omitted = await page.$eval("#omitted", (e) => e.textContent).catch(() => null);
+    // as the page opens: the nodes in view, each node's outline colour, the cursor's nodes
+    out.inView = await page.evaluate(() => {
+      const r = document.querySelector("#graph").getBoundingClientRect();
+      return [...document.querySelectorAll("#graph svg g.node:not([data-stub])")].filter((g) => {
+        const b = g.getBoundingClientRect();
+        return b.right > r.left && b.left < r.right && b.bottom > r.top && b.top < r.bottom;
+      }).map((g) => g.dataset.name);
+    });
+    out.strokes = await page.$$eval("#graph svg g.node:not([data-stub])", (gs) => gs.map((g) => {
+      const shape = g.querySelector("polygon, path");
+      return [g.dataset.name, shape ? getComputedStyle(shape).stroke : null];
+    }));
+    out.cursorAtOpen = await page.$$eval("#graph svg g.node.cursor:not([data-stub])", (gs) => gs.map((g) => g.dataset.name));
     if (spec.click) {
       const node = page.locator(`#graph svg g.node[data-name="${spec.click}"]:not([data-stub])`).first();
       await node.scrollIntoViewIfNeeded().catch(() => {});

@@ -27,7 +27,7 @@ from hlo_lsp.features.memory import timeline_for
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.features.graph import graph
 from hlo_lsp.syntax.parser import parse
-from tests.helpers import FP8_REGRESSION, GPU, ROOT, chain_module, read
+from tests.helpers import FP8_REGRESSION, GPU, ROOT, TRAIN_AFTER, chain_module, read
 
 HERE = pathlib.Path(__file__).resolve().parent
 REQUIRED = bool(os.environ.get("HLO_LSP_REQUIRE_EDITORS"))
@@ -147,6 +147,66 @@ def test_entry_of_a_multi_megabyte_dump_is_capped_and_renders_in_time(drive, tmp
     assert got["posted"][0]["range"]["start"]["line"] == text.split("\n").index(
         next(line for line in text.split("\n") if line.startswith("  ROOT %r ")))
     assert _render_ms(drive, got, page.as_uri()) < RENDER_BUDGET_MS, got
+
+
+def _readme_cursor_colour() -> str:
+    """The colour README.md says the cursor's node is outlined in."""
+    import re
+    m = re.search(r"the cursor's node is outlined in (\w+)", (ROOT / "README.md").read_text())
+    assert m, "README.md names the cursor's node's colour"
+    return m.group(1)
+
+
+#: The colours README.md may name, as Chromium computes them from page.css.
+COLOURS = {"blue": "rgb(25, 113, 194)", "orange": "rgb(232, 89, 12)"}
+
+
+def test_the_cursors_node_is_outlined_as_the_readme_says_not_as_nodes_with_more(drive, tmp_path):
+    # Issue 40, item 6: the node the graph is around (the cursor's) was outlined in
+    # blue while README.md said orange, the colour of nodes with "+N not shown".
+    module = parse(read(TRAIN_AFTER))
+    center = next(i for i in module.entry.instructions if i.opcode == "fusion")
+    page = tmp_path / "around.html"
+    assert main(["graph", str(TRAIN_AFTER), "--around", center.name.name, "--hops", "1",
+                 "-o", str(page)]) == 0
+    g = graph(module, around=center.name.name, hops=1)
+    with_more = {n.name for n in g.nodes if n.hidden and n.name != center.name.name}
+    assert with_more, "the page has nodes with operands or users not shown"
+    got = drive({"url": page.as_uri(), "kind": "graph"})
+    assert got["errors"] == [] and got["rendered"] == "true"
+    assert got["cursorAtOpen"] == [center.name.name]
+    strokes = dict(map(tuple, got["strokes"]))
+    assert strokes[center.name.name] == COLOURS[_readme_cursor_colour()], strokes
+    assert all(strokes[name] != strokes[center.name.name] for name in with_more), strokes
+    # the editor's cursor on another node's line marks that one, in the same colour
+    other = next(iter(sorted(with_more)))
+    line = read(TRAIN_AFTER).count("\n", 0, module.entry.by_name[other].name.start)
+    moved = drive({"url": page.as_uri(), "kind": "graph", "selectLine": line})
+    assert moved["cursor"] == [other]
+
+
+def test_a_whole_entry_too_big_to_fit_opens_at_its_root(drive, tmp_path):
+    # Issue 40, item 6: the graph of the train step's ENTRY (its random bits drawn by
+    # threefry in a while loop, fusions expanded while the node budget lasts) opened
+    # around its first node, among the clusters; it opens at ROOT, and the header
+    # counts the collapsed called computations apart from those drawn.
+    module = parse(read(TRAIN_AFTER))
+    page = tmp_path / "entry.html"
+    assert main(["graph", str(TRAIN_AFTER), "-o", str(page)]) == 0
+    g = graph(module)
+    assert g.focus is None and g.omitted > 0
+    collapsed = [c for c in g.clusters if not c.expanded]
+    drawn = len(g.clusters) - len(collapsed)
+    assert collapsed and drawn
+    got = drive({"url": page.as_uri(), "kind": "graph", "screenshot": str(tmp_path / "entry.png")})
+    assert got["errors"] == [] and got["rendered"] == "true"
+    root = module.entry.root.name.name
+    assert root in got["inView"], got["inView"]
+    assert len(got["inView"]) < len(got["nodes"]), "at natural size: not everything in view"
+    assert got["omitted"] == (f"{g.omitted} more not shown: {g.omitted} in {len(collapsed)} of "
+                              f"{len(g.clusters)} called computations (collapsed; the other "
+                              f"{drawn} are drawn)")
+    assert g.omitted == sum(c.size for c in collapsed)
 
 
 def test_memory_page_shows_the_reports_peak(drive, tmp_path):

@@ -57,7 +57,9 @@ def page_data(g: Graph, lines: LineIndex, file: str, uri: str) -> dict:
     """What ``page.js`` reads: the DOT, and per node its SVG id, name, kind and
     LSP range (0-based line, UTF-16 character) of its name (stubs, the copies of
     a hub drawn beside its users, with ``stub: true`` and the hub's name and
-    range); clusters and edges by SVG id."""
+    range); clusters and edges by SVG id; ``focus`` the SVG id of the node the
+    graph is around, ``root`` that of the computation's ROOT (where a graph too
+    big to fit opens when it is around none), each None when not drawn."""
     node_ids, cluster_ids = dot_ids(g)
     by_id = {n.id: n for n in g.nodes}
     nodes = [{"svgId": node_ids[n.id], "id": n.id, "name": n.name, "kind": n.kind,
@@ -72,6 +74,8 @@ def page_data(g: Graph, lines: LineIndex, file: str, uri: str) -> dict:
     return {
         "dot": to_dot(g), "file": file, "uri": uri, "message": g.message,
         "focus": node_ids.get(g.focus) if g.focus else None,
+        "root": next((node_ids[n.id] for n in g.nodes if n.is_root and n.cluster is None),
+                     None),
         "nodes": nodes,
         "clusters": [{"svgId": cluster_ids[c.id], "computation": c.computation,
                       "parentSvgId": cluster_ids.get(c.parent) if c.parent else None}

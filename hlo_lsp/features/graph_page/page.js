@@ -5,7 +5,9 @@
 // parent window (an editor's webview reveals the line) and shows file:line.
 // Wheel zooms, drag pans, clicking a cluster's title collapses it. The host may
 // post {type: "hlo-graph-select", line} (the editor's cursor line, 0-based): the
-// nodes whose name is on that line are marked (class "cursor") and brought into view.
+// nodes whose name is on that line are marked (class "cursor", blue as README.md says)
+// and brought into view. A graph too big to fit opens at natural size around the node
+// it is around (marked as the cursor's), else around the computation's ROOT.
 (function () {
   "use strict";
   const data = JSON.parse(document.getElementById("hlo-graph-data").textContent);
@@ -122,8 +124,9 @@
     host.innerHTML = graphviz.dot(data.dot, "svg");
     const svg = host.querySelector("svg");
     attach(svg);
-    const focus = (data.focus && svg.getElementById(data.focus)) || svg.querySelector("g.node");
-    if (focus && data.focus) focus.classList.add("selected");
+    const focus = (data.focus && svg.getElementById(data.focus)) ||
+      (data.root && svg.getElementById(data.root)) || svg.querySelector("g.node");
+    if (focus && data.focus) focus.classList.add("cursor");
     panZoom(svg, focus);
     document.body.dataset.renderMs = String(Math.round(performance.now()));
     document.body.dataset.rendered = "true";

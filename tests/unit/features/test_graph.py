@@ -269,3 +269,29 @@ def test_script_json_cannot_close_the_script_element():
     assert "<" not in text and ">" not in text and "&" not in text
     import json
     assert json.loads(text)["name"].startswith("</script>")
+
+
+def test_the_header_counts_the_collapsed_called_computations_apart_from_those_drawn():
+    # Issue 40, item 6: "150 in called computations (collapsed)" while 22 fused
+    # computations were drawn expanded; the count is the collapsed ones' instructions.
+    from hlo_lsp.features.graph_page import page_data
+    from hlo_lsp.syntax.lines import LineIndex
+    from tests.helpers import TRAIN_AFTER
+    text = read(TRAIN_AFTER)
+    module = parse(text)
+    g = graph(module)
+    collapsed = [c for c in g.clusters if not c.expanded]
+    drawn = [c for c in g.clusters if c.expanded]
+    assert collapsed and drawn and all(c.shown == c.size for c in drawn)
+    assert g.omitted == sum(c.size for c in collapsed)
+    assert g.message == (f"{g.omitted} more not shown: {g.omitted} in {len(collapsed)} of "
+                         f"{len(g.clusters)} called computations (collapsed; the other "
+                         f"{len(drawn)} are drawn)")
+    # a neighbourhood with every cluster collapsed says so, and how many
+    small = graph(module, limit=30)
+    assert all(not c.expanded for c in small.clusters)
+    assert f"in {len(small.clusters)} called computations (collapsed)" in small.message
+    # the page opens at ROOT when the graph is around no instruction
+    data = page_data(g, LineIndex(text), TRAIN_AFTER.name, TRAIN_AFTER.as_uri())
+    root = next(n for n in data["nodes"] if n["svgId"] == data["root"])
+    assert data["focus"] is None and root["name"] == module.entry.root.name.name
