@@ -285,6 +285,54 @@ if (mode === 'first-hour') {
   });
 }
 
+/**
+ * Issue 40, item 4: `HLO: Show Kernel Summary` shows the summary as a table that does not
+ * wrap (the user's settings say "editor.wordWrap": "on"), and a row goes to its
+ * instruction (a click on the row, then F12). `folder`: the examples' directory.
+ */
+async function summaryTableScenario(folder) {
+  const name = 'jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt';
+  const t = fs.readFileSync(path.join(folder, name), 'utf8').split('\n');
+  const gemm = t.findIndex((l) => l.includes('%cublas-gemm.1.0 = '));
+  await check('HLO: Show Kernel Summary: a table whose rows do not wrap; a row goes to its instruction', async () => {
+    await openFile(name);
+    await gotoLine(1);
+    await command('HLO: Show Kernel Summary');
+    await waitFor('the summary tab', () => page.evaluate(() => document.querySelector('.editor-group-container.active .tab.active .label-name')?.textContent?.includes('summary.txt')), 60000);
+    await waitFor('the language HLO Kernel Summary', async () => (await statusBar()).includes('HLO Kernel Summary'), 10000);
+    const row = /^\s+%cublas-gemm\.1\.0\s+__cublas\$lt\$matmul\$f8\s+cuBLASLt FP8/; // the full list's row
+    const vl = await waitFor('the kernel rows', async () => {
+      const ls = await viewLines();
+      return ls.some((l) => row.test(l.text)) ? ls : undefined;
+    }, 30000);
+    await screenshot('summary-table');
+    // each row on one line of the editor: wider than the editor, not wrapped
+    const px = await page.evaluate(() => {
+      const editor = document.querySelector('.editor-group-container.active .monaco-editor');
+      const visible = editor.querySelector('.editor-scrollable').getBoundingClientRect().width;
+      const widest = Math.max(...[...editor.querySelectorAll('.view-lines .view-line > span')].map((s) => s.getBoundingClientRect().width));
+      return { visible, widest };
+    });
+    console.log(`summary: ${vl.length} lines in view, the widest ${Math.round(px.widest)} px, the editor ${Math.round(px.visible)} px`);
+    assert.ok(px.widest > px.visible, `a row wider than the editor (${px.widest} > ${px.visible} px) is shown on one line`);
+    const gemmRows = vl.filter((l) => l.text.includes('%cublas-gemm.1.0'));
+    assert.ok(gemmRows.length >= 2, 'the top table and the full list name the call');
+    // a click on the row, then Go to Definition: the instruction in the dump
+    const rowEl = await page.evaluateHandle((top) => [...document.querySelectorAll('.editor-group-container.active .monaco-editor .view-lines .view-line')]
+      .find((l) => parseInt(l.style.top, 10) === top), vl.find((l) => row.test(l.text)).top);
+    const box = await rowEl.asElement().boundingBox();
+    await page.mouse.click(box.x + 200, box.y + box.height / 2);
+    await sleep(300);
+    await page.keyboard.press('F12');
+    const activeInGroup = () => page.evaluate(() => document.querySelector('.editor-group-container.active .tab.active .label-name')?.textContent ?? '');
+    await waitFor(`the dump on line ${gemm + 1}`, async () => (await activeInGroup()).includes(name) && !(await activeInGroup()).includes('summary') && (await cursorAt())?.line === gemm + 1, 20000);
+    assert.equal((await cursorAt()).column, t[gemm].indexOf('%cublas-gemm.1.0') + 1, 'on the instruction name');
+    await screenshot('summary-row-went-to-instruction');
+  });
+  // one editor group again for the checks that follow
+  await command('View: Close All Editor Groups').catch(() => {});
+}
+
 if (mode === 'examples') {
   await check('a GPU dump opens as HLO (filenamePatterns)', async () => {
     await openFile('jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt');
@@ -410,6 +458,8 @@ if (mode === 'examples') {
     await waitFor(`the editor on line ${row + 1}`, async () => (await cursorAt())?.line === row + 1, 15000);
     await screenshot('memory-click-revealed');
   });
+
+  await summaryTableScenario(new URL(url).searchParams.get('folder'));
 
   await check('-buffer-assignment.txt stays Plain Text', async () => {
     await openFile('cpu_after_optimizations-buffer-assignment.txt');
