@@ -310,5 +310,5 @@ def row_targets(text: str, summary: KernelSummary) -> list[RowTarget]:
     return out
 
 
-__all__ = ["FOLDED_ROWS", "RowTarget", "row_targets", "format_folded", "format_folded_markdown", "format_markdown",
-           "format_text", "format_top"]
+__all__ = ["FOLDED_ROWS", "RowTarget", "format_folded", "format_folded_markdown",
+           "format_markdown", "format_text", "format_top", "row_targets"]

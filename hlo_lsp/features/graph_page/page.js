@@ -96,7 +96,9 @@
       const b = focus.getBoundingClientRect();
       const c = toUser(b.left + b.width / 2, b.top + b.height / 2);
       const w = start.r.width, h = start.r.height;
-      view = { x: c.x - w / 2, y: c.y - h / 2, w, h };
+      // centred on the focus, but within the drawing (ROOT at the bottom: no blank below)
+      const within = (v, lo, size, span) => (span > size ? Math.min(Math.max(v, lo), lo + span - size) : v);
+      view = { x: within(c.x - w / 2, vb.x, w, vb.width), y: within(c.y - h / 2, vb.y, h, vb.height), w, h };
       apply();
     }
     host.addEventListener("wheel", (ev) => {
