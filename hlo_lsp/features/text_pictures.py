@@ -231,8 +231,8 @@ def graph_text(module: HloModule, computation: str | None = None,
     """The dataflow around ``around`` (an offset inside an instruction or on its
     name, or an instruction name), up to ``hops`` steps (default
     :data:`~hlo_lsp.features.graph.DEFAULT_HOPS`, at most :data:`MAX_HOPS`) each
-    way; an offset on a computation's header, or ``computation`` (a name) alone,
-    or neither (ENTRY): that computation, its parameters and its ROOT's operand
+    way; an offset on a computation's header, or ``computation`` (a name) alone
+    or with an offset outside it, or neither (ENTRY): that computation, its parameters and its ROOT's operand
     tree. The cursor line is the instruction's (the computation's header).
     None when there is no such computation or instruction."""
     hops = DEFAULT_HOPS if hops is None else max(0, min(int(hops), MAX_HOPS))
@@ -241,6 +241,10 @@ def graph_text(module: HloModule, computation: str | None = None,
     if isinstance(around, int):
         center = module.instruction_at(around)
         comp = center.computation if center is not None else module.computation_at(around)
+        if computation:  # another computation named: that one
+            named = module.by_name.get(computation.lstrip("%"))
+            if named is not comp:
+                center, comp = None, named
         if comp is None:
             return None
     elif isinstance(around, str):
@@ -259,7 +263,9 @@ def graph_text(module: HloModule, computation: str | None = None,
         comp = module.entry
     if comp is None:
         return None
-    cname = printable(comp.name.name)
+    # the computation's name as written (with the % XLA's older printer puts there)
+    cname = printable(("%" if comp.name.end - comp.name.start > len(comp.name.name) else "")
+                      + comp.name.name)
     if center is not None:
         pic = TextPicture(printable(f"dataflow around %{center.name.name} in {cname}, "
                                     f"{hops} hops"))
@@ -272,7 +278,8 @@ def graph_text(module: HloModule, computation: str | None = None,
         left = _trees(comp, center, hops, pic)
     else:
         entry = "ENTRY " if comp.is_entry else ""
-        pic = TextPicture(f"{entry}computation {cname}, {len(comp.instructions)} instructions")
+        n = len(comp.instructions)
+        pic = TextPicture(f"{entry}computation {cname}, {n} instruction{'' if n == 1 else 's'}")
         pic.lines.append(PictureLine(pic.title, comp.name.start, comp.name.end))
         caller = _callers_line(module, comp)
         if caller is not None:

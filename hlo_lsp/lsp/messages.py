@@ -290,6 +290,40 @@ class GraphParams:
     limit: int | None = None
     #: also the self-contained HTML page of the graph (``GraphReply.page``)
     page: bool | None = None
+    #: ``"text"``: the dataflow as text instead (:class:`TextPictureReply`)
+    format: str | None = None
+
+
+@attrs.frozen
+class MemoryParams:
+    """``hlo/memory`` params: the document; ``format: "text"`` asks for the chart
+    as text (:class:`TextPictureReply`) instead of the page."""
+
+    text_document: TextDocument
+    format: str | None = None
+
+
+@attrs.frozen
+class PictureTarget:
+    """Line ``line`` (0-based) of a text picture names the instruction at ``range``
+    (its name, with ``%``)."""
+
+    line: int
+    range: types.Range
+
+
+@attrs.frozen
+class TextPictureReply:
+    """``hlo/graph`` and ``hlo/memory`` with ``format: "text"``: the picture as
+    ``lines`` of text (:mod:`hlo_lsp.features.text_pictures`), the lines that name
+    an instruction (``targets``), the line to start on (``cursorLine``) and what
+    is not shown (``message``, "" when nothing is left out)."""
+
+    title: str
+    lines: list[str]
+    targets: list[PictureTarget]
+    cursor_line: int = 0
+    message: str = ""
 
 
 @attrs.frozen
@@ -358,7 +392,8 @@ class GraphReply:
     page: str = ""
 
 
-for _cls in (GraphParams, GraphNodeInfo, GraphEdgeInfo, GraphClusterInfo, GraphReply):
+for _cls in (GraphParams, GraphNodeInfo, GraphEdgeInfo, GraphClusterInfo, GraphReply,
+             MemoryParams, PictureTarget, TextPictureReply):
     _renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(_cls)}
     _converter.register_structure_hook(_cls, cattrs.gen.make_dict_structure_fn(
         _cls, _converter, _cattrs_forbid_extra_keys=False, **_renames))

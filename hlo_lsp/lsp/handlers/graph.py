@@ -1,5 +1,8 @@
 """Pictures over LSP: the dataflow graph, request ``hlo/graph`` (docs/protocol.md,
-"Custom request hlo/graph"), and memory over the schedule, request ``hlo/memory``.
+"Custom request hlo/graph"), and memory over the schedule, request ``hlo/memory``;
+with ``format: "text"`` each answers the picture as text
+(:mod:`hlo_lsp.features.text_pictures`, a :class:`hlo_lsp.lsp.messages.TextPictureReply`:
+Neovim's view for a terminal without a browser).
 
 The graph is :func:`hlo_lsp.features.graph.graph` (offsets in, plain data out);
 this module only converts its offsets to LSP ranges with the document's line
@@ -20,6 +23,7 @@ from pygls.uris import to_fs_path
 from hlo_lsp.features.graph import DEFAULT_LIMIT, Graph, graph
 from hlo_lsp.features.graph_page import graph_html, graph_title, page_title
 from hlo_lsp.features.graph_page.memory_page import MEMORY_TITLE, memory_html
+from hlo_lsp.features.text_pictures import TextPicture, graph_text, memory_text
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.handlers.reports import memory_of
@@ -42,6 +46,15 @@ def graph_reply(g: Graph, lines: LineIndex) -> messages.GraphReply:
                                           c.shown, c.expanded, c.parent) for c in g.clusters]
     return messages.GraphReply(g.computation, g.focus, nodes, edges, clusters, g.total,
                                g.omitted, g.message, g.hops, g.limit)
+
+
+def picture_reply(pic: TextPicture, lines: LineIndex) -> dict:
+    """``pic`` as the JSON of :class:`messages.TextPictureReply`: its lines, and
+    LSP ranges instead of offsets for the lines that name an instruction."""
+    targets = [messages.PictureTarget(i, to_range(lines, line.start, line.end))
+               for i, line in enumerate(pic.lines) if line.start is not None]
+    return messages.to_json(messages.TextPictureReply(
+        pic.title, [line.text for line in pic.lines], targets, pic.cursor, pic.message))
 
 
 def page_of(g: Graph, a: Analysis, around: bool) -> str:
@@ -68,6 +81,9 @@ def register(server: HloLanguageServer) -> None:
             limit = parsed.limit if parsed.limit is not None else DEFAULT_LIMIT
 
             def compute() -> dict | None:
+                if parsed.format == "text":
+                    pic = graph_text(a.module, parsed.computation, around, parsed.hops)
+                    return None if pic is None else picture_reply(pic, a.lines)
                 g = graph(a.module, parsed.computation, around, parsed.hops, limit)
                 if g is None:
                     return None
@@ -83,8 +99,9 @@ def register(server: HloLanguageServer) -> None:
     async def on_memory(ls: HloLanguageServer, params: Any) -> dict | None:
         """``{textDocument}`` -> ``{page, peakBytes, peakStep, source}``: memory over
         the schedule from XLA's reports beside the dump, as the page ``hlo-lsp
-        memory -o`` writes; null without reports."""
-        parsed = messages.parse_params(messages.DocumentParams, params)
+        memory -o`` writes (with ``format: "text"``: the chart as text,
+        :class:`messages.TextPictureReply`); null without reports."""
+        parsed = messages.parse_params(messages.MemoryParams, params)
         if parsed is None:
             return None
         async with ls.lease(parsed.text_document.uri) as a:
@@ -94,6 +111,9 @@ def register(server: HloLanguageServer) -> None:
             timeline = await memory_of(ls, a)
             if timeline is None:
                 return None
+            if parsed.format == "text":
+                return await ls.work(lambda: picture_reply(memory_text(timeline, a.module),
+                                                           a.lines), priority=REPORT)
             page = await ls.work(
                 memory_html, timeline, page_title(a.module, path, MEMORY_TITLE),
                 os.path.basename(path), a.uri, a.lines, priority=REPORT)

@@ -107,7 +107,10 @@ def test_a_computation_header_shows_its_parameters_and_root():
     pic = graph_text(module, around=comp.start + 2)
     _check_targets(text, pic)
     assert pic.cursor == 0 and _named(text, pic.lines[0]) == comp.name.name
-    assert pic.lines[0].text.startswith(f"ENTRY computation {comp.name.name}, ")
+    # the name as written (with the % of older printers)
+    assert pic.lines[0].text.startswith(f"ENTRY computation %{comp.name.name}, ")
+    bare = parse("HloModule m\n\nENTRY main {\n  ROOT p = f32[] parameter(0)\n}\n")
+    assert graph_text(bare).lines[0].text.startswith("ENTRY computation main, 1 instruction")
     params = [l for l in pic.lines if l.text.startswith("  %") and "parameter" in l.text]
     assert [_named(text, l) for l in params] == \
         [p.name.name for _, p in sorted(comp.parameters().items())]
