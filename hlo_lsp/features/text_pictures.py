@@ -212,8 +212,8 @@ def _trees(comp: Computation, center: Instruction, hops: int, pic: TextPicture,
     ``users``) to ``pic``; returns the lines left out."""
     pic.lines.append(PictureLine(describe(center), center.name.start, center.name.end))
     left = 0
-    for up, title in ((True, f"operands, up to {hops} hops:"),
-                      (False, f"users, down to {hops} hops:")):
+    steps = f"{hops} hop{'' if hops == 1 else 's'}"
+    for up, title in ((True, f"operands, up to {steps}:"), (False, f"users, down to {steps}:")):
         if not up and not users:
             continue
         rows, cut = _Tree(comp, center, up).lines(hops, MAX_LINES - len(pic.lines))
@@ -268,7 +268,7 @@ def graph_text(module: HloModule, computation: str | None = None,
                       + comp.name.name)
     if center is not None:
         pic = TextPicture(printable(f"dataflow around %{center.name.name} in {cname}, "
-                                    f"{hops} hops"))
+                                    f"{hops} hop{'' if hops == 1 else 's'}"))
         pic.lines.append(PictureLine(pic.title))
         caller = _callers_line(module, comp)
         pic.lines.append(PictureLine(f"in {cname}", comp.name.start, comp.name.end))

@@ -1,10 +1,12 @@
 """``hlo-lsp graph FILE [--computation NAME | --around NAME [--hops K]] [-o OUT]
-[-f html|dot|svg|json]``: the dataflow graph of a computation or of the
+[-f html|dot|svg|json] [--text]``: the dataflow graph of a computation or of the
 neighbourhood of an instruction (:func:`hlo_lsp.features.graph.graph`, the same
 data as the ``hlo/graph`` request), as a self-contained HTML page
 (:mod:`hlo_lsp.features.graph_page`: Graphviz in WebAssembly inlined, nodes coloured
 by kind, fusion clusters, pan and zoom, a click posts the node's source range),
-Graphviz DOT, SVG (needs Graphviz's ``dot`` on PATH) or JSON.
+Graphviz DOT, SVG (needs Graphviz's ``dot`` on PATH) or JSON; with ``--text``,
+as text for a terminal (:mod:`hlo_lsp.features.text_pictures`: operand and user
+trees, names from the dump escaped).
 """
 
 from __future__ import annotations
@@ -28,6 +30,22 @@ def _format(args: argparse.Namespace) -> str:
         else ("html" if args.output else "dot")
 
 
+def _print_text(args: argparse.Namespace, loaded) -> int:
+    """``--text``: the dataflow as text (:func:`hlo_lsp.features.text_pictures.graph_text`)."""
+    from hlo_lsp.features.text_pictures import graph_text
+
+    pic = graph_text(loaded.module, args.computation, args.around, args.hops)
+    if pic is None:
+        what = f"instruction {args.around!r}" if args.around else \
+            f"computation {args.computation!r}"
+        print(f"hlo-lsp graph: error: no {what} in {loaded.path}", file=sys.stderr)
+        return 2
+    sys.stdout.write(pic.text)
+    if pic.message:
+        print(pic.message, file=sys.stderr)
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
@@ -38,6 +56,8 @@ def _run(args: argparse.Namespace) -> int:
 
     loaded = load(args.file, args.module)
     module = loaded.module
+    if args.text:
+        return _print_text(args, loaded)
     g = graph(module, args.computation, args.around, args.hops, args.limit)
     if g is None:
         what = f"instruction {args.around!r}" if args.around else \
@@ -104,4 +124,8 @@ def add_subcommand(subparsers) -> None:
                    help="file to write (default: DOT on stdout); its extension picks the "
                         "format unless -f is given")
     p.add_argument("-f", "--format", choices=FORMATS, help="html, dot, svg or json")
+    p.add_argument("--text", action="store_true",
+                   help="print the dataflow as text for a terminal: the instruction's "
+                        "operands and users as indented trees up to --hops steps (without "
+                        "--around: the computation's parameters and its ROOT's operands)")
     p.set_defaults(run=_run)

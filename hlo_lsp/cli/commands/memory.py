@@ -1,10 +1,12 @@
-"""``hlo-lsp memory FILE [-o OUT] [--top N]``: memory over the schedule of an
+"""``hlo-lsp memory FILE [-o OUT | --text] [--top N]``: memory over the schedule of an
 after-optimizations dump, from XLA's reports beside it
 (:mod:`hlo_lsp.features.memory`): the live-range report (``X-live-range.txt``)
 with sizes from the buffer assignment, else an estimate from the buffer
 assignment and the ENTRY schedule. Without ``-o``: the peak and its largest
 buffers as text; with ``-o OUT``: a self-contained HTML page with the chart
-(:mod:`hlo_lsp.features.graph_page.memory_page`).
+(:mod:`hlo_lsp.features.graph_page.memory_page`); with ``--text``: the chart
+as text for a terminal (:func:`hlo_lsp.features.text_pictures.memory_text`, a bar
+of block elements per step, names from the reports escaped).
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ def _run(args: argparse.Namespace) -> int:
               f"{loaded.path} (XLA writes them for after-optimizations dumps with "
               "--xla_dump_hlo_as_text)", file=sys.stderr)
         return 2
-    if args.output:
+    if args.text:
+        from hlo_lsp.features.text_pictures import memory_text
+
+        sys.stdout.write(memory_text(timeline, loaded.module, args.top).text)
+    elif args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(memory_html(timeline,
                                 page_title(loaded.module, loaded.path, MEMORY_TITLE),
@@ -48,6 +54,9 @@ def add_subcommand(subparsers) -> None:
                     "alive then. Text on stdout, or an HTML page with -o.")
     p.add_argument("file", help="an after-optimizations HLO dump or a dump directory")
     p.add_argument("--module", metavar="NAME", help="the module (several in FILE)")
-    p.add_argument("-o", "--output", metavar="OUT", help="write an HTML page")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("-o", "--output", metavar="OUT", help="write an HTML page")
+    out.add_argument("--text", action="store_true",
+                     help="print the chart as text for a terminal (a bar per step)")
     p.add_argument("--top", type=int, default=20, help="buffers listed (text, default 20)")
     p.set_defaults(run=_run)

@@ -198,3 +198,32 @@ def test_memory_chart_buckets_long_schedules_and_keeps_the_peak():
     assert "(estimate)" in pic.title and pic.message.endswith("more buffers live at the peak")
     assert len([l for l in memory_text(t, module).lines if re.match(r"^\s*\d+  ", l.text)]) \
         <= CHART_ROWS
+
+
+def test_cli_prints_the_pictures_as_text(capsys):
+    from hlo_lsp.cli.main import main
+
+    assert main(["graph", str(TRAIN_AFTER), "--text", "--around", "while.1", "--hops", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("dataflow around %while.1 in %main.29, 1 hop\n")
+    assert "\n└─ 0: %tuple.15  tuple  " in out and "\n├─ %while.15  get-tuple-element  f32[]" in out
+    assert main(["graph", str(TRAIN_AFTER), "--text", "--around", "nope"]) == 2
+    assert main(["memory", str(CONV.parent), "--text", "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "  %cudnn-conv-bias-activation.3  ◀ peak\n" in out
+    assert "1,048,576 B (1.0 MiB)  %x.1{}" in out and "... 5 more" in out
+
+
+def test_cli_escapes_names_for_the_terminal(tmp_path, capsys):
+    """A dump whose custom-call target carries an escape sequence (a string
+    attribute may hold any character): printed escaped, never sent raw."""
+    from hlo_lsp.cli.main import main
+
+    path = tmp_path / "m.txt"
+    path.write_text('HloModule m\n\nENTRY main {\n  p = f32[2]{0} parameter(0)\n'
+                    '  ROOT c = f32[2]{0} custom-call(p), custom_call_target="x\x1b]0;pwned\x07"\n'
+                    '}\n')
+    assert main(["graph", str(path), "--text", "--around", "c"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "ROOT %c  custom call x\\x1b]0;pwned\\x07  f32[2]" in out
