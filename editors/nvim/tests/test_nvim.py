@@ -152,3 +152,18 @@ def test_nvim_recompile_reports_changed_instructions(nvim, tmp_path) -> None:
     _assert_ok(_run_nvim(nvim, "test_recompile.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
                          HLO_TEST_DUMP=str(dump), HLO_TEST_PROGRAM=str(proj / "prog.py"),
                          HLO_NVIM_TIMEOUT=timeout))
+
+
+def test_nvim_pictures_without_a_browser(nvim, tmp_path) -> None:
+    """Issue 40: :HloGraph and :HloMemory over SSH (no display; an xdg-open that
+    exits 3 first on PATH) name the page they wrote and open the text view on the
+    cursor's instruction, whose <CR> goes to the instruction a line names."""
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    opened = tmp_path / "xdg-open-called"
+    xdg_open = fake_bin / "xdg-open"
+    xdg_open.write_text(f'#!/bin/sh\necho "$@" > "{opened}"\nexit 3\n')
+    xdg_open.chmod(0o755)
+    _assert_ok(_run_nvim(nvim, "test_pictures.lua", DISPLAY="", WAYLAND_DISPLAY="",
+                         PATH=f"{fake_bin}{os.pathsep}{os.environ['PATH']}",
+                         HLO_TEST_FAKE_BIN=str(fake_bin), HLO_TEST_OPENED_LOG=str(opened)))

@@ -61,7 +61,8 @@ M.defaults = {
   -- server's `device`). nil: the one the dump's file name implies, else 'cpu'.
   device = nil,
   -- How :HloGraph opens the page it writes: nil uses vim.ui.open (0.10+) or
-  -- xdg-open; a function(path) does it your way.
+  -- xdg-open; a function(path) does it your way (raising an error or returning
+  -- false: no browser, the text view opens instead).
   graph_opener = nil,
   -- Start the server automatically. false: only register the config (for
   -- nvim-lspconfig or your own vim.lsp.enable call).
@@ -385,11 +386,14 @@ local function create_commands()
   end
 end
 
--- The views (views.lua): readable view, kernel summary, comparison, counterpart.
+-- The views (views.lua): readable view, kernel summary, comparison, counterpart, the
+-- pictures as text.
 M.readable = views.readable
 M.summary = views.summary
 M.compare = views.compare
 M.counterpart = views.counterpart
+M.graph_text = views.graph_text
+M.memory_text = views.memory_text
 
 -- ------------------------------------------------------------------ lspconfig
 

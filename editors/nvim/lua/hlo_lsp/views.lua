@@ -2,8 +2,9 @@
 -- "Workspace"): the readable view (`hlo.readableView`) in a read-only scratch buffer
 -- whose lines jump back to the original file, the kernel summary (`hlo.showSummary`),
 -- the comparison of two dumps (`hlo.compareDumps`), the jump to the other
--- optimization stage (`hlo/counterpart`) and the dataflow graph page (`hlo/graph`). The server does the work; this module asks
--- and shows. Works on Neovim 0.7+.
+-- optimization stage (`hlo/counterpart`), the dataflow graph and memory pages (`hlo/graph`,
+-- `hlo/memory`) and, without a browser, the same pictures as text with jumps. The server
+-- does the work; this module asks and shows. Works on Neovim 0.7+.
 local compat = require('hlo_lsp.compat')
 
 local M = {}
@@ -351,27 +352,93 @@ end
 
 -- ------------------------------------------------------------------ graph
 
---- The command that opens a file with the system's handler: `graph_opener` of setup(),
---- else vim.ui.open (0.10+), else xdg-open / open. Returns nil when there is none.
-local function open_file(path)
+--- Why no browser can show a page here, or nil: on Linux and the BSDs (not macOS, Windows
+--- or WSL) without `$DISPLAY` and `$WAYLAND_DISPLAY`, as over SSH, there is no screen
+--- for one (xdg-open would fail, or start a text browser nobody sees).
+function M.no_display()
+  if vim.fn.has('mac') == 1 or vim.fn.has('win32') == 1 or vim.fn.has('wsl') == 1 then
+    return nil
+  end
+  local function set(v)
+    return v ~= nil and v ~= ''
+  end
+  if set(vim.env.DISPLAY) or set(vim.env.WAYLAND_DISPLAY) then
+    return nil
+  end
+  return 'no display: $DISPLAY and $WAYLAND_DISPLAY are unset'
+end
+
+--- Calls `on_fail(why)` when the process of `vim.ui.open` (a vim.SystemObj) exits with an
+--- error; one still running after 10 s is taken to have found a browser.
+local function watch_opener(obj, on_fail)
+  if type(obj) ~= 'table' or type(obj.is_closing) ~= 'function' or type(obj.wait) ~= 'function' then
+    return
+  end
+  local name = type(obj.cmd) == 'table' and tostring(obj.cmd[1]) or 'the opener'
+  local waited, timer = 0, nil
+  timer = vim.fn.timer_start(50, function()
+    waited = waited + 50
+    if obj:is_closing() then
+      vim.fn.timer_stop(timer)
+      local ok, done = pcall(obj.wait, obj, 1000) -- exited: its result is at hand
+      if ok and type(done) == 'table' and done.code ~= 0 then
+        on_fail(name .. ' exited ' .. tostring(done.code))
+      end
+    elseif waited >= 10000 then
+      vim.fn.timer_stop(timer)
+    end
+  end, { ['repeat'] = -1 })
+end
+
+--- Opens a file with the system's handler: `graph_opener` of setup() (a failure: it
+--- raises an error or returns false), else, when there is a display (`M.no_display`),
+--- vim.ui.open (0.10+; a failure: no handler, or its process exits non-zero), else
+--- xdg-open / open (a failure: missing, or it exits non-zero). `on_fail(why)` runs on a
+--- failure, at once or when the opener exits.
+local function open_file(path, on_fail)
   local opener = hlo().config.graph_opener
   if type(opener) == 'function' then
-    return opener(path)
+    local ok, res, err = pcall(opener, path)
+    if not ok then
+      return on_fail('graph_opener failed: ' .. tostring(res))
+    elseif res == false then
+      return on_fail('graph_opener returned false' .. (err and (': ' .. tostring(err)) or ''))
+    end
+    return
+  end
+  local why = M.no_display()
+  if why then
+    return on_fail(why)
   end
   if vim.ui.open then
-    return vim.ui.open(path)
+    local ok, obj, err = pcall(vim.ui.open, path)
+    if not ok or obj == nil then
+      return on_fail(tostring(ok and (err or 'vim.ui.open found no handler') or obj))
+    end
+    return watch_opener(obj, on_fail)
   end
   local cmd = vim.fn.has('mac') == 1 and 'open' or 'xdg-open'
-  if vim.fn.executable(cmd) == 1 then
-    return vim.fn.jobstart({ cmd, path }, { detach = true })
+  if vim.fn.executable(cmd) ~= 1 then
+    return on_fail(cmd .. ' not found')
   end
-  compat.notify('the graph is in ' .. path .. ' (no xdg-open here: open it in a browser)')
-  return nil
+  local job = vim.fn.jobstart({ cmd, path }, {
+    detach = true,
+    on_exit = function(_, code)
+      if code ~= 0 then
+        on_fail(cmd .. ' exited ' .. tostring(code))
+      end
+    end,
+  })
+  if job <= 0 then
+    on_fail('could not start ' .. cmd)
+  end
 end
 
 --- Writes a page the server made to `path` (default a temporary .html file), opens it
 --- (`open_file`) and hands the path to `callback`; a message when it cannot be written.
-local function show_page(page, path, kind, callback)
+--- When no browser opens it, a message names the file and `on_fail(why)` runs (the
+--- text view).
+local function show_page(page, path, kind, callback, on_fail)
   path = path or (vim.fn.tempname() .. '-hlo-' .. kind .. '.html')
   local f = io.open(path, 'w')
   if f == nil then
@@ -380,22 +447,191 @@ local function show_page(page, path, kind, callback)
   end
   f:write(page)
   f:close()
-  open_file(path)
+  open_file(path, function(why)
+    compat.notify(kind .. ' page written to ' .. path .. ' (no browser here: ' .. why
+      .. '); the text view shows it: <CR> goes to an instruction', vim.log.levels.WARN)
+    if on_fail then
+      on_fail(why)
+    end
+  end)
   if callback then
     callback(path)
   end
 end
 
+-- ------------------------------------------------------------------ text pictures
+
+--- Text picture buffers: bufnr -> { source_uri, encoding, targets = {[1-based row] = Range} }
+local pictures = {}
+
+--- A text picture reply (`hlo/graph` or `hlo/memory` with `format = 'text'`) validated:
+--- { lines, targets = {[1-based row] = Range}, cursor (1-based row), message } or nil.
+function M.parse_picture(result)
+  if type(result) ~= 'table' or type(result.lines) ~= 'table' or #result.lines == 0 then
+    return nil
+  end
+  local lines = {}
+  for i, line in ipairs(result.lines) do
+    if type(line) ~= 'string' then
+      return nil
+    end
+    lines[i] = line:gsub('[\r\n]', ' ') -- one line each (the server escapes them already)
+  end
+  local targets = {}
+  for _, t in ipairs(type(result.targets) == 'table' and result.targets or {}) do
+    if type(t) == 'table' and type(t.line) == 'number' and type(t.range) == 'table'
+      and type(t.range.start) == 'table' then
+      targets[t.line + 1] = t.range
+    end
+  end
+  local cursor = type(result.cursorLine) == 'number' and result.cursorLine + 1 or 1
+  return {
+    lines = lines,
+    targets = targets,
+    cursor = math.max(1, math.min(cursor, #lines)),
+    message = type(result.message) == 'string' and result.message or '',
+  }
+end
+
+--- The data of a text picture buffer (nil for other buffers).
+function M.picture_info(bufnr)
+  return pictures[resolve(bufnr)]
+end
+
+--- From a text picture line to the instruction it names, in the source file (a window
+--- showing it, else a new split). Returns the 0-based source line, or nil.
+function M.jump_to_target(bufnr)
+  bufnr = resolve(bufnr)
+  local info = pictures[bufnr]
+  if info == nil then
+    compat.notify('not a text picture buffer', vim.log.levels.WARN)
+    return nil
+  end
+  local range = info.targets[vim.api.nvim_win_get_cursor(0)[1]]
+  if range == nil then
+    compat.notify('this line names no instruction', vim.log.levels.INFO)
+    return nil
+  end
+  local src = vim.uri_to_bufnr(info.source_uri)
+  vim.cmd("normal! m'")
+  local win = vim.fn.bufwinid(src)
+  if win ~= -1 then
+    vim.api.nvim_set_current_win(win)
+  else
+    if not vim.api.nvim_buf_is_loaded(src) then
+      vim.fn.bufload(src)
+    end
+    vim.cmd('aboveleft split')
+    vim.api.nvim_win_set_buf(0, src)
+  end
+  local line = math.min(range.start.line, vim.api.nvim_buf_line_count(src) - 1)
+  local text = vim.api.nvim_buf_get_lines(src, line, line + 1, false)[1] or ''
+  vim.api.nvim_win_set_cursor(0, { line + 1, compat.byte_col(text, range.start.character, info.encoding) })
+  return line
+end
+
+--- Shows a parsed picture in the scratch buffer `name` (`buftype=nofile`,
+--- `bufhidden=wipe`, filetype `hlopicture`), the cursor on its cursor line; `<CR>` goes
+--- to the instruction of the line, `q` closes. Returns bufnr.
+local function show_picture(name, pic, uri, encoding, mods)
+  local buf, win = M.show_scratch(name, pic.lines, 'hlopicture', mods)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.wo[win].wrap = false
+  pictures[buf] = { source_uri = uri, encoding = encoding, targets = pic.targets }
+  vim.api.nvim_win_set_cursor(win, { pic.cursor, 0 })
+  vim.keymap.set('n', '<CR>', function()
+    M.jump_to_target(buf)
+  end, { buffer = buf, silent = true, desc = 'hlo-lsp: go to the instruction of this line' })
+  vim.keymap.set('n', 'q', function()
+    if #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      vim.cmd('close')
+    else
+      vim.cmd('bwipeout ' .. buf)
+    end
+  end, { buffer = buf, silent = true, desc = 'hlo-lsp: close this view' })
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      pictures[buf] = nil
+    end,
+  })
+  if pic.message ~= '' then
+    compat.notify(pic.message)
+  end
+  return buf
+end
+
+--- :HloGraphText [hops] — `hlo/graph` with `format = 'text'` at the cursor: the
+--- instruction, its operands and its users as indented trees up to `hops` steps (a
+--- computation header: its parameters and ROOT) in a scratch buffer; `<CR>` on a line
+--- goes to its instruction, `q` closes. `opts.params`: the position params to ask
+--- about (default the cursor's).
+---@param opts {hops?: integer, mods?: string, params?: table, encoding?: string}|nil
+---@param callback fun(bufnr: integer)|nil
+function M.graph_text(bufnr, opts, callback)
+  bufnr = resolve(bufnr)
+  opts = opts or {}
+  local params, encoding = opts.params, opts.encoding
+  if params == nil then
+    params, encoding = cursor_params(bufnr, ':HloGraphText')
+    if params == nil then
+      return false
+    end
+  end
+  params = vim.tbl_extend('force', params, { format = 'text', page = false })
+  params.hops = params.hops or opts.hops
+  return request(bufnr, M.GRAPH, params, M.GRAPH, function(result)
+    local pic = M.parse_picture(result)
+    if pic == nil then
+      compat.notify('no graph here: put the cursor on an instruction or a computation header', vim.log.levels.WARN)
+      return
+    end
+    local uri = params.textDocument.uri
+    local buf = show_picture(view_name('graph', vim.uri_to_fname(uri)), pic, uri, encoding, opts.mods)
+    if callback then
+      callback(buf)
+    end
+  end)
+end
+
+--- :HloMemoryText — `hlo/memory` with `format = 'text'`: bytes live over the schedule
+--- as a bar chart (the peak marked), then the largest buffers live at the peak, in a
+--- scratch buffer; `<CR>` on a line goes to its instruction, `q` closes.
+---@param opts {mods?: string}|nil
+---@param callback fun(bufnr: integer)|nil
+function M.memory_text(bufnr, opts, callback)
+  bufnr = resolve(bufnr)
+  opts = opts or {}
+  local uri = vim.uri_from_bufnr(bufnr)
+  local client = hlo().get_client(bufnr)
+  local encoding = client and client.offset_encoding or 'utf-16'
+  local params = { textDocument = { uri = uri }, format = 'text' }
+  return request(bufnr, M.MEMORY, params, M.MEMORY, function(result)
+    local pic = M.parse_picture(result)
+    if pic == nil then
+      compat.notify('no memory report beside this file (XLA writes *-live-range.txt and '
+        .. '*-buffer-assignment.txt beside after-optimizations dumps)', vim.log.levels.WARN)
+      return
+    end
+    local buf = show_picture(view_name('memory', vim.uri_to_fname(uri)), pic, uri, encoding, opts.mods)
+    if callback then
+      callback(buf)
+    end
+  end)
+end
+
 --- :HloGraph — `hlo/graph` with `page: true` at the cursor (an instruction: its
 --- neighbourhood of `hops` steps; a computation header: that computation): the page is
 --- written to a temporary .html file and opened in the browser, where a click on a node
---- shows its file:line.
----@param opts {hops?: integer, path?: string}|nil
+--- shows its file:line. Without a browser (no display, the opener fails) a message names
+--- the file and the text view (`M.graph_text`) opens instead.
+---@param opts {hops?: integer, path?: string, mods?: string}|nil
 ---@param callback fun(path: string)|nil
 function M.graph(bufnr, opts, callback)
   bufnr = resolve(bufnr)
   opts = opts or {}
-  local params = cursor_params(bufnr, ':HloGraph')
+  local params, encoding = cursor_params(bufnr, ':HloGraph')
   if params == nil then
     return false
   end
@@ -409,13 +645,17 @@ function M.graph(bufnr, opts, callback)
     if type(result.message) == 'string' and result.message ~= '' then
       compat.notify(result.message)
     end
-    show_page(result.page, opts.path, 'graph', callback)
+    show_page(result.page, opts.path, 'graph', callback, function()
+      M.graph_text(bufnr, { params = params, encoding = encoding, mods = opts.mods })
+    end)
   end)
 end
 
 --- :HloMemory — `hlo/memory`: bytes live over the schedule from XLA's reports beside the
---- dump (the peak, the buffers live then), written to a temporary .html file and opened.
----@param opts {path?: string}|nil
+--- dump (the peak, the buffers live then), written to a temporary .html file and opened;
+--- without a browser, a message names the file and the text view (`M.memory_text`)
+--- opens instead.
+---@param opts {path?: string, mods?: string}|nil
 ---@param callback fun(path: string)|nil
 function M.memory(bufnr, opts, callback)
   bufnr = resolve(bufnr)
@@ -427,7 +667,9 @@ function M.memory(bufnr, opts, callback)
         .. '*-buffer-assignment.txt beside after-optimizations dumps)', vim.log.levels.WARN)
       return
     end
-    show_page(result.page, opts.path, 'memory', callback)
+    show_page(result.page, opts.path, 'memory', callback, function()
+      M.memory_text(bufnr, { mods = opts.mods })
+    end)
   end)
 end
 
@@ -446,7 +688,7 @@ function M.register_lsp_commands()
 end
 
 --- The user commands :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart, :HloGraph,
---- :HloMemory.
+--- :HloMemory, :HloGraphText, :HloMemoryText.
 function M.create_commands()
   vim.api.nvim_create_user_command('HloReadable', function(args)
     M.readable(0, { inline_fusions = args.bang, mods = args.mods })
@@ -461,11 +703,17 @@ function M.create_commands()
     M.counterpart(0)
   end, { desc = 'hlo-lsp: the same instruction in the before/after optimizations file' })
   vim.api.nvim_create_user_command('HloGraph', function(args)
-    M.graph(0, { hops = tonumber(args.args) })
+    M.graph(0, { hops = tonumber(args.args), mods = args.mods })
   end, { nargs = '?', desc = 'hlo-lsp: dataflow graph around the cursor ([hops]) in the browser' })
-  vim.api.nvim_create_user_command('HloMemory', function()
-    M.memory(0)
+  vim.api.nvim_create_user_command('HloMemory', function(args)
+    M.memory(0, { mods = args.mods })
   end, { desc = 'hlo-lsp: memory over the schedule (from XLA\'s reports) in the browser' })
+  vim.api.nvim_create_user_command('HloGraphText', function(args)
+    M.graph_text(0, { hops = tonumber(args.args), mods = args.mods })
+  end, { nargs = '?', desc = 'hlo-lsp: dataflow around the cursor ([hops]) as text trees' })
+  vim.api.nvim_create_user_command('HloMemoryText', function(args)
+    M.memory_text(0, { mods = args.mods })
+  end, { desc = 'hlo-lsp: memory over the schedule as a text bar chart' })
 end
 
 return M
