@@ -169,8 +169,9 @@ class _Tree:
         while stack:
             ins, prefix, indent, last, fresh = stack.pop()
             kids = children.get(id(ins), []) if fresh else []
-            if len(out) >= budget:
+            if len(out) >= budget:  # counted, with the lines under it
                 left_out += 1
+                stack.extend((nb, p, "", False, f) for p, nb, f in kids)
                 continue
             more = ""
             if fresh and id(ins) not in children:  # at the last hop: what lies beyond
@@ -216,7 +217,7 @@ def _trees(comp: Computation, center: Instruction, hops: int, pic: TextPicture,
     for up, title in ((True, f"operands, up to {steps}:"), (False, f"users, down to {steps}:")):
         if not up and not users:
             continue
-        rows, cut = _Tree(comp, center, up).lines(hops, MAX_LINES - len(pic.lines))
+        rows, cut = _Tree(comp, center, up).lines(hops, MAX_LINES - len(pic.lines) - 1)
         if not rows and not cut:
             pic.lines.append(PictureLine(f"{title[:title.index(',')]}: none"))
             continue

@@ -227,3 +227,20 @@ def test_cli_escapes_names_for_the_terminal(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "ROOT %c  custom call x\\x1b]0;pwned\\x07  f32[2]" in out
+
+
+def test_a_tree_past_the_line_budget_counts_what_it_leaves_out(monkeypatch):
+    """``p`` has 600 users, each also a user of the one before it: the user tree
+    is cut at MAX_LINES lines and the message counts every line left out."""
+    from hlo_lsp.features import text_pictures
+    from tests.helpers import chain_module
+
+    module = parse(chain_module(600))
+    cut = graph_text(module, around="p", hops=2)
+    monkeypatch.setattr(text_pictures, "MAX_LINES", 10**6)
+    whole = graph_text(module, around="p", hops=2)
+    assert whole.message == "" and len(whole.lines) > 400 == len(cut.lines)
+    left = int(cut.message.split()[0])
+    assert cut.message.endswith("more lines not shown (at most 400): ask for fewer hops")
+    assert len(cut.lines) + left == len(whole.lines)
+    assert [l.text for l in cut.lines] == [l.text for l in whole.lines[:400]]
