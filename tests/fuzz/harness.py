@@ -865,6 +865,8 @@ def request_makers(uri: str, text: str, rng: random.Random) -> dict[str, Callabl
             params["hops"] = rng.choice([0, 1, 3, 50])
         if rng.random() < 0.3:
             params["limit"] = rng.choice([1, 20, 200, 5000, 10**9])
+        if rng.random() < 0.3:  # the picture as text (Neovim without a browser)
+            params["format"] = "text"
         return params
 
     whole = types.Range(start=types.Position(line=0, character=0),
@@ -893,7 +895,8 @@ def request_makers(uri: str, text: str, rng: random.Random) -> dict[str, Callabl
         "hlo/counterpart": lambda: {"textDocument": {"uri": uri}, "position": position_json()},
         "hlo/workspaceStatus": lambda: None,
         "hlo/graph": graph_params,
-        "hlo/memory": lambda: {"textDocument": {"uri": uri}},
+        "hlo/memory": lambda: {"textDocument": {"uri": uri},
+                               **({"format": "text"} if rng.random() < 0.3 else {})},
         command + " hlo.showSummary": lambda: types.ExecuteCommandParams(
             "hlo.showSummary", [uri, {"format": rng.choice(["markdown", "text"])}]),
         command + " hlo.readableView": lambda: types.ExecuteCommandParams(
