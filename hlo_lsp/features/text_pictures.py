@@ -373,9 +373,11 @@ def memory_text(t: MemoryTimeline, module: HloModule | None = None, top: int = 1
     full = max(t.live) if t.live else 0
     rows = max(1, rows)
     size = max(1, math.ceil(n / rows))
-    label_width = len(f"{n - 1}") * (2 if size > 1 else 1) + (1 if size > 1 else 0)
+    caption = "step" if size == 1 else "steps"
+    label_width = max(len(caption), len(f"{n - 1}") * (2 if size > 1 else 1)
+                      + (1 if size > 1 else 0))
     pic.lines.append(PictureLine(
-        f"{'step' if size == 1 else 'steps':>{label_width}}  {'live':>9}  "
+        f"{caption:>{label_width}}  {'live':>9}  "
         f"bytes live per step" + (f" (the most in each {size} steps)" if size > 1 else "")
         + f", {BLOCKS[-1]} = {short_bytes(max(1, full // BAR_CELLS))}"))
     for lo in range(0, n, size):
