@@ -99,6 +99,19 @@ H.run(function()
   H.check(fake_bin ~= nil and vim.fn.exepath('xdg-open') == fake_bin .. '/xdg-open',
     'the xdg-open on PATH is the one that exits 3', vim.fn.exepath('xdg-open'))
 
+  -- The reply validated (it comes from a server): one line each, malformed targets dropped.
+  H.eq(views.parse_picture(vim.NIL), nil, 'a null reply is no picture')
+  H.eq(views.parse_picture({ lines = { 'a', 1 } }), nil, 'a line that is no string: no picture')
+  local r = { start = { line = 3, character = 2 }, ['end'] = { line = 3, character = 5 } }
+  local p = views.parse_picture({ lines = { 'a\nb', 'c\r' }, cursorLine = 99,
+    targets = { { line = 1, range = r }, { line = 'x', range = r }, { line = 0 }, 5 } })
+  H.eq(p and { p.lines, p.cursor, p.targets, p.message }, { { 'a b', 'c ' }, 2, { [2] = r }, '' },
+    'picture reply: newlines replaced, cursor clamped, malformed targets dropped')
+  H.check(views.no_display() ~= nil, 'no $DISPLAY, no $WAYLAND_DISPLAY: no display')
+  vim.env.WAYLAND_DISPLAY = 'wayland-0'
+  H.eq(views.no_display(), nil, '$WAYLAND_DISPLAY set: a display')
+  vim.env.WAYLAND_DISPLAY = nil
+
   local dump = H.example_dump()
   vim.cmd('silent edit ' .. vim.fn.fnameescape(dump))
   local b = api.nvim_get_current_buf()
