@@ -6,6 +6,7 @@ One definition per message, for the handlers and for ``docs/protocol.md``:
 |---|---|---|
 | request ``hlo/inlineRegions`` | :class:`DocumentParams` | :class:`InlineRegion` ``[]`` |
 | request ``hlo/counterpart`` | :class:`DocumentPositionParams` | ``Location[]`` |
+| request ``hlo/counterpartFiles`` | :class:`DocumentParams` | URI ``string[]``, best first |
 | request ``hlo/workspaceStatus`` | none | :class:`WorkspaceStatus` |
 | command ``hlo.showSummary`` | ``[uri, SummaryOptions?]`` | markdown or text; :class:`SummaryTable` with ``targets`` |
 | command ``hlo.readableView`` | ``[uri, ReadableOptions?]`` | :class:`ReadableView` |
@@ -31,6 +32,7 @@ T = TypeVar("T")
 
 INLINE_REGIONS = "hlo/inlineRegions"
 COUNTERPART = "hlo/counterpart"
+COUNTERPART_FILES = "hlo/counterpartFiles"
 WORKSPACE_STATUS = "hlo/workspaceStatus"
 SHOW_SUMMARY = "hlo.showSummary"
 READABLE_VIEW = "hlo.readableView"

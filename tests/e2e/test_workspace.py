@@ -1,6 +1,6 @@
 """The workspace over LSP, end to end (pytest-lsp against ``python -m hlo_lsp``):
 background indexing with progress, workspace/symbol, hlo/counterpart,
-didChangeWatchedFiles, on copies of the real dump in examples/cpu_dump/."""
+hlo/counterpartFiles, didChangeWatchedFiles, on copies of the real dump in examples/cpu_dump/."""
 
 from __future__ import annotations
 
@@ -160,6 +160,40 @@ async def test_counterpart_matches_module_name_across_module_numbers(
     assert locs and {_loc(x)[0] for x in locs} == {renamed.as_uri()}
     first = _loc(locs[0])
     assert first[1:] == _lc(read(TRAIN_BEFORE), "%tanh.3 = ")
+
+
+async def test_counterpart_files_of_a_document_best_first(
+        client: LanguageClient, tmp_path: pathlib.Path):
+    """``hlo/counterpartFiles``: the other stage's files of the document's module,
+    ranked as ``hlo/counterpart`` ranks them (same number, then same directory,
+    then nearest number), wherever the cursor is: at the start of the file,
+    where ``hlo/counterpart`` answers nothing (what Compare With... offers first)."""
+    root = tmp_path / "runs"
+    (root / "old").mkdir(parents=True)
+    after = root / TRAIN_AFTER.name
+    shutil.copy(TRAIN_AFTER, after)
+    renumbered = root / "module_0031.jit_train_step.before_optimizations.txt"
+    same_number = root / "old" / TRAIN_BEFORE.name
+    farther = root / "old" / "module_0029.jit_train_step.before_optimizations.txt"
+    for p in (renumbered, same_number, farther):
+        shutil.copy(TRAIN_BEFORE, p)
+    other_module = root / "module_0028.jit_stage.before_optimizations.txt"
+    shutil.copy(CPU_DUMP / "module_0000.jit_stage.before_optimizations.txt", other_module)
+    await start(client, root)
+    await wait_indexed(client, 5)
+    uri, _ = await _open(client, after)
+    start_of_file = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+    assert await client.protocol.send_request_async("hlo/counterpart", start_of_file) == []
+    files = await client.protocol.send_request_async("hlo/counterpartFiles",
+                                                     {"textDocument": {"uri": uri}})
+    assert files == [same_number.as_uri(), renumbered.as_uri(), farther.as_uri()]
+    # and back: a before file's after file; a module without another stage: none
+    assert await client.protocol.send_request_async("hlo/counterpartFiles", {
+        "textDocument": {"uri": renumbered.as_uri()}}) == [uri]
+    assert await client.protocol.send_request_async("hlo/counterpartFiles", {
+        "textDocument": {"uri": other_module.as_uri()}}) == []
+    # malformed params: the empty answer, not an error
+    assert await client.protocol.send_request_async("hlo/counterpartFiles", {"x": 1}) == []
 
 
 async def test_did_change_watched_files_indexes_a_new_dump(

@@ -893,6 +893,7 @@ def request_makers(uri: str, text: str, rng: random.Random) -> dict[str, Callabl
             query=rng.choice(["", "fusion", "main", "%", "\udc80", "x" * 1000])),
         "hlo/inlineRegions": lambda: {"textDocument": {"uri": uri}},
         "hlo/counterpart": lambda: {"textDocument": {"uri": uri}, "position": position_json()},
+        "hlo/counterpartFiles": lambda: {"textDocument": {"uri": uri}},
         "hlo/workspaceStatus": lambda: None,
         "hlo/graph": graph_params,
         "hlo/memory": lambda: {"textDocument": {"uri": uri},

@@ -17,6 +17,10 @@
   instruction(s) of the other optimization stage of the same module
   (:func:`hlo_lsp.dump.index.find_counterparts`); command ``hlo.gotoCounterpart``
   ``[uri, position]`` returns the same.
+- request ``hlo/counterpartFiles`` ``{textDocument}`` -> ``string[]``: the URIs of
+  the files of the other optimization stage of the document's module, best first
+  (:func:`hlo_lsp.dump.index.counterpart_files`), wherever the cursor is (what
+  ``HLO: Compare With...`` offers first).
 - request ``hlo/workspaceStatus`` -> :class:`hlo_lsp.lsp.messages.WorkspaceStatus`.
 
 Settings: :class:`hlo_lsp.lsp.settings.WorkspaceSettings`. The workspace's
@@ -41,7 +45,8 @@ from hlo_lsp.dump.index import SymbolHit, WorkspaceIndex, counterpart_files, fin
 from hlo_lsp.dump.names import HLO_FILE_GLOBS
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.convert import SYMBOL_KINDS, to_range
-from hlo_lsp.lsp.messages import COUNTERPART, GOTO_COUNTERPART, WORKSPACE_STATUS
+from hlo_lsp.lsp.messages import (COUNTERPART, COUNTERPART_FILES, GOTO_COUNTERPART,
+                                  WORKSPACE_STATUS)
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
 from hlo_lsp.lsp.settings import WorkspaceSettings
@@ -245,6 +250,22 @@ def _target_of(module, offset: int) -> Instruction | Computation | None:
     return module.instruction_at(offset)
 
 
+async def counterpart_file_uris(ls: HloLanguageServer, uri: str) -> list[str]:
+    """The URIs of the files holding the other optimization stage of ``uri``'s
+    module, best first, as :func:`hlo_lsp.dump.index.counterpart_files` ranks
+    them (the module named by the document's ``HloModule`` header, else by its
+    dump name); [] for a document that is no file or has no counterpart."""
+    path = to_fs_path(uri)
+    if not path:
+        return []
+    async with ls.lease(uri) as a:
+        if a is None:
+            return []
+        module_name = a.module.name.name if a.module.name is not None else None
+    files = await asyncio.to_thread(counterpart_files, path, workspace_index(ls), module_name)
+    return [u for s in files if (u := from_fs_path(s.path))]
+
+
 async def counterpart_locations(ls: HloLanguageServer, uri: str, position: types.Position
                                 ) -> list[types.Location]:
     """Locations of the counterpart(s) of the instruction (or computation) at
@@ -351,6 +372,14 @@ def register(server: HloLanguageServer) -> None:
         if parsed is None:
             return []
         return await counterpart_locations(ls, parsed.text_document.uri, parsed.position)
+
+    @server.feature(COUNTERPART_FILES)
+    @guarded(default=[])
+    async def on_counterpart_files(ls: HloLanguageServer, params: Any) -> list[str]:
+        parsed = messages.parse_params(messages.DocumentParams, params)
+        if parsed is None:
+            return []
+        return await counterpart_file_uris(ls, parsed.text_document.uri)
 
     @server.feature(WORKSPACE_STATUS)
     @guarded(default=None)

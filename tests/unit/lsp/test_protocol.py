@@ -190,6 +190,7 @@ def _every_request(uri: str, text: str, first_id: int) -> list[dict]:
         ("workspace/symbol", {"query": "fusion"}),
         ("hlo/inlineRegions", {"textDocument": doc}),
         ("hlo/counterpart", {"textDocument": doc, "position": pos}),
+        ("hlo/counterpartFiles", {"textDocument": doc}),
         ("hlo/workspaceStatus", None),
         ("hlo/graph", {"textDocument": doc, "position": pos, "page": True}),
         ("hlo/memory", {"textDocument": doc}),

@@ -21,7 +21,7 @@ EXPECTED_FEATURES = {
     "textDocument/semanticTokens/range", "textDocument/codeLens", "textDocument/codeAction",
     "textDocument/documentLink", "workspace/symbol", "workspace/didChangeWatchedFiles",
     "workspace/didChangeWorkspaceFolders", "hlo/inlineRegions", "hlo/counterpart",
-    "hlo/workspaceStatus", "hlo/graph", "hlo/memory"}
+    "hlo/counterpartFiles", "hlo/workspaceStatus", "hlo/graph", "hlo/memory"}
 EXPECTED_COMMANDS = {"hlo.showSummary", "hlo.readableView", "hlo.compareDumps",
                      "hlo.gotoCounterpart", "hlo.recompile"}
 
