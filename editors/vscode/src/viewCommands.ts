@@ -2,12 +2,14 @@
 // (`hlo.readableView`) as a read-only virtual document linked back to the original file,
 // the kernel summary (`hlo.showSummary`, also the code lens: the text table as a read-only
 // document that never wraps, each kernel's row linked to its instruction), the comparison of two dumps
-// (`hlo.compareDumps`) and the jump to the other optimization stage (`hlo/counterpart`).
+// (`hlo.compareDumps`, the files offered first from `hlo/counterpartFiles`) and the jump to
+// the other optimization stage (`hlo/counterpart`).
 // The server does the work; this file only asks, validates and shows.
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
 import {
   COMPARE_DUMPS,
+  COUNTERPART_FILES_METHOD,
   COUNTERPART_METHOD,
   READABLE_SCHEME,
   READABLE_VIEW,
@@ -26,10 +28,11 @@ import {
   encodeViewRequest,
   lineTarget,
   locationTarget,
+  orderCompareCandidates,
   parseLocations,
   parseReadableView,
   parseSummaryTable,
-  rankCompareCandidates,
+  parseUriList,
   readableLinks,
   readableViewArguments,
   sourceLineAt,
@@ -322,24 +325,48 @@ export class HloViews implements vscode.TextDocumentContentProvider, vscode.Docu
     }
   }
 
-  /** Asks for the file to compare with: HLO files of the workspace and open ones, or a file dialog. */
-  private async pickFile(exclude: string): Promise<string | undefined> {
-    const browse = '$(folder-opened) Browse...';
+  /**
+   * The files of the other optimization stage of `uri`'s module, best first, as the
+   * server ranks them (`hlo/counterpartFiles`); none when the server cannot say.
+   */
+  private async counterpartFiles(uri: string): Promise<vscode.Uri[]> {
+    const client = this.getClient();
+    if (!client || !client.isRunning()) return [];
+    try {
+      return parseUriList(await client.sendRequest(COUNTERPART_FILES_METHOD, { textDocument: { uri } })).map((u) => vscode.Uri.parse(u));
+    } catch (err) {
+      this.log(`${COUNTERPART_FILES_METHOD} failed: ${String(err)}`);
+      return [];
+    }
+  }
+
+  /**
+   * The files offered to compare `exclude` with: its counterparts (marked), then the HLO
+   * files of its directory, then the rest of the workspace's and the open ones.
+   */
+  private async compareItems(exclude: string): Promise<(vscode.QuickPickItem & { uri?: vscode.Uri })[]> {
     const uris = new Map<string, vscode.Uri>();
+    const counterparts = this.counterpartFiles(exclude);
     for (const doc of vscode.workspace.textDocuments) if (doc.languageId === 'hlo' && doc.uri.scheme === 'file') uris.set(doc.uri.toString(), doc.uri);
     try {
       for (const u of await vscode.workspace.findFiles(HLO_FILES, '**/node_modules/**', 5000)) uris.set(u.toString(), u);
     } catch (err) {
       this.log(`findFiles failed: ${String(err)}`);
     }
-    uris.delete(exclude);
-    // the counterpart (the module's other optimization stage) first, then its other files, this directory, the rest
-    const items = rankCompareCandidates(exclude, [...uris.keys()]).map(({ uri, counterpart }) => {
+    const first = await counterparts;
+    for (const u of first) uris.set(u.toString(), u);
+    return orderCompareCandidates(exclude, [...uris.keys()], first.map((u) => u.toString())).map(({ uri, counterpart }) => {
       const u = uris.get(uri) as vscode.Uri;
       const where = vscode.workspace.asRelativePath(u, true);
       return { label: baseName(u.path), description: counterpart ? `counterpart · ${where}` : where, uri: u };
     });
-    const picked = await vscode.window.showQuickPick<vscode.QuickPickItem & { uri?: vscode.Uri }>([...items, { label: browse }], {
+  }
+
+  /** Asks for the file to compare with: the offered files (`compareItems`), or a file dialog. */
+  private async pickFile(exclude: string): Promise<string | undefined> {
+    const browse = '$(folder-opened) Browse...';
+    const items = this.compareItems(exclude).then((found) => [...found, { label: browse }]);
+    const picked = await vscode.window.showQuickPick<vscode.QuickPickItem & { uri?: vscode.Uri }>(items, {
       placeHolder: `Compare ${baseName(exclude)} (old) with... (new)`,
       matchOnDescription: true,
     });

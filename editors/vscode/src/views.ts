@@ -1,9 +1,9 @@
 // Pure helpers for the views built from server commands (docs/protocol.md, "Readable HLO"
 // and "Workspace"): the readable view and its links back to the original file, the
 // arguments of `hlo.readableView` / `hlo.showSummary` / `hlo.compareDumps`, and the
-// `hlo/counterpart` request. No `vscode` import: unit-tested from editors/vscode/test/.
+// `hlo/counterpart` and `hlo/counterpartFiles` requests. No `vscode` import: unit-tested
+// from editors/vscode/test/.
 
-import { NOT_HLO_SUFFIXES } from './detect';
 import type { Position, Range } from './inlineRegions';
 
 export type { Position, Range };
@@ -13,6 +13,7 @@ export const SHOW_SUMMARY = 'hlo.showSummary';
 export const COMPARE_DUMPS = 'hlo.compareDumps';
 export const GOTO_COUNTERPART = 'hlo.gotoCounterpart';
 export const COUNTERPART_METHOD = 'hlo/counterpart';
+export const COUNTERPART_FILES_METHOD = 'hlo/counterpartFiles';
 
 /** Scheme of the read-only readable views (language `hlo`). */
 export const READABLE_SCHEME = 'hlo-readable';
@@ -297,37 +298,9 @@ export function counterpartParams(
   return { textDocument: { uri: active.uri }, position: active.position };
 }
 
-/** What an XLA dump file name says (hlo_lsp/dump/names.py `parse_dump_name`, mirrored). */
-export interface DumpName {
-  number: number;
-  module: string;
-  /** `before_optimizations`, `after_optimizations`, `pass:<...>` or ''. */
-  stage: string;
-}
-
-const DUMP_NAME = /^(?:\d+\.)?module_(\d+)(?:\.(.+))?\.txt$/;
-const AFTER_NAME = /^(.*?)\.(?:[A-Za-z0-9_.]+?_)?after_optimizations$/;
-const PASS_NAME = /^(.*?)\.(\d{4})\.(.+)$/;
-
-/** The module number, module name and stage of a dump file's base name; undefined for other names. */
-export function parseDumpName(name: string): DumpName | undefined {
-  const m = DUMP_NAME.exec(name);
-  if (!m || NOT_HLO_SUFFIXES.some((s) => name.endsWith(s))) return undefined;
-  const number = Number(m[1]);
-  const rest = m[2] ?? '';
-  if (rest.endsWith('before_optimizations')) return { number, module: rest.slice(0, -'before_optimizations'.length).replace(/\.$/, ''), stage: 'before_optimizations' };
-  const after = AFTER_NAME.exec(rest);
-  if (after) return { number, module: after[1], stage: 'after_optimizations' };
-  const pass = PASS_NAME.exec(rest);
-  if (pass) return { number, module: pass[1], stage: `pass:${pass[2]}.${pass[3]}` };
-  return { number, module: rest, stage: '' };
-}
-
-/** The stage a file of `stage` is compared with (names.py `counterpart_stage`): after <-> before, a pass -> before. */
-function counterpartStage(stage: string): string | undefined {
-  if (stage === 'before_optimizations') return 'after_optimizations';
-  if (stage === 'after_optimizations' || stage.startsWith('pass:')) return 'before_optimizations';
-  return undefined;
+/** Validates the result of `hlo/counterpartFiles`: its URI strings, in order (anything else dropped). */
+export function parseUriList(result: unknown): string[] {
+  return Array.isArray(result) ? result.filter((u): u is string => typeof u === 'string' && u !== '') : [];
 }
 
 function dirOf(uri: string): string {
@@ -335,32 +308,28 @@ function dirOf(uri: string): string {
 }
 
 /**
- * The files `HLO: Compare With...` offers for comparing `oldUri` with, best first: the
- * counterpart (the other optimization stage of the same module: same number, then same
- * directory, then nearest number, as the server's `hlo/counterpart` ranks them), then
- * the module's other files, then the files of the same directory, then the rest; each
- * group by path. `counterpart` marks the first group.
+ * The files `HLO: Compare With...` offers for comparing `oldUri` with, in order: the
+ * `counterparts` (the server's `hlo/counterpartFiles` answer, best first, marked
+ * `counterpart`; offered even when not among `candidates`), then the candidates in
+ * `oldUri`'s directory, then the rest, each by URI. `oldUri` and repeats are left out.
  */
-export function rankCompareCandidates(oldUri: string, candidates: readonly string[]): { uri: string; counterpart: boolean }[] {
-  const me = parseDumpName(baseName(oldUri));
-  const want = me && counterpartStage(me.stage);
+export function orderCompareCandidates(
+  oldUri: string,
+  candidates: readonly string[],
+  counterparts: readonly string[],
+): { uri: string; counterpart: boolean }[] {
+  const seen = new Set([oldUri]);
+  const out: { uri: string; counterpart: boolean }[] = [];
+  for (const uri of counterparts) {
+    if (seen.has(uri)) continue;
+    seen.add(uri);
+    out.push({ uri, counterpart: true });
+  }
   const dir = dirOf(oldUri);
-  const keyed = candidates
-    .filter((u) => u !== oldUri)
-    .map((uri) => {
-      const d = parseDumpName(baseName(uri));
-      const sameModule = !!me && !!d && me.module !== '' && d.module === me.module;
-      const counterpart = sameModule && want !== undefined && d.stage === want;
-      const group = counterpart ? 0 : sameModule ? 1 : dirOf(uri) === dir ? 2 : 3;
-      const distance = me && d ? Math.abs(d.number - me.number) : Number.MAX_SAFE_INTEGER;
-      const near = group < 2 ? [d?.number === me?.number ? 0 : 1, dirOf(uri) === dir ? 0 : 1, distance] : [0, 0, 0];
-      return { uri, counterpart, key: [group, ...near] };
-    });
-  keyed.sort((a, b) => {
-    for (let i = 0; i < a.key.length; i++) if (a.key[i] !== b.key[i]) return a.key[i] - b.key[i];
-    return a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0;
-  });
-  return keyed.map(({ uri, counterpart }) => ({ uri, counterpart }));
+  const rest = [...new Set(candidates)].filter((u) => !seen.has(u));
+  rest.sort((a, b) => Number(dirOf(a) !== dir) - Number(dirOf(b) !== dir) || (a < b ? -1 : a > b ? 1 : 0));
+  for (const uri of rest) out.push({ uri, counterpart: false });
+  return out;
 }
 
 /**

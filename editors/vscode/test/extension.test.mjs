@@ -498,40 +498,52 @@ test('views: Compare With... takes its two files from the arguments, the active 
   assert.deepEqual(vw.compareTargets([]), { oldUri: undefined });
 });
 
-test('views: Compare With... offers the counterpart first; the result is titled old first', () => {
+test('views: Compare With... offers the counterparts first, as the server answers them, then the directory, the rest; the result is titled old first', () => {
   const d = 'file:///w/dump/';
   const after = `${d}module_0028.jit_train_step.cpu_after_optimizations.txt`;
+  const before = `${d}module_0028.jit_train_step.before_optimizations.txt`;
+  const renumbered = 'file:///w/old/module_0031.jit_train_step.before_optimizations.txt';
   const candidates = [
     'file:///w/a.hlo',
-    `${d}module_0001.jit_add.before_optimizations.txt`,
-    `${d}module_0028.jit_train_step.cpu_after_optimizations-buffer-assignment.txt`,
-    'file:///w/old/module_0031.jit_train_step.before_optimizations.txt',
-    `${d}module_0027.jit_train_step.before_optimizations.txt`,
-    `${d}module_0028.jit_train_step.0004.simplification.after_pipeline-start.before_x.txt`,
-    `${d}module_0028.jit_train_step.before_optimizations.txt`,
     `${d}module_0027.jit_train_step.cpu_after_optimizations.txt`,
+    renumbered,
+    'file:///v/b.hlo',
+    before,
+    `${d}module_0001.jit_add.before_optimizations.txt`,
     after,
+    'file:///w/a.hlo',
   ];
-  const ranked = vw.rankCompareCandidates(after, candidates);
-  assert.deepEqual(ranked.map((r) => [r.uri.replace(/^.*\//, ''), r.counterpart]), [
-    // the before file of the same module number, then the module's other before files
-    ['module_0028.jit_train_step.before_optimizations.txt', true],
-    ['module_0027.jit_train_step.before_optimizations.txt', true],
-    ['module_0031.jit_train_step.before_optimizations.txt', true],
-    // the module's other files, then the directory's, then the rest
-    ['module_0028.jit_train_step.0004.simplification.after_pipeline-start.before_x.txt', false],
-    ['module_0027.jit_train_step.cpu_after_optimizations.txt', false],
-    ['module_0001.jit_add.before_optimizations.txt', false],
-    ['module_0028.jit_train_step.cpu_after_optimizations-buffer-assignment.txt', false],
-    ['a.hlo', false],
+  // hlo/counterpartFiles as the server answers it, best first: one file the workspace
+  // search did not find (outside the workspace); what is no URI is dropped
+  const elsewhere = 'file:///elsewhere/module_0028.jit_train_step.before_optimizations.txt';
+  const answer = vw.parseUriList([before, renumbered, elsewhere, 7, null, '']);
+  assert.deepEqual(answer, [before, renumbered, elsewhere]);
+  const offered = vw.orderCompareCandidates(after, candidates, answer);
+  assert.deepEqual(offered.map((r) => [r.uri, r.counterpart]), [
+    // the server's order, not the names': the counterparts first, marked
+    [before, true],
+    [renumbered, true],
+    [elsewhere, true],
+    // then the files of the same directory, then the rest, each by URI; each once
+    [`${d}module_0001.jit_add.before_optimizations.txt`, false],
+    [`${d}module_0027.jit_train_step.cpu_after_optimizations.txt`, false],
+    ['file:///v/b.hlo', false],
+    ['file:///w/a.hlo', false],
   ]);
-  // before -> the after files; a file that is no dump: no counterpart
-  const before = `${d}module_0028.jit_train_step.before_optimizations.txt`;
-  assert.deepEqual(vw.rankCompareCandidates(before, candidates).filter((r) => r.counterpart).map((r) => r.uri), [after, `${d}module_0027.jit_train_step.cpu_after_optimizations.txt`]);
-  assert.equal(vw.rankCompareCandidates('file:///w/a.hlo', candidates)[0].uri, `${d}module_0001.jit_add.before_optimizations.txt`, 'by path');
-  assert.ok(vw.rankCompareCandidates('file:///w/a.hlo', candidates).every((r) => !r.counterpart));
-  assert.deepEqual(vw.parseDumpName('module_0028.jit_train_step.sm_9.0_gpu_after_optimizations.txt'), { number: 28, module: 'jit_train_step', stage: 'after_optimizations' });
-  assert.equal(vw.parseDumpName('my_module.txt'), undefined);
+  // no answer (no counterpart, or a server without the request): nothing marked, the
+  // directory first; the file itself is never offered, even if the answer names it
+  assert.deepEqual(vw.parseUriList(null), []);
+  assert.deepEqual(vw.parseUriList({ uri: before }), []);
+  const plain = vw.orderCompareCandidates(after, candidates, [after]);
+  assert.deepEqual(plain.map((r) => r.uri), [
+    `${d}module_0001.jit_add.before_optimizations.txt`,
+    `${d}module_0027.jit_train_step.cpu_after_optimizations.txt`,
+    before,
+    'file:///v/b.hlo',
+    'file:///w/a.hlo',
+    renumbered,
+  ]);
+  assert.ok(plain.every((r) => !r.counterpart));
   // the tab reads as the report: old first
   assert.equal(vw.comparePath('/w/dump/a.before_optimizations.txt', 'file:///w/dump/a.after_optimizations.txt'), '/w/dump/a.before_optimizations.txt → a.after_optimizations.txt (diff)');
 });
