@@ -32,6 +32,9 @@ SCENARIOS = {
     "fp8_triton_gemm": ("fp8_matmul.py", "",
                         "seed 001, after: a Triton GEMM fusion (__triton_nested_gemm_fusion) "
                         "on BF16 operands dequantized by separate loop fusions, no cuBLASLt"),
+    "fp8_splitk": ("fp8_matmul_bias.py", "",
+                   "issue 40: a scaled FP8 matmul with a bias becomes a BF16 Triton GEMM "
+                   "with split-K 4 (f32[4,256,384], then a reduce), no FP8 GEMM"),
     "conv_bias_relu": ("conv_bias_relu.py", "",
                        "seed 002: __cudnn$convBiasActivationForward"),
     "pallas_mosaic_gpu": ("pallas_mosaic_gpu.py", "", "seed 004: a mosaic_gpu_v2 custom call"),
