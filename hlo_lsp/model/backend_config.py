@@ -87,6 +87,65 @@ HLO_FUSION_KINDS = {
                "fusion_backend_config.kind)",
 }
 
+#: Fields whose meaning depends on their value: key -> value -> meaning. Facts:
+#: GemmBackendConfig.scale_mode, CollectiveBackendConfig.backend and
+#: .kernel_strategy, GpuBackendConfig.device_type in
+#: xla/service/gpu/backend_configs.proto as jaxlib 0.10.2's XLA registers it
+#: (the descriptor in its CUDA plugin); scale_mode is the int of
+#: ``se::gpu::ScaleMode`` (kNone, kTensorScaling, kBlockScaling, as XLA's BLAS-Lt
+#: backends list them: 0 on a bf16 cuBLASLt call, 1 on the per-tensor FP8 call
+#: of examples/gpu/deviceless/fp8_cublaslt); kernel_strategy is written by
+#: CollectiveKernelStrategyAnnotator
+#: (xla/backends/gpu/transforms/collectives/collective_kernel_strategy_annotator.cc),
+#: backend by CollectiveBackendAssigner (collective_backend_assigner.cc),
+#: collectives_mode is DebugOptions.CollectivesMode (xla/xla.proto).
+VALUE_NOTES: dict[str, dict[str, str]] = {
+    "scale_mode": {
+        "0": "no operand scaling (se::gpu::ScaleMode kNone)",
+        "1": "per-tensor scaling: one f32 scale per FP8 operand (kTensorScaling)",
+        "2": "block scaling: a scale per block of each operand, MX formats (kBlockScaling)",
+    },
+    "kernel_strategy": {
+        "KERNEL_STRATEGY_DEFAULT": "no collective-kernel strategy: the scheduler's cost "
+                                   "model times it as a NCCL collective",
+        "KERNEL_STRATEGY_TRITON_ONE_SHOT": "the scheduler's cost model times it as XLA's "
+                                           "one-shot collective kernel (each GPU reads every "
+                                           "peer's buffer over NVLink in one step; small "
+                                           "buffers)",
+        "KERNEL_STRATEGY_TRITON_TWO_SHOT": "the scheduler's cost model times it as XLA's "
+                                           "two-shot collective kernel (reduce-scatter, then "
+                                           "all-gather over NVLink; medium buffers)",
+    },
+    "backend": {
+        "DEFAULT": "the collective runs on NCCL",
+        "NVSHMEM": "the collective runs on NVSHMEM (small single-host collectives, with "
+                   "--xla_gpu_experimental_enable_nvshmem)",
+    },
+    "collectives_mode": {
+        "COLLECTIVES_MODE_INVALID": "not set: buffers in the device's private memory "
+                                    "(the default)",
+        "COLLECTIVES_PRIVATE_MEMORY": "buffers in the device's private memory",
+        "COLLECTIVES_SYMMETRIC_MEMORY": "buffers in symmetric memory registered with "
+                                        "every peer",
+        "COLLECTIVES_PEER_MEMORY": "buffers in peer-accessible memory",
+    },
+    "device_type": {
+        "DEVICE_TYPE_INVALID": "not set: the instruction runs on the GPU, as the rest of "
+                               "the module",
+        "DEVICE_TYPE_DEVICE": "the instruction runs on the GPU",
+        "DEVICE_TYPE_HOST": "the instruction runs on the host CPU (host offloading)",
+    },
+}
+
+#: The JSON object each :data:`VALUE_NOTES` key belongs to ("" for the top level
+#: of GpuBackendConfig): a key elsewhere (another proto's ``backend``) is left
+#: unexplained.
+_VALUE_NOTE_PARENTS = {"scale_mode": "gemm_backend_config",
+                       "kernel_strategy": "collective_backend_config",
+                       "backend": "collective_backend_config",
+                       "collectives_mode": "collective_backend_config",
+                       "device_type": ""}
+
 _FIELD_NOTES = {
     "operation_queue_id": "the stream (operation queue) this op runs on; 0 is the main "
                           "compute stream",
@@ -100,6 +159,9 @@ _FIELD_NOTES = {
     "lhs_stride": "batch stride of A, in elements",
     "rhs_stride": "batch stride of B, in elements",
     "damax_output": "also returns amax(|D|) (FP8 scaling)",
+    "autotune_workspace_size": "bytes of cuBLAS workspace the autotuner gave the call "
+                               "when it picked selected_algorithm (0: none, e.g. no "
+                               "autotuning without the GPU)",
     "grad_x": "this GEMM computes an input gradient",
     "grad_y": "this GEMM computes a weight gradient",
     "is_sync": "the collective runs synchronously on the compute stream",
@@ -191,11 +253,47 @@ def _pretty(node, level: int, indent: int, width: int) -> str:
     return "{\n" + ",\n".join(inner) + "\n" + " " * (indent * level) + "}"
 
 
+#: ``reification_cost`` (GpuBackendConfig, repeated ReificationCost): the GPU
+#: cost model's estimates for the instruction.
+REIFICATION_COST = ("the GPU cost model's estimates for this instruction "
+                    "(ReificationCost: end_to_end_cycles, exec_time_us, compute_time_us, "
+                    "memory_access_time_us, name)")
+
+#: ``sizes`` of a dot's own backend_config (``{"sizes":["16"]}``): a
+#: ``Tile`` (xla/service/gpu/backend_configs.proto) that XLA's
+#: ConvertTritonGemmConfig sets on the dot of a Triton GEMM fusion to the
+#: GEMM's block_k, when it replaces triton_gemm_config by the fusion's
+#: block_level_fusion_config (xla/backends/gpu/transforms/convert_triton_gemm_config.cc).
+DOT_TILE_SIZES = ("tile of the contracting dimension K (block_k): the Triton GEMM "
+                  "loops over K this many elements at a time; the output tile "
+                  "(block_m × block_n) is the fusion's block_level_fusion_config")
+
+
+def _value_note(key: str, val, path: str) -> str | None:
+    meanings = VALUE_NOTES.get(key)
+    if meanings is None or isinstance(val, (dict, list)):
+        return None
+    parent = path.rpartition(".")[0].rpartition(".")[2] if "." in path else ""
+    if parent != _VALUE_NOTE_PARENTS.get(key):
+        return None
+    shown = val if isinstance(val, str) else json.dumps(val)
+    return f"{shown}: " + meanings.get(str(shown), f"unknown {key}")
+
+
 def _walk(node, path: str, notes: list[tuple[str, str]]) -> None:
     if isinstance(node, dict):
         for key, val in node.items():
             sub = f"{path}.{key}" if path else key
-            if key == "epilogue" and isinstance(val, str):
+            value_note = _value_note(key, val, sub)
+            if value_note is not None:
+                notes.append((sub, value_note))
+            elif key == "reification_cost" and not path and isinstance(val, list):
+                notes.append((sub, ("[]: none recorded; " if not val else "") +
+                              REIFICATION_COST))
+            elif key == "sizes" and not path and isinstance(val, list):
+                notes.append((sub, "[" + ", ".join(str(v) for v in val) + "]: " +
+                              DOT_TILE_SIZES))
+            elif key == "epilogue" and isinstance(val, str):
                 notes.append((sub, f"{val}: {GEMM_EPILOGUES.get(val, 'unknown epilogue')}"))
             elif key == "kind" and isinstance(val, str) and val in FUSION_KINDS:
                 notes.append((sub, f"{val}: {FUSION_KINDS[val]}"))
