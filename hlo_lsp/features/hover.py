@@ -29,6 +29,7 @@ from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, d
 from hlo_lsp.model.kernels import (KernelExplanation, custom_call_target, explain_kernel,
                                    result_names, tuple_element)
 from hlo_lsp.model.opcodes import family
+from hlo_lsp.model.precision import matmul_precision, split_k, split_k_sum
 from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
@@ -211,6 +212,7 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
         if names:
             out.append("**Results**: " + ", ".join(
                 f"{{{i}}} {n}" for i, n in enumerate(names)))
+    out.extend(precision_parts(module, ins))
     for cref in ins.called:
         callee = module.resolve(cref.ref.name, cref.ref.start)
         if callee is not None:
@@ -238,6 +240,42 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
     if element is not None:
         out.append(f"element {{{element.index}}} of `%{element.producer.name.name}`: "
                    f"{element.meaning}")
+    return out
+
+
+def _code_span(text: str) -> str:
+    return f"`{text}`"
+
+
+def _bold_head(sentence: str) -> str:
+    """``Split-K 4: the ...`` -> ``**Split-K 4**: the ...``."""
+    head, sep, rest = sentence.partition(": ")
+    return f"**{head}**{sep}{rest}" if sep else sentence
+
+
+def precision_parts(module: HloModule, ins: Instruction) -> list[str]:
+    """The **Precision** and **Split-K** paragraphs of a matrix kernel's hover:
+    what it computes in when narrower values (FP8, int8) were converted to a
+    wider type before its dot, convolution or GEMM
+    (:meth:`hlo_lsp.model.precision.MatmulPrecision.sentence`), its split-K
+    (:meth:`hlo_lsp.model.precision.SplitK.sentence`), and for the reduce (or
+    the fusion holding it) that sums a split-K GEMM's partial products, which
+    GEMM. [] for other instructions."""
+    if ins.opcode not in ("fusion", "custom-call", "dot", "scaled-dot", "ragged-dot",
+                          "convolution", "reduce"):
+        return []
+    out: list[str] = []
+    precision = matmul_precision(module, ins)
+    if precision is not None and precision.widenings:
+        out.append(_bold_head(precision.sentence(_code_span)))
+    split = split_k(module, ins)
+    if split is not None:
+        out.append(_bold_head(split.sentence(_code_span)))
+    summed = split_k_sum(module, ins)
+    if summed is not None:
+        out.append(f"**Split-K sum**: sums the {summed.parts} partial products of "
+                   f"`%{summed.gemm.name.name}` (`{summed.partial_shape}`, dimension "
+                   f"{summed.dimension}) over the contracting dimension")
     return out
 
 

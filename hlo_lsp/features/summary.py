@@ -83,6 +83,7 @@ def format_text(summary: KernelSummary, note: str = "",
         ks = summary.of(cat)
         lines.append(f"{_TITLES[cat]} ({len(ks)})")
         lines.extend(_table([_kernel_line(k) for k in ks]))
+        lines.extend(_note_lines(ks))
         inferred |= any(k.backend_kind_inferred for k in ks)
         lines.append("")
     if inferred:
@@ -114,8 +115,27 @@ def format_markdown(summary: KernelSummary, note: str = "",
             continue
         rows = [f"#### {_TITLES[cat]} ({len(ks)})", "", headers[cat], "|---" * 6 + "|"]
         rows.extend(_markdown_row(_kernel_line(k)) for k in ks)
+        notes = _note_lines(ks, "")
+        if notes:
+            # Text from the dump (names) in a code block: nothing to escape.
+            rows += ["", notes[0], "", "```", *notes[1:], "```"]
         parts.append("\n".join(rows))
     return "\n\n".join(parts) + "\n"
+
+
+def _note_lines(kernels: list[Kernel], indent: str = "  ",
+                limit: int | None = None) -> list[str]:
+    """``Notes:`` and one line per note of ``kernels`` (``%name: note``, what a
+    matrix kernel computes in and its split-K:
+    :func:`hlo_lsp.model.precision.kernel_notes`), at most ``limit`` lines and
+    a count of the rest; [] without notes."""
+    lines = [f"{indent}  %{k.name}: {note}" for k in kernels for note in k.notes]
+    if not lines:
+        return []
+    if limit is not None and len(lines) > limit:
+        lines = lines[:limit] + [f"{indent}  ... {len(lines) - limit} more "
+                                 "(hlo-lsp summary --all)"]
+    return [f"{indent}Notes:"] + lines
 
 
 def _markdown_row(cells: list[str]) -> str:
@@ -187,6 +207,10 @@ def _sections(folded: FoldedSummary, note: str, top: int) -> list[tuple[str, lis
     out.append((f"Top {min(top, len(folded.groups))} of {len(folded.groups)} kernel groups "
                 f"by estimated time (same structure and op_name pattern folded)",
                 _table(rows)))
+    noted = [k for k in summary.kernels if k.notes]
+    if noted:
+        out.append((f"Precision and split-K ({_plural(len(noted), 'kernel')})",
+                    _note_lines(noted, "", top)[1:]))
     flow = [r for r in folded.repeats if r.kind != "scope"]
     flow_shown = sorted(flow, key=lambda r: -r.seconds)[:CONTROL_FLOW_GROUPS]
     for r in folded.repeats:

@@ -1002,7 +1002,7 @@ def kernel_precision(module: HloModule, ins: Instruction) -> str:
     f32 product at HIGHEST ``operand_precision`` runs on the vector units,
     otherwise as TF32); ``f32`` (vector units) for everything else."""
     comp = ins.computation
-    matrix = _matrix_instruction(module, ins, 0)
+    matrix = matrix_instruction(module, ins)
     if matrix is None:
         return "f32"
     operand = cost_model(module)._operand_shape(matrix, matrix.computation or comp, 0)
@@ -1018,6 +1018,15 @@ def kernel_precision(module: HloModule, ins: Instruction) -> str:
     if "highest" in precision or (config is not None and '"HIGHEST"' in config.value):
         return "f32"
     return "tf32"
+
+
+def matrix_instruction(module: HloModule, ins: Instruction) -> Instruction | None:
+    """The instruction doing the matrix work of ``ins``: ``ins`` itself when it
+    is a dot or convolution (:data:`MATRIX_OPCODES`) or a cuBLAS GEMM / cuDNN
+    convolution custom-call (:data:`GEMM_TARGETS`, :data:`CONV_TARGETS`), the
+    first such instruction of a fusion's called computation (through nested
+    fusions, at most 8 deep); None otherwise."""
+    return _matrix_instruction(module, ins, 0)
 
 
 def _matrix_instruction(module: HloModule, ins: Instruction, depth: int) -> Instruction | None:

@@ -520,8 +520,10 @@ def _block_level(block: dict, kind: str) -> KernelExplanation:
             value = ", ".join("[" + ", ".join(str(s) for s in t.get("sizes", [])) + "]"
                               for t in value if isinstance(t, dict))
         if key == "output_tiles" and "gemm" in kind:
-            meaning += "; for a GEMM the output tile is block_m × block_n (block_k is " \
-                       "in the nested operand fusions' configs)"
+            meaning += "; for a GEMM: 1 for each batch (or split-K) dimension, then " \
+                       "block_m × block_n; block_k is the `sizes` of the dot's own " \
+                       "backend_config (xla/backends/gpu/transforms/" \
+                       "convert_triton_gemm_config.cc)"
         facts.append(KernelFact(f"block_level_fusion_config.{key}", _shown(value),
                                 meaning, SRC_BACKEND_CONFIGS + " BlockLevelFusionConfig"))
     paths = frozenset(f"{prefix}.{key}" for key in _BLOCK_FIELDS if key in block)

@@ -49,6 +49,7 @@ from hlo_lsp.model.frames import python_stack, short_frame
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
 from hlo_lsp.model.memo import short_text_cache
 from hlo_lsp.model.opcodes import COMPUTE
+from hlo_lsp.model.precision import kernel_notes
 
 _T = TypeVar("_T")
 
@@ -105,6 +106,10 @@ class Kernel:
     library: str = ""
     op_name: str = ""
     source: list[SourceFrame] = field(default_factory=list)
+    #: plain-text facts about the kernel: what its matrix work computes in when
+    #: narrower inputs were widened before it, its split-K, the split-K GEMM it
+    #: sums (:func:`hlo_lsp.model.precision.kernel_notes`)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def fusion_kind(self) -> str:
@@ -134,6 +139,7 @@ class Kernel:
         if self.category == "custom-call":
             out.update(target=self.target, library=self.library)
         out["op_name"] = self.op_name
+        out["notes"] = list(self.notes)
         out["source"] = [{"file": f.file, "function": f.function, "line": f.line,
                           "column": f.column} for f in self.source]
         return out
@@ -320,6 +326,7 @@ def classify(module: HloModule, ins: Instruction, comp: Computation,
         kernel.label = f"{kernel.library} call"
     elif opcode in COLLECTIVE_OPCODES:
         kernel.category = "collective"
+    kernel.notes = kernel_notes(module, ins)
     return kernel
 
 
