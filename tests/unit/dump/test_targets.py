@@ -132,6 +132,7 @@ DEVICELESS_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", 
 @pytest.mark.parametrize("scenario,needle", [
     ("fp8_cublaslt", 'custom_call_target="__cublas$lt$matmul$f8"'),
     ("fp8_triton_gemm", '"kind":"__triton_nested_gemm_fusion"'),
+    ("fp8_splitk", "%gemm_fusion_dot = f32[4,256,384]"),
     ("conv_bias_relu", 'custom_call_target="__cudnn$convBiasActivationForward"'),
     ("pallas_mosaic_gpu", 'custom_call_target="mosaic_gpu_v2"'),
     ("spmd_mesh8", "all-reduce-start("),
