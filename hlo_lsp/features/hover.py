@@ -29,7 +29,7 @@ from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, d
 from hlo_lsp.model.kernels import (KernelExplanation, custom_call_target, explain_kernel,
                                    result_names, tuple_element)
 from hlo_lsp.model.opcodes import family
-from hlo_lsp.model.precision import matmul_precision, split_k, split_k_sum
+from hlo_lsp.model.precision import NOTED_OPCODES, matmul_precision, split_k, split_k_sum
 from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
@@ -261,8 +261,7 @@ def precision_parts(module: HloModule, ins: Instruction) -> list[str]:
     (:meth:`hlo_lsp.model.precision.SplitK.sentence`), and for the reduce (or
     the fusion holding it) that sums a split-K GEMM's partial products, which
     GEMM. [] for other instructions."""
-    if ins.opcode not in ("fusion", "custom-call", "dot", "scaled-dot", "ragged-dot",
-                          "convolution", "reduce"):
+    if ins.opcode not in NOTED_OPCODES:
         return []
     out: list[str] = []
     precision = matmul_precision(module, ins)
@@ -273,9 +272,7 @@ def precision_parts(module: HloModule, ins: Instruction) -> list[str]:
         out.append(_bold_head(split.sentence(_code_span)))
     summed = split_k_sum(module, ins)
     if summed is not None:
-        out.append(f"**Split-K sum**: sums the {summed.parts} partial products of "
-                   f"`%{summed.gemm.name.name}` (`{summed.partial_shape}`, dimension "
-                   f"{summed.dimension}) over the contracting dimension")
+        out.append(_bold_head(summed.sum_sentence(_code_span)))
     return out
 
 

@@ -53,7 +53,7 @@ SRC_SPLIT_K = "xla/service/gpu/transforms/splitk_rewriter.cc"
 SRC_SPLIT_K_TRITON = "xla/service/gpu/split_k_gemm_rewriter.cc"
 
 #: Most instructions looked at while tracing one operand of a matrix instruction.
-MAX_STEPS = 256
+MAX_STEPS = 128
 
 #: Opcodes a value passes through on its way to a dot: layout and data movement,
 #: and elementwise arithmetic (a scale, a bias). Not ``bitcast-convert`` (the
@@ -394,6 +394,14 @@ class SplitK:
         source = SRC_SPLIT_K_TRITON if self.source.startswith("triton") else SRC_SPLIT_K
         return f"{line} ({source})"
 
+    def sum_sentence(self, name: Callable[[str], str] = lambda s: s) -> str:
+        """The line of the kernel that sums the parts, e.g. ``Split-K sum: sums
+        the 4 partial products of %gemm_fusion_dot (f32[4,256,384], dimension
+        0) over K``; ``name`` as in :meth:`sentence`."""
+        return (f"Split-K sum: sums the {self.parts} partial products of "
+                f"{name('%' + self.gemm.name.name)} ({name(self.partial_shape)}, "
+                f"dimension {self.dimension}) over K")
+
 
 def _triton_split_k(ins: Instruction) -> int:
     data = backend_config_data(ins) if ins.opcode == "fusion" else None
@@ -530,13 +538,19 @@ def split_k_sum(module: HloModule, ins: Instruction) -> SplitK | None:
     return None
 
 
+#: The opcodes :func:`kernel_notes` (and hover) look at: kernels that may do
+#: matrix work, and the reduce that sums a split-K GEMM's parts.
+NOTED_OPCODES = frozenset({"fusion", "custom-call", "dot", "scaled-dot", "ragged-dot",
+                           "convolution", "reduce"})
+
+
 def kernel_notes(module: HloModule, ins: Instruction) -> list[str]:
     """The plain-text notes of the kernel summary for ``ins``: what it computes
     in when narrower values were widened before its matrix instruction
     (:meth:`MatmulPrecision.sentence`), its split-K (:meth:`SplitK.sentence`),
     and, for the kernel that sums a split-K GEMM's partial products, which.
     [] for most instructions (a quick opcode test first)."""
-    if ins.opcode not in ("fusion", "custom-call", "dot", "convolution", "reduce"):
+    if ins.opcode not in NOTED_OPCODES:
         return []
     notes: list[str] = []
     precision = matmul_precision(module, ins)
@@ -547,6 +561,5 @@ def kernel_notes(module: HloModule, ins: Instruction) -> list[str]:
         notes.append(split.sentence())
     summed = split_k_sum(module, ins)
     if summed is not None:
-        notes.append(f"Sums the {summed.parts} split-K partial products of "
-                     f"%{summed.gemm.name.name} ({summed.partial_shape})")
+        notes.append(summed.sum_sentence())
     return notes

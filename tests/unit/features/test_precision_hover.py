@@ -42,7 +42,8 @@ def test_hover_on_the_gemm_fusion_says_fp8_to_bf16_and_split_k():
     assert "**Split-K 4**" in hover(parse(text), use).markdown
     # The summing fusion names the GEMM.
     md = _hover(text, "%loop_add_fusion = ")
-    assert "**Split-K sum**: sums the 4 partial products of `%gemm_fusion_dot`" in md
+    assert ("**Split-K sum**: sums the 4 partial products of `%gemm_fusion_dot` "
+            "(`f32[4,256,384]`, dimension 0) over K") in md
 
 
 def test_hover_on_the_nested_gemm_dot_explains_sizes():
@@ -59,8 +60,8 @@ def test_summary_says_it_in_every_form():
     assert gemm.notes[0].startswith("Computes in bf16: its f8e4m3fn operands are converted")
     assert gemm.notes[1].startswith("Split-K 4: ")
     [add] = [k for k in summary.kernels if k.name == "loop_add_fusion"]
-    assert add.notes == ["Sums the 4 split-K partial products of %gemm_fusion_dot "
-                         "(f32[4,256,384])"]
+    assert add.notes == ["Split-K sum: sums the 4 partial products of %gemm_fusion_dot "
+                         "(f32[4,256,384], dimension 0) over K"]
     assert gemm.to_dict()["notes"] == gemm.notes
     assert summary.to_dict()["kernels"][0]["notes"] == []
     text = format_text(summary)
