@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 from hlo_lsp.model.cost import CONV_TARGETS, decode, int_list, matrix_instruction
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
-from hlo_lsp.model.kernels import backend_config_data, custom_call_target, short_shape
+from hlo_lsp.model.kernels import (backend_config_data, custom_call_target,
+                                   fusion_backend_kind, short_shape)
 from hlo_lsp.model.opcodes import ELEMENTWISE
 from hlo_lsp.model.shapes import ELEMENT_TYPES, ArrayShape, TupleShape
 
@@ -186,6 +187,9 @@ class MatmulPrecision:
     operand_types: tuple[str, ...]
     result_type: str
     widenings: tuple[Widening, ...]
+    #: the module was compiled for a GPU (:func:`is_gpu_module`): widened FP8
+    #: then means XLA's FP8 GEMM rewrite did not apply
+    gpu: bool = False
 
     @property
     def compute_type(self) -> str:
@@ -211,7 +215,8 @@ class MatmulPrecision:
         e.g. ``Computes in bf16: its f8e4m3fn operands are converted to bf16
         before the dot (%x.1 by %convert.4 in %loop_multiply_fusion.1; ...);
         not an FP8 GEMM: XLA's scaled-FP8 rewrite to __cublas$lt$matmul$f8 did
-        not apply (xla/service/gpu/transforms/gemm_rewriter.cc)``. ``name``
+        not apply (xla/backends/gpu/transforms/gemm_rewriter.cc)``, the last
+        part for a GPU module only (:attr:`gpu`). ``name``
         formats each instruction name and custom-call target (``%`` included),
         e.g. as a Markdown code span. "" when nothing was widened."""
         if not self.widenings:
@@ -232,10 +237,37 @@ class MatmulPrecision:
                 f"{'/'.join(targets)} before the {what} ({steps}{more})")
         if self.result_type and self.result_type != self.compute_type:
             line += f", result {self.result_type}"
-        if self.fp8_widened:
+        if self.fp8_widened and self.gpu:
             line += (f"; not an FP8 GEMM: XLA's scaled-FP8 rewrite to "
                      f"{name('__cublas$lt$matmul$f8')} did not apply ({SRC_FP8_REWRITE})")
         return line
+
+
+def is_gpu_module(module: HloModule) -> bool:
+    """Whether ``module`` was compiled by XLA:GPU, as far as its text shows: a
+    GPU backend_config (``operation_queue_id``, GpuBackendConfig), a cuBLAS /
+    cuDNN custom-call or a Triton fusion (also one GemmFusion named without
+    backend_config, :func:`hlo_lsp.model.kernels.fusion_backend_kind`). Only
+    there does a dot on widened FP8 mean that the FP8 GEMM rewrite did not
+    apply. Computed once per module."""
+    return module.derived("precision.gpu", _is_gpu_module)
+
+
+def _is_gpu_module(module: HloModule) -> bool:
+    for comp in module.computations:
+        for ins in comp.instructions:
+            if ins.opcode == "custom-call":
+                target = custom_call_target(ins) or ""
+                if target.startswith(("__cublas$", "__cudnn$")):
+                    return True
+            elif ins.opcode == "fusion":
+                kind = fusion_backend_kind(ins)[0]
+                if kind.startswith(("__triton", "__cudnn")):
+                    return True
+            config = ins.attribute("backend_config")
+            if config is not None and '"operation_queue_id"' in config.value[:200]:
+                return True
+    return False
 
 
 def _matrix_operands(matrix: Instruction) -> tuple[int, ...]:
@@ -271,7 +303,8 @@ def matmul_precision(module: HloModule, ins: Instruction) -> MatmulPrecision | N
             widenings.extend(w for w in _widenings(module, start, i, kernel_comp,
                                                    matrix.computation)
                              if all(w.convert is not v.convert for v in widenings))
-    return MatmulPrecision(ins, matrix, types, _element_type(matrix), tuple(widenings))
+    return MatmulPrecision(ins, matrix, types, _element_type(matrix), tuple(widenings),
+                           bool(widenings) and is_gpu_module(module))
 
 
 def _widenings(module: HloModule, start: Instruction, operand: int,

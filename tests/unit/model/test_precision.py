@@ -246,3 +246,25 @@ def test_never_raises_on_a_cut_dump(cut):
     for c in module.computations:
         for ins in c.instructions:
             kernel_notes(module, ins)
+
+
+def test_the_fp8_gemm_remark_is_for_gpu_modules_only():
+    """Hand-written: the same widening in a module with no GPU trace (a CPU dump
+    has no cuBLASLt FP8 GEMM to miss) says what it computes in, nothing more."""
+    text = """HloModule m
+
+ENTRY %e (a: f8e4m3fn[4,8], b: f8e4m3fn[8,2]) -> bf16[4,2] {
+  %a = f8e4m3fn[4,8]{1,0} parameter(0)
+  %ca = bf16[4,8]{1,0} convert(%a)
+  %b = f8e4m3fn[8,2]{1,0} parameter(1)
+  %cb = bf16[8,2]{1,0} convert(%b)
+  ROOT %d = bf16[4,2]{1,0} dot(%ca, %cb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+    module = parse(text)
+    p = matmul_precision(module, _ins(module, "d"))
+    assert p.fp8_widened and not p.gpu
+    assert p.sentence() == ("Computes in bf16: its f8e4m3fn operands are converted to bf16 "
+                            "before the dot (%a by %ca; %b by %cb)")
+    gpu = parse(_dump("fp8_splitk"))
+    assert matmul_precision(gpu, _ins(gpu, "dot.1")).gpu
