@@ -253,6 +253,21 @@ def _pretty(node, level: int, indent: int, width: int) -> str:
     return "{\n" + ",\n".join(inner) + "\n" + " " * (indent * level) + "}"
 
 
+#: Where the fields explained for issue 40 are defined or written, appended to
+#: their notes (the proto file is xla/service/gpu/backend_configs.proto).
+FIELD_SOURCES = {
+    "scale_mode": "GemmBackendConfig, backend_configs.proto",
+    "autotune_workspace_size": "GemmBackendConfig, backend_configs.proto",
+    "kernel_strategy": "CollectiveBackendConfig, backend_configs.proto; "
+                       "collective_kernel_strategy_annotator.cc",
+    "backend": "CollectiveBackendConfig, backend_configs.proto; "
+               "collective_backend_assigner.cc",
+    "collectives_mode": "DebugOptions.CollectivesMode, xla/xla.proto",
+    "device_type": "GpuBackendConfig, backend_configs.proto",
+    "reification_cost": "GpuBackendConfig, backend_configs.proto",
+    "sizes": "Tile, backend_configs.proto; convert_triton_gemm_config.cc",
+}
+
 #: ``reification_cost`` (GpuBackendConfig, repeated ReificationCost): the GPU
 #: cost model's estimates for the instruction.
 REIFICATION_COST = ("the GPU cost model's estimates for this instruction "
@@ -284,26 +299,33 @@ def _walk(node, path: str, notes: list[tuple[str, str]]) -> None:
     if isinstance(node, dict):
         for key, val in node.items():
             sub = f"{path}.{key}" if path else key
-            value_note = _value_note(key, val, sub)
-            if value_note is not None:
-                notes.append((sub, value_note))
-            elif key == "reification_cost" and not path and isinstance(val, list):
-                notes.append((sub, ("[]: none recorded; " if not val else "") +
-                              REIFICATION_COST))
-            elif key == "sizes" and not path and isinstance(val, list):
-                notes.append((sub, "[" + ", ".join(str(v) for v in val) + "]: " +
-                              DOT_TILE_SIZES))
-            elif key == "epilogue" and isinstance(val, str):
-                notes.append((sub, f"{val}: {GEMM_EPILOGUES.get(val, 'unknown epilogue')}"))
-            elif key == "kind" and isinstance(val, str) and val in FUSION_KINDS:
-                notes.append((sub, f"{val}: {FUSION_KINDS[val]}"))
-            elif key in _FIELD_NOTES and not isinstance(val, (dict, list)):
-                shown = val if isinstance(val, str) else json.dumps(val)
-                notes.append((sub, f"{shown}: {_FIELD_NOTES[key]}"))
-            elif key == "operand_precision" and isinstance(val, list):
-                notes.append((sub, ", ".join(val) + ": precision per operand "
-                              "(DEFAULT, HIGH, HIGHEST)"))
+            note = _note(key, val, path, sub)
+            if note is not None:
+                source = FIELD_SOURCES.get(key)
+                notes.append((sub, f"{note} ({source})" if source else note))
             _walk(val, sub, notes)
+
+
+def _note(key: str, val, path: str, sub: str) -> str | None:
+    """The explanation of one ``key: val`` of a backend_config at JSON path
+    ``sub`` (in the object at ``path``), None when there is none."""
+    value_note = _value_note(key, val, sub)
+    if value_note is not None:
+        return value_note
+    if key == "reification_cost" and not path and isinstance(val, list):
+        return ("[]: none recorded; " if not val else "") + REIFICATION_COST
+    if key == "sizes" and not path and isinstance(val, list):
+        return "[" + ", ".join(str(v) for v in val) + "]: " + DOT_TILE_SIZES
+    if key == "epilogue" and isinstance(val, str):
+        return f"{val}: {GEMM_EPILOGUES.get(val, 'unknown epilogue')}"
+    if key == "kind" and isinstance(val, str) and val in FUSION_KINDS:
+        return f"{val}: {FUSION_KINDS[val]}"
+    if key in _FIELD_NOTES and not isinstance(val, (dict, list)):
+        shown = val if isinstance(val, str) else json.dumps(val)
+        return f"{shown}: {_FIELD_NOTES[key]}"
+    if key == "operand_precision" and isinstance(val, list):
+        return ", ".join(val) + ": precision per operand (DEFAULT, HIGH, HIGHEST)"
+    return None
 
 
 def target_library(target: str) -> str:

@@ -52,7 +52,9 @@ def test_gpu_all_reduce_fields_kernel_strategy_and_backend():
     assert notes["collective_backend_config.kernel_strategy"].startswith(
         "KERNEL_STRATEGY_TRITON_ONE_SHOT: the scheduler's cost model times it as XLA's "
         "one-shot collective kernel")
-    assert notes["collective_backend_config.backend"] == "DEFAULT: the collective runs on NCCL"
+    assert notes["collective_backend_config.backend"] == (
+        "DEFAULT: the collective runs on NCCL (CollectiveBackendConfig, "
+        "backend_configs.proto; collective_backend_assigner.cc)")
     assert notes["collective_backend_config.collectives_mode"].startswith(
         "COLLECTIVES_MODE_INVALID: not set")
     md = _hover(text, f"%{name} = ")
@@ -75,7 +77,8 @@ def test_value_notes_only_where_the_proto_has_the_field():
                                        '"device_type":"DEVICE_TYPE_HOST"}').notes)
     assert "custom.backend" not in notes and "custom.scale_mode" not in notes
     assert notes["device_type"] == ("DEVICE_TYPE_HOST: the instruction runs on the host CPU "
-                                    "(host offloading)")
+                                    "(host offloading) (GpuBackendConfig, "
+                                    "backend_configs.proto)")
 
 
 def test_sizes_of_the_nested_gemm_dot():
