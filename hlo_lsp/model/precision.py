@@ -23,12 +23,12 @@ function from the HLO alone:
   for bf16 operands) and summing the parts with a ``reduce`` (``add``) that
   carries the dot's metadata, named ``<operand>.reduce_sub_computation``
   (``MakeReduceHlo``, xla/service/hlo_creation_utils.cc):
-  ``SplitkRewriter`` on the dot before GEMM fusion
-  (splitk_rewriter.cc, xla/service/gpu/transforms/ in openxla/xla; the pass of
-  jaxlib 0.10.2's dumps: the split is the last batch dimension) and, for an autotuned Triton GEMM, ``MakeDotSplitKBatch`` with
-  ``triton_gemm_config.split_k`` (xla/service/gpu/split_k_gemm_rewriter.cc:
-  the split is the major-most dimension of the fusion's result, reduced right
-  after it).
+  ``SplitkRewriter`` on the dot before GEMM fusion (splitk_rewriter.cc,
+  xla/service/gpu/transforms/ in openxla/xla; the pass of jaxlib 0.10.2's
+  dumps: the split is the last batch dimension) and, for an autotuned Triton
+  GEMM, ``MakeDotSplitKBatch`` with ``triton_gemm_config.split_k``
+  (xla/service/gpu/split_k_gemm_rewriter.cc: the split is the major-most
+  dimension of the fusion's result, reduced right after it).
 
 Pure queries of the model; never raise on malformed or partial modules (what
 cannot be decoded is left out).
