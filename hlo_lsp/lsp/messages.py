@@ -12,7 +12,7 @@ One definition per message, for the handlers and for ``docs/protocol.md``:
 | command ``hlo.readableView`` | ``[uri, ReadableOptions?]`` | :class:`ReadableView` |
 | command ``hlo.compareDumps`` | ``[oldUri, newUri, SummaryOptions?]`` | text or markdown |
 | command ``hlo.gotoCounterpart`` | ``[uri, Position]`` or ``[DocumentPositionParams]`` | ``Location[]`` |
-| command ``hlo.recompile`` | ``[uri]`` or ``[{uri}]`` | :class:`RecompileReply` |
+| command ``hlo.recompile`` | ``[uri]``, ``[uri, {"target": T}]``, ``[uri, {"platform": P}]`` or ``[{uri}]`` | :class:`RecompileReply` |
 
 Params come from the client: :func:`parse_params` and :func:`parse_arguments`
 never raise; malformed input gives None (the handler answers its empty result).

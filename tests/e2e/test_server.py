@@ -235,3 +235,38 @@ async def test_incremental_edits_keep_every_answer_right(client: LanguageClient)
     client.text_document_did_change(_change(uri, 4, types.TextDocumentContentChangeWholeDocument(
         text=original)))
     assert list(await _diagnostics_until(client, uri, lambda d: len(d) == 0)) == []
+
+
+async def test_recompile_actions_anywhere_in_a_dump_file(client: LanguageClient, tmp_path):
+    """Issue 40: the recompile actions on a ``}``, a blank line inside a computation
+    and the stack-frame tables too, not only on an instruction or a header (there
+    Neovim said "No code actions available"); none in a file that is no dump."""
+    text = read(TRAIN_AFTER)
+    inside = text.index("  %copy.20 = ")
+    text = text[:inside] + "\n" + text[inside:]  # a blank line inside a computation
+    dump = tmp_path / TRAIN_AFTER.name
+    dump.write_text(text)
+    uri, text = await _open(client, dump, text)
+    lines = text.split("\n")
+
+    async def titles(line: int) -> list[str]:
+        at = types.Position(line=line, character=0)
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=_doc(uri), range=types.Range(start=at, end=at),
+            context=types.CodeActionContext(diagnostics=[])))
+        return [a.title for a in actions or []]
+
+    on_instruction = await titles(_pos(text, "%copy.19 = ").line)
+    assert "Compile for H100 here, no GPU needed" in on_instruction
+    blank = text.count("\n", 0, inside)
+    assert lines[blank] == ""
+    closing = lines.index("}")
+    assert lines[closing + 1] == ""  # the blank line between two computations
+    for line in (blank, closing, closing + 1, lines.index("StackFrames") + 1, len(lines) - 1):
+        assert await titles(line) == on_instruction, (line, lines[line])
+    other = tmp_path / "notes.txt"
+    other_uri, _ = await _open(client, other, text)
+    at = types.Position(line=closing, character=0)
+    assert not await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=_doc(other_uri), range=types.Range(start=at, end=at),
+        context=types.CodeActionContext(diagnostics=[])))

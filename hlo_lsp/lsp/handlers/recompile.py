@@ -1,7 +1,7 @@
 """Recompile a dump from its JAX program, and links from metadata to Python.
 
-- ``textDocument/codeAction``: on any instruction or the module header of an XLA
-  dump file, first what a plain recompile does: "Recompile with JAX on GPU and
+- ``textDocument/codeAction``: anywhere in an XLA dump file (an instruction, a
+  header, a ``}``, a blank line), first what a plain recompile does: "Recompile with JAX on GPU and
   refresh" (CPU/TPU when that is the platform it would run on; "Compile for H100
   here, no GPU needed" when the recipe or the setting names a target GPU), kind
   ``source.hlo.recompile``, running the command ``hlo.recompile`` with arguments
@@ -72,7 +72,7 @@ from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.features.links import source_links
 from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
-from hlo_lsp.lsp.convert import to_diagnostic, to_offset
+from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp import wire
 from hlo_lsp.lsp.documents import Analysis, analyze
 from hlo_lsp.lsp.handlers import reports
@@ -598,7 +598,8 @@ def register(server: HloLanguageServer) -> None:
                     types.CodeActionOptions(code_action_kinds=[ACTION_KIND]))
     @guarded(default=None)
     async def code_actions(ls: HloLanguageServer, params: types.CodeActionParams):
-        """The recompile action on an instruction or the header of a dump file."""
+        """The recompile actions anywhere in an XLA dump file (see the module
+        docstring); none for other files or when ``only`` asks for other kinds."""
         uri = params.text_document.uri
         path = _dump_file(uri)
         if path is None:
@@ -608,13 +609,8 @@ def register(server: HloLanguageServer) -> None:
                             ACTION_KIND.startswith(str(getattr(k, "value", k)) + ".")
                             for k in only):
             return None
-        async with ls.lease(uri) as a:
-            if a is None:
-                return None
-            offset = to_offset(a.lines, params.range.start)
-            on_header = a.module.name is not None and offset <= a.module.header_end
-            if not on_header and a.module.instruction_at(offset) is None:
-                return None
+        # Anywhere in the file: on an instruction, a header, a `}`, a blank line or
+        # the stack-frame tables (issue 40: "No code actions available" on `}`).
         recipe, _ = await dump_recipe(ls, os.path.dirname(path))
         planned = await asyncio.to_thread(_planned_actions, ls.settings.recompile, recipe)
         return [types.CodeAction(title=title, kind=ACTION_KIND, is_preferred=not extra or None,
@@ -624,7 +620,12 @@ def register(server: HloLanguageServer) -> None:
 
     @server.command(COMMAND)
     async def recompile_command(ls: HloLanguageServer, *args: Any) -> dict:
-        """``hlo.recompile [uri]``: see :func:`run_recompile`."""
+        """``hlo.recompile``, arguments ``[uri]`` (the plain recompile), ``[uri,
+        {"target": T}]`` (compile for the target GPU ``T`` without one: a name of
+        :func:`hlo_lsp.dump.targets.builtin_targets` or a GpuTargetConfig file),
+        ``[uri, {"platform": P}]`` (run on the device platform ``P``: ``cpu``,
+        ``gpu``, ...) or ``[{"uri": uri}]``; exactly the arguments of the code
+        actions, which every client must pass on whole. See :func:`run_recompile`."""
         uri = args[0] if args else None
         if isinstance(uri, dict):
             uri = uri.get("uri")
