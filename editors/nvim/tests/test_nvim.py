@@ -8,6 +8,7 @@ Skipped when a binary is missing, unless HLO_LSP_REQUIRE_EDITORS is set.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -167,3 +168,35 @@ def test_nvim_pictures_without_a_browser(nvim, tmp_path) -> None:
     _assert_ok(_run_nvim(nvim, "test_pictures.lua", DISPLAY="", WAYLAND_DISPLAY="",
                          PATH=f"{fake_bin}{os.pathsep}{os.environ['PATH']}",
                          HLO_TEST_FAKE_BIN=str(fake_bin), HLO_TEST_OPENED_LOG=str(opened)))
+
+
+HAS_CUDA = importlib.util.find_spec("jax_cuda12_plugin") is not None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_CUDA and not os.environ.get("HLO_LSP_REQUIRE_GPU_COMPILE"),
+                    reason="needs the cuda extra (jax[cuda12]) for the deviceless H100 compile")
+def test_nvim_h100_code_action_writes_an_sm90a_dump(nvim, tmp_path) -> None:
+    """Issue 40: on a CPU dump of a JAX program outside the repository, the "Compile
+    for H100 here, no GPU needed" code action applied from the editor (at a `}`)
+    writes an sm_9.0a after-optimizations dump and the report says H100 (Neovim used
+    to drop the action's ``{"target": "h100"}`` and recompile on the CPU)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "prog.py").write_text(MLP)
+    state = tmp_path / "state"  # `hlo-lsp dump` confirms its command here for the editor
+    env = dict(os.environ, HLO_LSP_STATE_DIR=str(state), PYTHONPATH=os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
+    env.pop("JAX_PLATFORMS", None)
+    done = subprocess.run([sys.executable, "-m", "hlo_lsp", "dump", "--platform", "cpu",
+                           "--out", "runs/dump", "--", sys.executable, "prog.py"],
+                          cwd=proj, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    dump_dir = proj / "runs" / "dump"
+    [dump] = dump_dir.glob("*jit_mlp.cpu_after_optimizations.txt")
+    assert not list(dump_dir.glob("*sm_9.0a*"))
+    _assert_ok(_run_nvim(nvim, "test_recompile_h100.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(dump), HLO_LSP_STATE_DIR=str(state),
+                         HLO_NVIM_TIMEOUT=os.environ.get("HLO_NVIM_TIMEOUT", "540")))
+    [after] = dump_dir.glob("*.jit_mlp.sm_9.0a_gpu_after_optimizations.txt")
+    assert "ENTRY" in after.read_text()

@@ -394,6 +394,39 @@ local function test_setup()
   H.eq(hlo.root_dir(0), vim.fn.fnamemodify(p, ':p:h'), "root_dir without markers: the file's directory")
   H.eq(hlo.get_client(0), nil, 'autostart=false: no client')
   H.eq(hlo.recompile(0), false, ':HloRecompile without a client only warns')
+  -- Issue 40: the code action's arguments reach the server whole; :HloRecompile [target].
+  H.eq({ hlo.recompile_options(''), hlo.recompile_options('h100'), hlo.recompile_options('cpu'),
+    hlo.recompile_options(' GPU '), hlo.recompile_options('/x/my_gpu.txtpb') },
+    { nil, { target = 'h100' }, { platform = 'cpu' }, { platform = 'gpu' }, { target = '/x/my_gpu.txtpb' } },
+    ':HloRecompile [target]: the options of the code actions')
+  local targets = {}
+  for _, f in ipairs(vim.fn.glob(vim.g.hlo_test_repo .. '/hlo_lsp/dump/targets/*.txtpb', false, true)) do
+    table.insert(targets, vim.fn.fnamemodify(f, ':t:r'))
+  end
+  local known = vim.deepcopy(hlo.RECOMPILE_TARGETS)
+  table.sort(known)
+  table.sort(targets)
+  H.check(#targets > 0 and vim.deep_equal(known, targets), "RECOMPILE_TARGETS are the server's built-in targets",
+    vim.inspect(targets))
+  local completed = vim.fn.getcompletion('HloRecompile ', 'cmdline')
+  table.sort(completed)
+  local expected = vim.list_extend(vim.deepcopy(targets), { 'cpu', 'gpu' })
+  table.sort(expected)
+  H.eq(completed, expected, ':HloRecompile <Tab>: the targets, cpu and gpu')
+  H.eq(vim.fn.getcompletion('HloRecompile h', 'cmdline'), { 'h100' }, ':HloRecompile h<Tab>')
+  local real_recompile, sent = hlo.recompile, {}
+  hlo.recompile = function(b, cb, options)
+    table.insert(sent, { b, options })
+    return true
+  end
+  vim.lsp.commands['hlo.recompile']({ command = 'hlo.recompile', arguments = { vim.uri_from_bufnr(0), { target = 'h100' } } },
+    { bufnr = 0 })
+  vim.lsp.commands['hlo.recompile']({ command = 'hlo.recompile', arguments = { vim.uri_from_bufnr(0) } }, { bufnr = 0 })
+  vim.cmd('HloRecompile cpu')
+  hlo.recompile = real_recompile
+  local here = api.nvim_get_current_buf()
+  H.eq(sent, { { here, { target = 'h100' } }, { here, nil }, { 0, { platform = 'cpu' } } },
+    'the code action handler and :HloRecompile pass the options on')
   H.eq({ hlo.readable(0), hlo.summary(0), hlo.compare(0, { p }), hlo.counterpart(0) }, { false, false, false, false },
     ':HloReadable, :HloSummary, :HloCompare, :HloCounterpart without a client only warn')
   vim.cmd('silent bwipeout!')

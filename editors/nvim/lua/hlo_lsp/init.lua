@@ -1,5 +1,5 @@
 -- hlo-lsp for Neovim: starts the HLO language server for `hlo` buffers, hides
--- metadata inline, and defines :HloToggleMetadata, :HloRecompile, :HloRestart and
+-- metadata inline, and defines :HloToggleMetadata, :HloRecompile [target], :HloRestart and
 -- the views :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart (views.lua).
 --
 --   require('hlo_lsp').setup({})   -- every option is optional, see M.defaults
@@ -269,10 +269,51 @@ end
 --- The last `hlo.recompile` reply (for tests and :lua inspection).
 M.last_recompile = nil
 
---- :HloRecompile — workspace/executeCommand `hlo.recompile` with the buffer's uri.
+--- The target GPUs the server compiles for without one (its built-in targets,
+--- hlo_lsp/dump/targets/*.txtpb; a test checks the list against them).
+M.RECOMPILE_TARGETS = { 'h100', 'a100', 'b200', 'l4' }
+--- The device platforms a recompile can run on (`hlo.recompile.platform`).
+M.RECOMPILE_PLATFORMS = { 'cpu', 'gpu', 'cuda', 'rocm', 'tpu' }
+
+--- The `hlo.recompile` options of :HloRecompile's argument: nil for none (the
+--- plain recompile), { platform = P } for a device platform (`cpu`, `gpu`, ...),
+--- else { target = T } (a target GPU such as `h100`, or a GpuTargetConfig file):
+--- the second argument the code actions pass, `[uri, {"target": "h100"}]`.
+---@param arg string|nil
+---@return table|nil
+function M.recompile_options(arg)
+  arg = vim.trim(arg or '')
+  if arg == '' then
+    return nil
+  end
+  if vim.tbl_contains(M.RECOMPILE_PLATFORMS, arg:lower()) then
+    return { platform = arg:lower() }
+  end
+  return { target = arg }
+end
+
+--- Completion of :HloRecompile's argument: the targets and the platforms `cpu`
+--- and `gpu`, then file names (a GpuTargetConfig file) once it looks like a path.
+function M.complete_recompile(lead)
+  if lead:find('/', 1, true) or lead:sub(1, 1) == '~' or lead:sub(1, 1) == '.' then
+    return vim.fn.getcompletion(lead, 'file')
+  end
+  local out = {}
+  for _, word in ipairs(vim.list_extend(vim.deepcopy(M.RECOMPILE_TARGETS), { 'cpu', 'gpu' })) do
+    if word:sub(1, #lead) == lead:lower() then
+      table.insert(out, word)
+    end
+  end
+  return out
+end
+
+--- :HloRecompile [target] — workspace/executeCommand `hlo.recompile` with the
+--- buffer's uri, and `options` when given: arguments `[uri]`, `[uri, {target = T}]`
+--- or `[uri, {platform = P}]`, exactly as the server's code actions send them.
 ---@param bufnr integer|nil
 ---@param callback fun(err, result)|nil called with the server's answer
-function M.recompile(bufnr, callback)
+---@param options table|nil { target = T } or { platform = P } (see M.recompile_options)
+function M.recompile(bufnr, callback, options)
   if bufnr == nil or bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
   end
@@ -281,7 +322,11 @@ function M.recompile(bufnr, callback)
     compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
     return false
   end
-  local params = { command = 'hlo.recompile', arguments = { vim.uri_from_bufnr(bufnr) } }
+  local arguments = { vim.uri_from_bufnr(bufnr) }
+  if type(options) == 'table' and next(options) ~= nil then
+    table.insert(arguments, options)
+  end
+  local params = { command = 'hlo.recompile', arguments = arguments }
   compat.client_call(client, 'request', 'workspace/executeCommand', params, function(err, result)
     if callback then
       callback(err, result)
@@ -365,24 +410,33 @@ local function create_commands()
     end,
     desc = 'hlo-lsp: hide or show metadata inline',
   })
-  vim.api.nvim_create_user_command('HloRecompile', function()
-    M.recompile(0)
-  end, { desc = 'hlo-lsp: re-run the JAX program that produced this dump' })
+  vim.api.nvim_create_user_command('HloRecompile', function(args)
+    M.recompile(0, nil, M.recompile_options(args.args))
+  end, {
+    nargs = '?',
+    complete = function(lead)
+      return M.complete_recompile(lead)
+    end,
+    desc = 'hlo-lsp: re-run the JAX program that produced this dump [for a target GPU, or on a platform]',
+  })
   vim.api.nvim_create_user_command('HloRestart', function()
     M.restart()
   end, { desc = 'hlo-lsp: restart the language server' })
   views.create_commands()
   views.register_lsp_commands()
   -- The code action's command runs here too (vim.lsp.commands come before the
-  -- server's executeCommand): the same report and reload as :HloRecompile.
+  -- server's executeCommand): the same report and reload as :HloRecompile, with
+  -- the action's options (`[uri, {"target": "h100"}]`) passed on whole.
   vim.lsp.commands['hlo.recompile'] = function(command, ctx)
     local bufnr = ctx and ctx.bufnr or 0
-    local arg = command.arguments and command.arguments[1]
+    local arguments = command.arguments or {}
+    local arg = arguments[1]
     local uri = type(arg) == 'table' and arg.uri or arg
     if type(uri) == 'string' then
       bufnr = vim.uri_to_bufnr(uri)
     end
-    M.recompile(bufnr)
+    local options = arguments[2]
+    M.recompile(bufnr, nil, type(options) == 'table' and options or nil)
   end
 end
 
