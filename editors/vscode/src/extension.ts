@@ -4,6 +4,7 @@ import * as nodePath from 'node:path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
+  CodeActionRequest,
   ErrorAction,
   ExecuteCommandRequest,
   Executable,
@@ -24,7 +25,12 @@ import {
   describeCommandResult,
   diagnoseProbe,
   formatCommandLine,
+  RECOMPILE_ACTION_KIND,
+  RecompileArguments,
+  RecompileChoice,
   recompileArguments,
+  recompileChoices,
+  recompileNeedsChoice,
   resolveServerCommand,
 } from './serverCommand';
 import { HloGraphPanel } from './graphPanel';
@@ -110,12 +116,53 @@ function activeHloUri(): string | undefined {
   return editor && editor.document.languageId === 'hlo' ? editor.document.uri.toString() : undefined;
 }
 
-/** Runs `hlo.recompile` on the server; `send` is languageclient's `next` or a direct request. */
+/**
+ * *HLO: Recompile* from the palette or a menu: the server's recompile code actions at
+ * the cursor (`textDocument/codeAction`, only `source.hlo.recompile`) in a QuickPick,
+ * the same titles and arguments as the light bulb. The chosen arguments; `[uri]` when
+ * the server offers none (or one: nothing to choose); undefined when the user cancels.
+ */
+async function chooseRecompile(uri: string): Promise<RecompileArguments | undefined> {
+  const c = client;
+  const editor = vscode.window.activeTextEditor;
+  const at = editor && editor.document.uri.toString() === uri ? editor.selection.active : new vscode.Position(0, 0);
+  let choices: RecompileChoice[] = [];
+  try {
+    const position = { line: at.line, character: at.character };
+    const result = c
+      ? await c.sendRequest(CodeActionRequest.type, {
+          textDocument: { uri },
+          range: { start: position, end: position },
+          context: { diagnostics: [], only: [RECOMPILE_ACTION_KIND] },
+        })
+      : undefined;
+    choices = recompileChoices(result, RECOMPILE);
+  } catch (err) {
+    output.appendLine(`hlo.recompile: the server's choices failed: ${String(err)}`);
+  }
+  if (choices.length === 0) return [uri];
+  if (choices.length === 1) return choices[0].arguments;
+  const picked = await vscode.window.showQuickPick(
+    choices.map((choice) => ({ label: choice.title, choice })),
+    { placeHolder: 'HLO: how to recompile this dump', title: 'HLO: Recompile' },
+  );
+  return picked?.choice.arguments;
+}
+
+/**
+ * Runs `hlo.recompile` on the server; `send` is languageclient's `next` or a direct
+ * request. A code action's arguments (`[uri, {"target": "h100"}]`) go on whole; from
+ * the palette or a menu the user first picks one of the server's choices.
+ */
 async function runRecompile(args: unknown[], send: (args: unknown[]) => Promise<unknown>): Promise<unknown> {
-  const commandArgs = recompileArguments(args, activeHloUri());
+  let commandArgs = recompileArguments(args, activeHloUri());
   if (!commandArgs) {
     void vscode.window.showWarningMessage('HLO: open an HLO file to recompile.');
     return undefined;
+  }
+  if (recompileNeedsChoice(args)) {
+    commandArgs = await chooseRecompile(commandArgs[0]);
+    if (!commandArgs) return undefined; // the QuickPick was dismissed
   }
   try {
     const result = await vscode.window.withProgress(

@@ -45,15 +45,66 @@ function uriString(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The options of `hlo.recompile`: `{target: "h100"}` (a GPU compiled for without one) or `{platform: "cpu"}`. */
+export type RecompileOptions = Record<string, unknown>;
+
+/** Arguments of workspace/executeCommand `hlo.recompile`: `[uri]`, `[uri, {target}]` or `[uri, {platform}]`. */
+export type RecompileArguments = [string] | [string, RecompileOptions];
+
+function isOptions(value: unknown): value is RecompileOptions {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { scheme?: unknown }).scheme !== 'string';
+}
+
 /**
- * Arguments for workspace/executeCommand `hlo.recompile`: `[uri]`. Takes the uri from
- * the command's own arguments (string or Uri) or else from the active HLO editor.
- * Returns undefined when there is no document to recompile.
+ * Arguments for workspace/executeCommand `hlo.recompile`, as the server's code actions
+ * send them: `[uri]`, `[uri, {"target": "h100"}]` or `[uri, {"platform": "cpu"}]`; the
+ * options object is passed on whole (dropping it compiled on the CPU instead of for the
+ * H100, issue 40). Takes the uri from the command's own arguments (string or Uri) or
+ * else from the active HLO editor. Returns undefined when there is no document to recompile.
  */
-export function recompileArguments(args: readonly unknown[], activeDocumentUri?: string): [string] | undefined {
+export function recompileArguments(args: readonly unknown[], activeDocumentUri?: string): RecompileArguments | undefined {
   const fromArgs = args.length > 0 ? uriString(args[0]) : undefined;
   const uri = fromArgs ?? activeDocumentUri;
-  return uri ? [uri] : undefined;
+  if (!uri) return undefined;
+  const options = args.length > 1 && isOptions(args[1]) ? args[1] : undefined;
+  return options ? [uri, options] : [uri];
+}
+
+/**
+ * Whether *HLO: Recompile* asks how to recompile: when it was not run by a code action
+ * (whose first argument is the uri string, its choice made), i.e. from the palette
+ * (no arguments) or a menu (a vscode.Uri).
+ */
+export function recompileNeedsChoice(args: readonly unknown[]): boolean {
+  return typeof args[0] !== 'string';
+}
+
+/** The kind of the server's recompile code actions (hlo_lsp/lsp/handlers/recompile.py). */
+export const RECOMPILE_ACTION_KIND = 'source.hlo.recompile';
+
+/** One way to recompile: a code action's title and its `hlo.recompile` arguments. */
+export interface RecompileChoice {
+  title: string;
+  arguments: RecompileArguments;
+}
+
+/**
+ * The `hlo.recompile` choices of a textDocument/codeAction answer (CodeAction[] or
+ * Command[]), in the server's order: the same titles and arguments as the light bulb.
+ * Other commands and malformed entries are left out.
+ */
+export function recompileChoices(result: unknown, command = 'hlo.recompile'): RecompileChoice[] {
+  if (!Array.isArray(result)) return [];
+  const out: RecompileChoice[] = [];
+  for (const item of result) {
+    if (typeof item !== 'object' || item === null) continue;
+    const a = item as { title?: unknown; command?: unknown; arguments?: unknown };
+    const cmd = (typeof a.command === 'object' && a.command !== null ? a.command : a) as { command?: unknown; arguments?: unknown };
+    if (cmd.command !== command || typeof a.title !== 'string' || !Array.isArray(cmd.arguments)) continue;
+    const args = recompileArguments(cmd.arguments);
+    if (args && typeof cmd.arguments[0] === 'string') out.push({ title: a.title, arguments: args });
+  }
+  return out;
 }
 
 /**

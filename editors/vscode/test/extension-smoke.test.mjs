@@ -425,9 +425,12 @@ test("extension smoke test: the real server's hlo.recompile reply has every fiel
     const { doc } = mock.openHlo(file);
     await waitFor('hlo.recompile registered', () => record.commands.has('hlo.recompile'), 60000);
     record.answer = 'Run';
+    record.quickPickAnswer = 0; // from a menu (a Uri): the choices; the first is the plain recompile
     const asked = record.messages.length;
     const reply = await mock.commands.executeCommand('hlo.recompile', doc.uri);
     record.answer = undefined;
+    record.quickPickAnswer = undefined;
+    assert.match(record.quickPicks.at(-1)?.[0]?.label ?? '', /^Recompile with JAX on /, 'the menu offered the choices');
     assert.ok(record.messages.slice(asked).some((m) => m.text.includes('sys.exit(3)')),
       `the question names the command: ${JSON.stringify(record.messages.slice(asked))}`);
     assert.equal(typeof reply, 'object', JSON.stringify(reply));
@@ -439,6 +442,18 @@ test("extension smoke test: the real server's hlo.recompile reply has every fiel
     assert.equal(shown, reply.summary.trim());
     await waitFor('the report in the output channel', () => record.output.includes(`hlo.recompile:\n${shown}`));
     assert.equal(fs.readFileSync(file, 'utf8'), fs.readFileSync(seed, 'utf8'), 'the dump is unchanged');
+    // Issue 40: a code action's options reach the server whole (the extension sent
+    // [uri] only, and "Compile for H100" ran on the CPU). An unknown target is refused
+    // before anything runs.
+    const refused = await mock.commands.executeCommand('hlo.recompile', doc.uri.toString(), { target: 'no-such-gpu' });
+    assert.match(refused?.error ?? '', /unknown target 'no-such-gpu'/, JSON.stringify(refused));
+    // HLO: Recompile from the palette offers the server's code actions, same titles.
+    const picks = record.quickPicks.length;
+    const dismissed = await mock.commands.executeCommand('hlo.recompile');
+    assert.equal(dismissed, undefined, 'a dismissed choice runs nothing');
+    const offered = (record.quickPicks[picks] ?? []).map((i) => i.label);
+    assert.ok(offered.includes('Compile for H100 here, no GPU needed') && offered.length >= 2, JSON.stringify(offered));
+    assert.deepEqual(offered.map((t, i) => record.quickPicks[picks][i].choice.arguments[0]), offered.map(() => doc.uri.toString()));
   });
   } finally {
     if (state === undefined) delete process.env.HLO_LSP_STATE_DIR;

@@ -147,9 +147,33 @@ test('serverCommand: hlo.server.path or python -m hlo_lsp', () => {
   assert.equal(sc.formatCommandLine({ command: '/a b/python', args: ['-m', 'hlo_lsp'] }), '"/a b/python" -m hlo_lsp');
 });
 
-test('serverCommand: hlo.recompile arguments are [uri]', () => {
+test('serverCommand: hlo.recompile arguments are [uri] or [uri, options], as the code actions send them', () => {
   const uri = 'file:///work/dump/module_0001.jit_f.cpu_after_optimizations.txt';
   assert.deepEqual(sc.recompileArguments([uri]), [uri]);
+  // Issue 40: the H100 action's options went missing, and it compiled on the CPU.
+  assert.deepEqual(sc.recompileArguments([uri, { target: 'h100' }]), [uri, { target: 'h100' }]);
+  assert.deepEqual(sc.recompileArguments([uri, { platform: 'cpu' }], 'file:///other'), [uri, { platform: 'cpu' }]);
+  assert.deepEqual(sc.recompileArguments([uri, 'junk']), [uri]);
+  assert.equal(sc.recompileNeedsChoice([uri, { target: 'h100' }]), false, 'a code action chose already');
+  assert.equal(sc.recompileNeedsChoice([uri]), false);
+  assert.equal(sc.recompileNeedsChoice([]), true, 'the palette asks');
+  assert.equal(sc.recompileNeedsChoice([{ scheme: 'file', toString: () => uri }]), true, 'a menu asks');
+  // The QuickPick's choices are the server's code actions, titles and arguments.
+  const actions = [
+    { title: 'Recompile with JAX on CPU and refresh', kind: 'source.hlo.recompile', command: { title: 'x', command: 'hlo.recompile', arguments: [uri] } },
+    { title: 'Compile for H100 here, no GPU needed', kind: 'source.hlo.recompile', command: { title: 'x', command: 'hlo.recompile', arguments: [uri, { target: 'h100' }] } },
+    { title: 'A bare Command', command: 'hlo.recompile', arguments: [uri, { platform: 'cpu' }] },
+    { title: 'Something else', command: { title: 'y', command: 'other', arguments: [uri] } },
+    { title: 'No uri', command: { title: 'z', command: 'hlo.recompile', arguments: [] } },
+    null,
+  ];
+  assert.deepEqual(sc.recompileChoices(actions), [
+    { title: 'Recompile with JAX on CPU and refresh', arguments: [uri] },
+    { title: 'Compile for H100 here, no GPU needed', arguments: [uri, { target: 'h100' }] },
+    { title: 'A bare Command', arguments: [uri, { platform: 'cpu' }] },
+  ]);
+  assert.deepEqual(sc.recompileChoices(null), []);
+  assert.equal(sc.RECOMPILE_ACTION_KIND, 'source.hlo.recompile');
   assert.deepEqual(sc.recompileArguments([], uri), [uri]);
   assert.equal(sc.recompileArguments([]), undefined);
   const fakeUri = { scheme: 'file', toString: () => uri }; // what a menu passes: a vscode.Uri

@@ -24,6 +24,7 @@ const record = {
   providers: [], // {kind: 'DocumentLink' | 'Definition' | ..., selector, provider}
   shown: [], // {uri, languageId, options} from window.showTextDocument
   quickPicks: [], // items offered by window.showQuickPick
+  quickPickAnswer: undefined, // the index of the item window.showQuickPick picks (undefined: dismissed)
 };
 const settings = {}; // 'hlo.server.path' -> value
 
@@ -201,7 +202,7 @@ const window = {
   setStatusBarMessage(text) { record.messages.push({ level: 'status', text }); return new Disposable(); },
   withProgress(_opts, task) { return Promise.resolve(task({ report() {} }, new CancellationTokenSource().token)); },
   showTextDocument(doc, options) { record.shown.push({ uri: doc.uri.toString(), languageId: doc.languageId, options }); return Promise.resolve(makeEditor(doc)); },
-  showQuickPick(items) { return Promise.resolve(items).then((i) => { record.quickPicks.push(i); return undefined; }); },
+  showQuickPick(items) { return Promise.resolve(items).then((i) => { record.quickPicks.push(i); return record.quickPickAnswer === undefined ? undefined : i[record.quickPickAnswer]; }); },
   showOpenDialog() { return Promise.resolve(undefined); },
 };
 const windowProxy = new Proxy(window, { get(t, p) { if (p in t) return t[p]; if (typeof p === 'string' && p.startsWith('on')) return event('window.' + p); return undefined; } });
