@@ -283,6 +283,57 @@ if (mode === 'first-hour') {
     assert.ok(!(await viewLines()).some((l) => l.text.includes('f32[32,128]')), 'no 128-wide shape left in view');
     await screenshot('new-dump');
   });
+
+  /** The recompile code actions of Source Action... at the cursor (their titles), the menu left open. */
+  const sourceActions = async () => {
+    await command('Source Action...');
+    return waitFor('the recompile source actions', async () => {
+      const rows = await page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')].map((r) => r.textContent));
+      const ours = rows.filter((t) => /Recompile|Compile for|Run on/.test(t));
+      return ours.length >= 2 ? ours : undefined;
+    }, 20000);
+  };
+  const dumpDir = path.dirname(dump);
+  const currentDump = () => path.join(dumpDir, fs.readdirSync(dumpDir).find((n) => /\.jit_mlp\.cpu_after_optimizations\.txt$/.test(n)));
+
+  await check('HLO: Recompile (the palette) offers the same choices as the code actions', async () => {
+    await openFile(path.basename(currentDump())); // the editor focused, not the output panel
+    await gotoLine(1, 1);
+    const actions = await sourceActions();
+    await dismiss();
+    await command('HLO: Recompile');
+    const picks = await waitFor('the choices in a QuickPick', async () => {
+      const rows = await page.evaluate(() => [...document.querySelectorAll('.quick-input-widget:not([style*="display: none"]) .quick-input-list .monaco-list-row')]
+        .map((r) => r.querySelector('.label-name')?.textContent ?? r.textContent));
+      return rows.some((t) => t.includes('Compile for H100')) ? rows : undefined;
+    }, 20000);
+    console.log(`code actions: ${JSON.stringify(actions)}; HLO: Recompile offers ${JSON.stringify(picks)}`);
+    await screenshot('recompile-quickpick');
+    await dismiss();
+    assert.deepEqual(picks, actions, 'the same titles, in the same order');
+  });
+
+  await check('the H100 code action at a "}": an sm_9.0a dump is written; the report says H100', async () => {
+    await command('Notifications: Clear All Notifications'); // the CPU recompile's report
+    const file = currentDump();
+    await openFile(path.basename(file));
+    const closing = fs.readFileSync(file, 'utf8').split('\n').indexOf('}');
+    assert.ok(closing >= 0, "a computation's closing }");
+    await gotoLine(closing + 1, 1);
+    const title = 'Compile for H100 here, no GPU needed';
+    assert.ok((await sourceActions()).includes(title), `${title} is offered on a "}"`);
+    await page.evaluate((a) => [...document.querySelectorAll('.action-widget .monaco-list-row')].find((r) => r.textContent === a).click(), title);
+    const t0 = Date.now();
+    // The recipe's command was confirmed with Run above: it runs without asking again.
+    const toast = await waitFor('"Recompiled on" notification', async () => (await toasts()).find((t) => t.includes('Recompiled on')), 300000)
+      .catch(async (err) => { throw new Error(`${err.message}; notifications: ${JSON.stringify(await toasts())}`); });
+    console.log(`H100 recompile: ${((Date.now() - t0) / 1000).toFixed(0)} s; ${toast}`);
+    await screenshot('h100-notification');
+    assert.match(toast, /Recompiled on H100 without a GPU/);
+    const written = fs.readdirSync(dumpDir).filter((n) => /\.jit_mlp\.sm_9\.0a_gpu_after_optimizations\.txt$/.test(n));
+    assert.equal(written.length, 1, `an sm_9.0a after-optimizations dump of jit_mlp in ${fs.readdirSync(dumpDir).join(' ')}`);
+    assert.match(fs.readFileSync(path.join(dumpDir, written[0]), 'utf8'), /^ENTRY /m);
+  });
 }
 
 /**

@@ -10,7 +10,10 @@
 #    stack_frame_id= landing in model.py at the frame's line, then the layer size
 #    changed on disk and the recompile code action run: the confirmation's Run
 #    clicked (the editor's state directory has not seen the command), the report
-#    names the changed shapes and the editor shows the new dump.
+#    names the changed shapes and the editor shows the new dump. Then *HLO: Recompile*
+#    from the palette offers the code actions' titles, and the "Compile for H100 here,
+#    no GPU needed" action picked in Source Action... on a `}` writes an sm_9.0a dump
+#    (the program's Python needs jax[cuda12]) and the report says H100 (issue 40).
 # 2. Real dumps of examples/ (check.mjs "examples"): language mode, highlighting,
 #    the metadata toggle, cursor-line reveal, Plain Text side files.
 # 3. No server (check.mjs "no-server"): a second code-server whose

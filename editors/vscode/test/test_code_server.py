@@ -3,13 +3,15 @@ editors/vscode/test-real-client/run.sh, run from pytest so the README's test
 command covers it. A JAX program outside any git repository, dumped two levels
 below itself; hover, hidden metadata, F12 from ``stack_frame_id=`` into the
 program, the recompile code action after a layer size change (its report names
-the changed shapes), and one notification naming the cause when the server
+the changed shapes), *HLO: Recompile* offering the code actions' choices, the H100
+code action on a CPU dump writing an ``sm_9.0a`` dump (deviceless: the program's
+Python needs the ``cuda`` extra, ``jax[cuda12]``), and one notification naming the cause when the server
 cannot start (no package for that Python; the package without its dependencies). Screenshots: ``$HLO_LSP_ARTIFACTS/vscode`` (default
 ``.ci/artifacts/vscode``).
 
 code-server and puppeteer-core are installed once into a cache directory
 (run.sh; .ci/real-vscode.sh does it before the tests in CI). Skipped when node 20,
-npm, chromium, ripgrep or jax is missing, unless HLO_LSP_REQUIRE_EDITORS is set:
+npm, chromium, ripgrep, jax or its cuda extra is missing, unless HLO_LSP_REQUIRE_EDITORS is set:
 then it fails.
 """
 
@@ -47,6 +49,8 @@ def _missing() -> list[str]:
         missing.append(f"node 20 (code-server 4.100 needs it; have {major or 'none'})")
     if importlib.util.find_spec("jax") is None:
         missing.append("jax")
+    if importlib.util.find_spec("jax_cuda12_plugin") is None:
+        missing.append("jax[cuda12] (the cuda extra: the H100 code action compiles for one)")
     return missing
 
 
@@ -73,5 +77,5 @@ def test_vscode_in_code_server():
         pytest.fail(f"{RUN} took more than 20 minutes:\n{out[-12000:]}")
     assert proc.returncode == 0, f"{RUN} failed (exit {proc.returncode}):\n{out[-12000:]}"
     # Every mode ran and reported (a mode that silently did nothing would pass).
-    for mode, checks in (("first-hour", 5), ("examples", 11), ("no-server", 1), ("broken-server", 1)):
+    for mode, checks in (("first-hour", 7), ("examples", 11), ("no-server", 1), ("broken-server", 1)):
         assert f"{mode}: {checks} passed, 0 failed" in out, f"{mode} did not run all its checks:\n{out[-6000:]}"
