@@ -34,6 +34,7 @@ def _check(args: argparse.Namespace) -> int:
 
     from hlo_lsp.features.diagnostics import diagnostics
     from hlo_lsp.dump.names import is_non_hlo_dump_file
+    from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
     from hlo_lsp.model.hlo import Severity
     from hlo_lsp.syntax.parser import parse
     from hlo_lsp.syntax.lines import LineIndex
@@ -45,10 +46,9 @@ def _check(args: argparse.Namespace) -> int:
                 print(f"{path}: skipped (an XLA dump report, not HLO text)")
             continue
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError as exc:
-            print(f"{path}: error: {exc.strerror}", file=sys.stderr)
+            text = read_text(path)
+        except UntrustedFileError as exc:  # a FIFO, a device, too large, unreadable
+            print(f"{path}: error: {exc.reason}", file=sys.stderr)
             errors += 1
             continue
         module = parse(text)
@@ -109,8 +109,37 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "run", None) is None:
         args.run = _serve
     from hlo_lsp.dump.loading import LoadError
+    if args.run is _serve:
+        return args.run(args)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _VisibleStream(sys.stdout), _VisibleStream(sys.stderr)
     try:
         return args.run(args)
     except LoadError as exc:  # a subcommand could not read its FILE: say so, no traceback
         print(f"hlo-lsp {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+class _VisibleStream:
+    """A text stream that writes through ``stream`` what it is given with every
+    control character but newline and tab made visible
+    (:func:`hlo_lsp.model.visible.visible`): text from a dump (op_name,
+    source_file, custom_call_target, file names) never reaches the terminal as
+    an escape sequence. Everything else is the wrapped stream's."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from hlo_lsp.model.visible import visible
+        self._stream.write(visible(text, keep="\n\t"))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)

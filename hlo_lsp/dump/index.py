@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import concurrent.futures.process
+import io
 import logging
 import multiprocessing
 import os
@@ -45,6 +46,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple, Sequence
 
 from hlo_lsp.dump.names import counterpart_stage, is_hlo_path, module_id, parse_dump_name
+from hlo_lsp.dump.untrusted import UntrustedFileError, open_regular, read_text
 from hlo_lsp.model.frames import SourceKey, source_key
 from hlo_lsp.model.hlo import HloModule, Instruction, unquote
 from hlo_lsp.model.kernels import inferred_backend_kind
@@ -139,7 +141,8 @@ class FileSummary:
     "before_optimizations", "after_optimizations", "pass:<NNNN.pass>" or "";
     ``platform`` e.g. "cpu", "sm_9.0_gpu". ``partial`` is True when the file was
     above the size limit and summarised by regular expressions; ``error`` is set
-    when the file could not be read.
+    when the file could not be read, and ``skipped`` when it was not read at all
+    (:mod:`hlo_lsp.dump.untrusted`: not a regular file, ``error`` says which).
     """
 
     path: str
@@ -158,6 +161,7 @@ class FileSummary:
     partial: bool = False
     seconds: float = 0.0
     error: str = ""
+    skipped: bool = False
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -234,7 +238,8 @@ def summarize_file(path: str, size_limit: int = DEFAULT_SIZE_LIMIT) -> FileSumma
     try:
         if size > size_limit:
             t0 = time.perf_counter()
-            with open(path, encoding="utf-8", errors="replace") as f:
+            with open_regular(path) as raw, \
+                    io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
                 header, comps, fusions, calls, others, count = _regex_symbols(f)
             fields = _name_fields(path)
             if header:
@@ -244,8 +249,14 @@ def summarize_file(path: str, size_limit: int = DEFAULT_SIZE_LIMIT) -> FileSumma
                                instructions=_capped(others),
                                instruction_count=count, partial=True,
                                seconds=time.perf_counter() - t0, **fields)
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        # st_size is no bound (0 for /dev/zero; a file can grow): read at most
+        # the limit, and what is longer is read again line by line
+        text = read_text(path, size_limit)
+    except UntrustedFileError as exc:
+        if exc.too_large and size <= size_limit:
+            return summarize_file(path, -1)  # it grew: as a file above the limit
+        return FileSummary(path, mtime_ns, size, error=exc.reason, skipped=True,
+                           **_name_fields(path))
     except OSError as exc:
         return FileSummary(path, mtime_ns, size, error=str(exc), **_name_fields(path))
     return summarize_text(path, text, mtime_ns, size, full=True)
@@ -439,6 +450,34 @@ def discover(folders: Sequence[str], max_files: int = DEFAULT_MAX_FILES,
                 seen.add(path)
                 out.append(path)
                 if len(out) >= max_files:
+                    return out
+    return out
+
+
+def special_reports(directories: Iterable[str], limit: int = 1000) -> list[tuple[str, str]]:
+    """``(path, reason)`` of the files of ``directories`` named like XLA's reports
+    and other non-HLO dump files (:func:`hlo_lsp.dump.names.is_non_hlo_dump_file`)
+    that are not regular files once links are resolved (a FIFO, a link to
+    ``/dev/zero``): files the readers refuse (:mod:`hlo_lsp.dump.untrusted`),
+    listed so that the user hears of them. At most ``limit``; reads nothing,
+    one ``stat`` per such name."""
+    from hlo_lsp.dump.names import is_non_hlo_dump_file
+    from hlo_lsp.dump.untrusted import special_file_problem
+
+    out: list[tuple[str, str]] = []
+    for directory in sorted(set(directories)):
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            if not is_non_hlo_dump_file(name):
+                continue
+            path = os.path.join(directory, name)
+            problem = special_file_problem(path)
+            if problem:
+                out.append((path, problem))
+                if len(out) >= limit:
                     return out
     return out
 
@@ -1002,6 +1041,7 @@ def find_counterparts(source: HloModule, ins: Instruction, target: HloModule,
 __all__ = [
     "ComputationSymbol", "Counterpart", "CustomCallSymbol", "FileSummary", "FusionSymbol",
     "SymbolHit", "WorkspaceIndex", "counterpart_files", "discover", "find_counterparts",
+    "special_reports",
     "instruction_names", "source_key", "summarize_file", "summarize_many", "summarize_text",
     "summary_of",
 ]

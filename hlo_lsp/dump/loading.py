@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, looks_like_hlo, parse_dump_name
+from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.syntax.parser import parse
 
@@ -96,10 +97,9 @@ def load(path: str, module: str | None = None) -> Loaded:
     if from_dir:
         path = _pick_in_directory(path, module)
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as exc:
-        raise LoadError(f"{path}: {exc.strerror}") from exc
+        text = read_text(path)
+    except UntrustedFileError as exc:  # a FIFO, a device, too large, unreadable
+        raise LoadError(str(exc)) from None
     first = text.split("\n", 1)[0]
     if not looks_like_hlo(os.path.basename(path), first) and "HloModule" not in text[:4096] \
             and "ENTRY" not in text:

@@ -25,6 +25,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from hlo_lsp.dump.untrusted import read_text
 from hlo_lsp.model.accelerators import DEFAULT, ACCELERATORS, Accelerator, accelerator, \
     accelerator_for_platform
 
@@ -190,7 +191,8 @@ def looks_like_hlo(filename: str, first_line: str) -> bool:
 def is_hlo_path(path: str) -> bool:
     """Whether the file at ``path`` is HLO text by :func:`looks_like_hlo`; reads
     the first line (512 characters at most) only of ``.txt`` files whose name is
-    not a dump name. False when it cannot be read."""
+    not a dump name (:mod:`hlo_lsp.dump.untrusted`). False when it cannot be read
+    or is not a regular file."""
     name = os.path.basename(path)
     if is_non_hlo_dump_file(name):
         return False
@@ -199,9 +201,8 @@ def is_hlo_path(path: str) -> bool:
     if not name.endswith(".txt"):
         return False
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            first = f.readline(512)
-    except OSError:
+        first = read_text(path, 2048, whole=False).split("\n", 1)[0][:512]
+    except OSError:  # UntrustedFileError: not a regular file (a FIFO...), unreadable
         return False
     return looks_like_hlo(name, first)
 

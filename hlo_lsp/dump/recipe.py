@@ -38,7 +38,6 @@ import re
 import shlex
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 from collections import Counter
@@ -47,6 +46,7 @@ from typing import Mapping, Sequence
 
 from hlo_lsp.dump.launchers import Launcher, LauncherError
 from hlo_lsp.dump.targets import RUNNER
+from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
 from hlo_lsp.model.collectives import replica_and_partition_count
 from hlo_lsp.model.frames import python_stack
 
@@ -201,13 +201,13 @@ def load_recipe(dump_dir: str | os.PathLike) -> Recipe | None:
     Synchronous and blocking (it reads the disk): call it off the event loop."""
     path = recipe_path(dump_dir)
     try:
-        text = _read_untrusted(path, MAX_RECIPE_BYTES)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise RecipeError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except RecipeError as exc:
-        raise RecipeError(f"{path} {exc}") from None
+        text = read_text(path, MAX_RECIPE_BYTES, errors="strict")
+    except UntrustedFileError as exc:
+        if exc.missing:
+            return None
+        if exc.errno is not None:
+            raise RecipeError(f"cannot read {path}: {exc.reason}") from None
+        raise RecipeError(f"{path} is {exc.reason}") from None
     if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise RecipeError(f"{path} is nested more than {MAX_JSON_DEPTH} levels deep")
     try:
@@ -223,32 +223,6 @@ def load_recipe(dump_dir: str | os.PathLike) -> Recipe | None:
     if recipe.python:
         recipe.python = os.path.normpath(os.path.join(base, recipe.python))
     return recipe
-
-
-def _read_untrusted(path: pathlib.Path, limit: int) -> str:
-    """The UTF-8 text of the regular file ``path``, at most ``limit`` bytes.
-    Raises FileNotFoundError when it does not exist, OSError when it cannot be
-    read, RecipeError (a sentence to follow the path) when it is not a regular
-    file, is larger than ``limit`` or is not UTF-8. Never blocks on a FIFO:
-    it is stat()ed first and opened with O_NONBLOCK, and the open file is
-    checked again (it may have been replaced in between)."""
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-        raise RecipeError("is not a regular file")
-    if info.st_size > limit:
-        raise RecipeError(f"is larger than {limit // 1024} KiB")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RecipeError("is not a regular file")
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise RecipeError(f"is larger than {limit // 1024} KiB")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecipeError(f"is not UTF-8 text (byte {exc.start})") from None
 
 
 #: A JSON string (an unterminated one runs to the end) or a bracket. Possessive
@@ -767,8 +741,8 @@ def infer_recipe(dump_dir: str | os.PathLike, module=None, workspace: str | None
                        key=lambda p: p.stat().st_size)
         for p in files[:8]:
             try:
-                m = parse(p.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
+                m = parse(read_text(p))
+            except OSError:  # UntrustedFileError: not a regular file, too large
                 continue
             candidates = _outermost_files(m)
             if candidates:

@@ -48,6 +48,7 @@ from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv,
                                     remote_cleanup_argv, remote_dump_dir)
 from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, RunPlan, deviceless_command, now_iso, parse_probe_output, plan_run, platform_label, probe_env, program_env, python_interpreter, recorded_env, save_recipe, travelling_env
 from hlo_lsp.dump.targets import Target, read_deviceless
+from hlo_lsp.dump.untrusted import read_text
 
 TERMINATE_GRACE_S = 3.0
 #: How long a launcher's remote stop (scancel, a kill over ssh) may take.
@@ -289,11 +290,8 @@ def _parsed(path: str | os.PathLike):
     from hlo_lsp.syntax.parser import parse  # lark: only when a dump is compared
 
     try:
-        if os.path.getsize(path) > MAX_COUNTED_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return parse(f.read())
-    except OSError:
+        return parse(read_text(path, MAX_COUNTED_BYTES))
+    except OSError:  # UntrustedFileError: not a regular file, too large, unreadable
         return None
 
 

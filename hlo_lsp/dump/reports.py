@@ -41,14 +41,18 @@ Parsing never raises; unknown lines are skipped.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
 from dataclasses import dataclass, field
 
 from hlo_lsp.dump.names import hlo_path_for_report, report_kind, report_path, report_paths_for_hlo
+from hlo_lsp.dump.untrusted import read_text
 from hlo_lsp.model.shapes import format_bytes
 from hlo_lsp.syntax.lines import LineIndex
+
+log = logging.getLogger("hlo_lsp.dump.reports")
 
 _ALLOCATION = re.compile(r"^allocation (\d+): size ([0-9.]+\s*[KMGTP]?i?B?)(.*?):?\s*$")
 _PARAMETER = re.compile(r", parameter (\d+), shape \|([^|]*)\| at ShapeIndex (\{[^}]*\})")
@@ -393,6 +397,17 @@ _CACHE_MAX = 64
 _NOT_CACHED = object()
 
 
+#: (path, stamp) of the reports refused, each logged once.
+_refused_seen: set[tuple[str, tuple[int, int]]] = set()
+
+
+def _refused(stamp: tuple[int, int], exc: OSError) -> None:
+    key = (getattr(exc, "filename", None) or "", stamp)
+    if key not in _refused_seen and len(_refused_seen) < 1024:
+        _refused_seen.add(key)
+        log.warning("report not read: %s", exc)
+
+
 def _load(path: str, kind: str, parse, cached_only: bool = False):
     try:
         st = os.stat(path)
@@ -407,9 +422,9 @@ def _load(path: str, kind: str, parse, cached_only: bool = False):
     if cached_only:
         return _NOT_CACHED
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            value = parse(f.read())
-    except OSError:
+        value = parse(read_text(path))
+    except OSError as exc:  # UntrustedFileError: a FIFO, a device, too large...
+        _refused(stamp, exc)
         return None
     with _cache_lock:
         if len(_cache) >= _CACHE_MAX:

@@ -33,6 +33,8 @@ import pathlib
 import re
 from dataclasses import dataclass, field
 
+from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
+
 TARGETS_DIR = pathlib.Path(__file__).with_name("targets")
 RUNNER = pathlib.Path(__file__).with_name("deviceless.py")
 RECORD_FILE = "hlo-lsp-deviceless.json"  # the runner's deviceless.RECORD_FILE
@@ -124,14 +126,12 @@ def builtin_targets() -> dict[str, pathlib.Path]:
 @functools.lru_cache(maxsize=32)
 def _load(path: str, mtime: float, name: str, builtin: bool) -> Target:
     try:
-        if os.path.getsize(path) > MAX_CONFIG_BYTES:
+        text = read_text(path, MAX_CONFIG_BYTES)
+    except UntrustedFileError as exc:
+        if exc.too_large:
             raise TargetError(f"{path} is larger than {MAX_CONFIG_BYTES} bytes: not a "
-                              "GpuTargetConfig")
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as exc:
-        raise TargetError(f"cannot read the target config {path}: "
-                          f"{exc.strerror or exc}") from None
+                              "GpuTargetConfig") from None
+        raise TargetError(f"cannot read the target config {path}: {exc.reason}") from None
     return parse_config(text, path, name, builtin)
 
 
@@ -188,11 +188,8 @@ def read_deviceless(dump_dir: str | os.PathLike) -> DevicelessRecord | None:
     one that is not a valid ``hlo-lsp-deviceless/1`` JSON object)."""
     path = os.path.join(dump_dir, RECORD_FILE)
     try:
-        if os.path.getsize(path) > MAX_RECORD_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
+        data = json.loads(read_text(path, MAX_RECORD_BYTES))
+    except (OSError, ValueError):  # OSError: UntrustedFileError
         return None
     if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
         return None

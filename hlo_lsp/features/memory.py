@@ -121,7 +121,7 @@ def _shape_size(ins: Instruction | None, index: str) -> int | None:
             return None
         token = token.elements[int(part)]
     try:
-        return token.decode().byte_size()
+        return token.decode().byte_size
     except ValueError:
         return None
 

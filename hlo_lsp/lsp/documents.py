@@ -44,6 +44,7 @@ from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 from cachetools import LRUCache
 
 from hlo_lsp.dump.names import is_non_hlo_dump_file
+from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
 from hlo_lsp.features.diagnostics import diagnostics, edited_diagnostics
 from hlo_lsp.lsp import collector
 from hlo_lsp.lsp.work import INTERACTIVE, submit
@@ -425,7 +426,12 @@ class DocumentStore:
     # -- events ---------------------------------------------------------------
     def open(self, uri: str, version: int, text: str) -> None:
         """didOpen: analyse ``text`` (big documents after :data:`OPEN_YIELD_S`, so
-        the requests sent with didOpen are answered from the snapshot first)."""
+        the requests sent with didOpen are answered from the snapshot first).
+        A document that is open already is opened afresh, whatever its version
+        (a client that restarts may send a lower one): what was known of it is
+        dropped as by :meth:`close`, and its waiting requests answer empty."""
+        if uri in self._docs:
+            self.close(uri)
         delay = OPEN_YIELD_S if len(text) >= BIG_DOCUMENT_CHARS else 0.0
         self._schedule(uri, Snapshot(version, text, self.encoding), None, None, delay)
 
@@ -728,9 +734,9 @@ class DocumentStore:
     async def _read(self, uri: str, path: str, entry: _DiskEntry) -> None:
         def read_and_analyse() -> Analysis | None:
             try:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-            except OSError:
+                text = read_text(path)
+            except UntrustedFileError as exc:  # a FIFO, /dev/zero, unreadable...
+                log.warning("not read: %s", exc)
                 return None
             return analyze(uri, 0, text, self.encoding)
         try:

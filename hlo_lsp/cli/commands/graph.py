@@ -51,6 +51,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from hlo_lsp.features.graph_page import graph_html, graph_title
     from hlo_lsp.dump.loading import load
+    from hlo_lsp.dump.untrusted import read_text
     from hlo_lsp.features.graph import graph, to_dot
     from hlo_lsp.syntax.lines import LineIndex
 
@@ -72,8 +73,7 @@ def _run(args: argparse.Namespace) -> int:
             n.name_end += loaded.offset
     fmt = _format(args)
     if fmt == "html":
-        with open(loaded.path, encoding="utf-8", errors="replace") as f:
-            lines = LineIndex(f.read())
+        lines = LineIndex(read_text(loaded.path))
         out = graph_html(g, lines, os.path.basename(loaded.path),
                          pathlib.Path(loaded.path).resolve().as_uri(),
                          graph_title(module, loaded.path, g, bool(args.around)))

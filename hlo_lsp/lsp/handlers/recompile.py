@@ -70,6 +70,7 @@ from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, RunPlan, ch
 from hlo_lsp.dump.recompile import recompile
 from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
+from hlo_lsp.dump.untrusted import read_text
 from hlo_lsp.features.links import source_links
 from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic
@@ -413,9 +414,8 @@ async def _refresh(ls, result, command_uri: str) -> list[str]:
             continue
         new_uri = from_fs_path(new_path)
         try:
-            with open(new_path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
+            text = await asyncio.to_thread(read_text, new_path)
+        except OSError:  # UntrustedFileError
             continue
         a = await loop.run_in_executor(ls.parse_pool, analyze, new_uri, 0, text,
                                        ls.position_encoding())

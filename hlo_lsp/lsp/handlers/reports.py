@@ -22,6 +22,7 @@ over the schedule (the module header's hover, the summary, ``hlo/memory``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from typing import Callable
 
@@ -31,12 +32,15 @@ from pygls.uris import from_fs_path, to_fs_path
 from hlo_lsp.dump.index import instruction_names
 from hlo_lsp.dump.names import hlo_path_for_report, is_report_file
 from hlo_lsp.dump.reports import report_links, report_names_at
+from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
 from hlo_lsp.features.memory import MemoryTimeline, timeline_for
 from hlo_lsp.lsp.documents import Analysis
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.work import REPORT
 from hlo_lsp.syntax.lines import LineIndex
+
+log = logging.getLogger("hlo_lsp.reports")
 
 #: documentLink answers for a report stop after this many links.
 MAX_REPORT_LINKS = 50_000
@@ -73,9 +77,9 @@ async def _open_report(ls: HloLanguageServer, uri: str
     else:
         def read() -> str | None:
             try:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    return f.read()
-            except OSError:
+                return read_text(path)
+            except UntrustedFileError as exc:
+                log.warning("report not read: %s", exc)
                 return None
         text = await asyncio.to_thread(read)
         if text is None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import os
 import time
 import uuid
 from typing import Any
@@ -41,7 +42,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from hlo_lsp.dump.index import SymbolHit, WorkspaceIndex, counterpart_files, find_counterparts
+from hlo_lsp.dump.index import (SymbolHit, WorkspaceIndex, counterpart_files, find_counterparts,
+                                special_reports)
 from hlo_lsp.dump.names import HLO_FILE_GLOBS
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.convert import SYMBOL_KINDS, to_range
@@ -52,6 +54,7 @@ from hlo_lsp.lsp.requests import guarded
 from hlo_lsp.lsp.settings import WorkspaceSettings
 from hlo_lsp.model.hlo import Computation, Instruction
 from hlo_lsp.model.index import Kind, find_at
+from hlo_lsp.model.visible import visible
 
 log = logging.getLogger("hlo_lsp.workspace")
 
@@ -81,6 +84,8 @@ class WorkspaceState:
         self.folders: list[str] = []
         self.started = 0.0
         self.finished = asyncio.Event()
+        #: (path, reason) of the files skipped that the user was told of
+        self.skipped_told: set[tuple[str, str]] = set()
 
     def close(self) -> None:
         """Stop indexing and the index's worker processes."""
@@ -146,7 +151,11 @@ async def index_folders(ls, st: WorkspaceState, folders: list[str]) -> None:
         total_files = len(paths)
         if len(st.index.stale(paths)) >= PROGRESS_MIN_FILES:
             shower = asyncio.get_running_loop().create_task(show_progress())
-        await st.index.index_async(paths, report)
+        summaries = await st.index.index_async(paths, report)
+        skipped = [(s.path, s.error) for s in summaries if s.skipped]
+        skipped += await asyncio.to_thread(
+            special_reports, {os.path.dirname(p) for p in paths})
+        tell_skipped(ls, st, skipped)
     except asyncio.CancelledError:
         raise
     except Exception:  # noqa: BLE001 - indexing is best effort
@@ -158,6 +167,30 @@ async def index_folders(ls, st: WorkspaceState, folders: list[str]) -> None:
         if token is not None:
             ls.end_progress(token, f"indexed {total_files} files in {seconds:.1f} s")
         log.info("indexed %d HLO files under %s in %.2f s", total_files, folders, seconds)
+
+
+#: Skipped files named in one message; the rest are counted.
+MAX_SKIPPED_NAMED = 5
+
+
+def tell_skipped(ls, st: WorkspaceState, skipped: list[tuple[str, str]]) -> None:
+    """One ``window/showMessage`` warning naming the files of the workspace that
+    were not read (``(path, reason)``: a FIFO or a link to a device named like a
+    dump or a report, an unreadable file; :mod:`hlo_lsp.dump.untrusted`) that the
+    user was not told of yet, e.g. ``hlo-lsp did not read 2 files of the
+    workspace: /w/d/x.txt: not a regular file (a FIFO); ...``; each is logged."""
+    new = [s for s in dict.fromkeys(skipped) if s not in st.skipped_told]
+    if not new:
+        return
+    st.skipped_told.update(new)
+    for path, reason in new:
+        log.warning("skipped %s: %s", path, reason)
+    named = "; ".join(f"{visible(path)}: {reason}" for path, reason in new[:MAX_SKIPPED_NAMED])
+    more = len(new) - MAX_SKIPPED_NAMED
+    ls.window_show_message(types.ShowMessageParams(
+        type=types.MessageType.Warning,
+        message=f"hlo-lsp did not read {len(new)} file{'s' if len(new) > 1 else ''} of the "
+                f"workspace: {named}{f'; and {more} more (see the log)' if more > 0 else ''}."))
 
 
 #: Indexing waits until no document has been analysed for this long (seconds),
@@ -361,7 +394,8 @@ def register(server: HloLanguageServer) -> None:
         try:
             st.index.remove(deleted)
             if changed:
-                await st.index.update(changed)
+                summaries = await st.index.update(changed)
+                tell_skipped(ls, st, [(s.path, s.error) for s in summaries if s.skipped])
         except Exception:  # noqa: BLE001 - indexing is best effort
             log.exception("re-indexing watched files failed")
 

@@ -195,7 +195,7 @@ def _hostile(tmp_path, kind: str):
 
 HOSTILE = {"not-utf8": "is not UTF-8", "not-json": "is not valid JSON",
            "deep": "nested more than 32 levels", "deep-in-field": "nested more than 32",
-           "large": "is larger than 1024 KiB", "zero": "is not a regular file",
+           "large": "is larger than 1 MiB", "zero": "is not a regular file",
            "directory": "is not a regular file", "env-types": "'env' is not an object",
            "env-name": "'env' is not an object", "nul": "NUL character",
            "platform-list": "platform ['cpu']", "python-number": "'python' is not a string"}

@@ -360,3 +360,33 @@ def test_requests_deriving_one_value_together_compute_it_once():
     results, again, store = asyncio.run(run())
     assert [type(r) for r in results[1:]] == [ValueError] * 3
     assert again == len(parse(text).computations) and len(calls) == 2
+
+
+def test_a_second_didopen_with_a_lower_version_is_a_fresh_open():
+    """A client that restarts may open an open document again with a lower
+    version (issue 41, item 6): the store answers about the new text at once,
+    never ContentModified until the document is closed and opened again."""
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+
+    async def run():
+        store = _store()
+        store.open(uri, 7, text)
+        first = await asyncio.wait_for(store.analysis(uri), 30)
+        assert first.version == 7
+        store.open(uri, 1, "// reopened\n" + text)
+        token = store.track_reads(uri)
+        try:
+            async with store.lease(uri) as a:
+                assert a is not None and a.version == 1
+                assert a.module.text.startswith("// reopened")
+            store.check_current()  # no DocumentChanged
+            view = store.peek(uri)
+            assert view is None or view.analysis.version == 1
+        finally:
+            store.untrack(token)
+        assert (await asyncio.wait_for(store.analysis(uri), 30)).version == 1
+        store.change(uri, 2, _insert_at_top("// reopened\n" + text, "// x\n"))
+        assert (await asyncio.wait_for(store.analysis(uri), 30)).version == 2
+
+    asyncio.run(asyncio.wait_for(run(), 120))
