@@ -71,6 +71,7 @@ from hlo_lsp.dump.recompile import recompile
 from hlo_lsp.dump.sources import resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.dump.untrusted import read_text
+from hlo_lsp.model.visible import visible
 from hlo_lsp.features.links import source_links
 from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic
@@ -328,17 +329,22 @@ def confirmation_message(reason: str, plan: RunPlan, platform: str,
     deviceless runner when compiling for ``target``; with a launcher, the
     launcher and the full command line ``launched`` that starts here,
     :func:`launched_preview`) and where a Run is remembered (``state``, the
-    state directory)."""
+    state directory). Each of these is one line whatever the recipe holds:
+    newlines, control characters and bidirectional overrides (U+202E) are
+    shown escaped (``\\n``, ``\\x1b``, ``\\u202e``; :func:`hlo_lsp.model.visible.visible`),
+    so a recipe cannot print a line of its own."""
     lines = [reason]
     if plan.launcher is not None:
         copy = ("" if plan.launcher.shared else
                 "; the dump is written in a remote temporary directory and copied back")
-        lines += [f"Launcher ({plan.launcher.name}): `{plan.launcher.display()}`{copy}",
-                  f"Full command line: `{launched}`"]
-    lines += [f"Command: `{plan.display_command()}`",
-             f"Directory: {plan.cwd}",
-             f"Interpreter: {plan.interpreter or 'none (the command does not start Python)'}",
-             f"Environment changes: {plan.display_env()} (and hlo-lsp's "
+        lines += [f"Launcher ({visible(plan.launcher.name)}): "
+                  f"`{visible(plan.launcher.display())}`{copy}",
+                  f"Full command line: `{visible(launched)}`"]
+    lines += [f"Command: `{visible(plan.display_command())}`",
+             f"Directory: {visible(plan.cwd)}",
+             f"Interpreter: "
+             f"{visible(plan.interpreter or 'none (the command does not start Python)')}",
+             f"Environment changes: {visible(plan.display_env())} (and hlo-lsp's "
              f"JAX_PLATFORMS={platform} and XLA dump flags)"]
     if target is not None:
         lines.append(f"Runner: hlo-lsp's deviceless runner, compiling what it jits for "
