@@ -14,14 +14,19 @@ workspace folders and their parents, the server's working directory.
 - :func:`resolve_source_path`: a path as written in the dump -> the file to open,
   or None when no such file exists (no link, no definition is offered then).
 - :func:`unresolved_hint`: the sentence hover shows when a path was not found.
+- :func:`trusted_roots`, :func:`outside_note`: the sentence hover and the link's
+  tooltip show when the file found lies outside the dump directory, the source
+  roots and the workspace folders (``/etc/shadow``, ``../../../../etc/passwd``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Iterable, Sequence
 
 from hlo_lsp.dump.recipe import RecipeError, load_recipe
+from hlo_lsp.model.visible import visible
 
 MAX_PARENTS = 8
 """How many parent directories of the dump directory and of each workspace
@@ -116,6 +121,48 @@ def resolve_source_path(path: str, dirs: Sequence[str]) -> str | None:
     return None
 
 
+def trusted_roots(document_path: str | None, workspace_dirs: Sequence[str] = (),
+                  source_root: str | Sequence[str] | None = None) -> list[str]:
+    """The directories a source file named by the dump ``document_path`` may lie
+    in without a word: the dump directory, the source roots (the ``sourceRoot``
+    setting, ``~`` expanded) and the workspace folders; real paths (links
+    resolved), without duplicates. Not the parents, the recipe's directories or
+    the working directory :func:`source_dirs` also looks in: a path such as
+    ``../../../../etc/passwd`` or ``/etc/shadow`` in the metadata is found there,
+    and the user is told it lies outside (:func:`outside_note`)."""
+    dirs: list[str] = []
+    if document_path:
+        dirs.append(os.path.dirname(os.path.abspath(document_path)))
+    roots = [source_root] if isinstance(source_root, str) else list(source_root or ())
+    dirs.extend(os.path.expanduser(r) for r in roots if isinstance(r, str) and r)
+    dirs.extend(d for d in workspace_dirs if d)
+    out: list[str] = []
+    for d in dirs:
+        d = os.path.realpath(d)
+        if d not in out:
+            out.append(d)
+    return out
+
+
+def outside_note(path: str, roots: Sequence[str], markdown: bool = False) -> str:
+    """"" when the file ``path`` (as resolved, :func:`resolve_source_path`) lies
+    in one of ``roots`` (:func:`trusted_roots`) once links are resolved; else the
+    sentence the link's tooltip shows, e.g. ``/etc/shadow is outside the dump
+    directory, the source roots and the workspace folders.`` (control characters
+    escaped, :func:`hlo_lsp.model.visible.visible`); with ``markdown`` (hover)
+    the path is a code span no backtick in it can close."""
+    real = os.path.realpath(path)
+    for root in roots:
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return ""
+    shown = visible(real)
+    if markdown:
+        fence = "`" * (max(map(len, re.findall("`+", shown)), default=0) + 1)
+        shown = f"{fence} {shown} {fence}"
+    return (f"{shown} is outside the dump directory, the source roots and the "
+            "workspace folders.")
+
+
 def unresolved_hint(path: str, dirs: Iterable[str] = ()) -> str:
     """One Markdown paragraph for hover: which path was looked for, where, and how
     to set the source root (the ``sourceRoot`` setting: ``hlo.sourceRoot`` in VS
@@ -132,4 +179,5 @@ def unresolved_hint(path: str, dirs: Iterable[str] = ()) -> str:
             "`source_root` in Neovim's `require('hlo_lsp').setup{}`.")
 
 
-__all__ = ["MAX_PARENTS", "resolve_source_path", "source_dirs", "unresolved_hint"]
+__all__ = ["MAX_PARENTS", "outside_note", "resolve_source_path", "source_dirs", "trusted_roots",
+           "unresolved_hint"]

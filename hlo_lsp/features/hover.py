@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from hlo_lsp.dump.reports import Allocation, BufferAssignment, BufferValue
-from hlo_lsp.dump.sources import resolve_source_path, unresolved_hint
+from hlo_lsp.dump.sources import outside_note, resolve_source_path, unresolved_hint
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, decode_backend_config, explain_target
 from hlo_lsp.model.frames import format_frame, python_stack
@@ -55,7 +55,8 @@ def hover(module: HloModule, offset: int,
           deviceless: str | None = None,
           source_dirs: Sequence[str] | None = None,
           device: Accelerator | None = None,
-          memory: MemoryTimeline | None = None) -> HoverResult | None:
+          memory: MemoryTimeline | None = None,
+          source_roots: Sequence[str] | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
@@ -72,7 +73,9 @@ def hover(module: HloModule, offset: int,
     :func:`hlo_lsp.dump.names.device_for`; default the CPU default). ``memory``:
     the dump's memory over the schedule (:func:`hlo_lsp.features.memory.timeline_for`);
     the hover of the module header then ends with the peak and its largest
-    buffers (:func:`hlo_lsp.features.memory.peak_markdown`)."""
+    buffers (:func:`hlo_lsp.features.memory.peak_markdown`). ``source_roots``
+    (:func:`hlo_lsp.dump.sources.trusted_roots`): with ``source_dirs``, a Python
+    file found outside them is named (:func:`hlo_lsp.dump.sources.outside_note`)."""
     occ = find_at(module, offset)
     if occ is None:
         return None
@@ -81,7 +84,7 @@ def hover(module: HloModule, offset: int,
         return HoverResult(f"{result.markdown}\n\n---\n\n{peak_markdown(memory)}",
                            result.start, result.end)
     if result is not None and source_dirs is not None:
-        result = _with_source_hint(module, occ, result, source_dirs)
+        result = _with_source_hint(module, occ, result, source_dirs, source_roots)
     if result is None:
         return result
     if occ.kind in (Kind.INSTRUCTION_DEF, Kind.OPCODE) and occ.instruction is not None:
@@ -291,15 +294,18 @@ def kernel_markdown(kernel: KernelExplanation) -> str:
 
 
 def _with_source_hint(module: HloModule, occ: Occurrence, result: HoverResult,
-                      dirs: Sequence[str]) -> HoverResult:
+                      dirs: Sequence[str], roots: Sequence[str] | None = None) -> HoverResult:
     ins = occ.instruction if occ.kind in (Kind.INSTRUCTION_DEF, Kind.METADATA) else None
     if ins is None:
         return result
     stack = python_stack(module, ins)
-    if not stack or resolve_source_path(stack[0].file, dirs) is not None:
+    found = resolve_source_path(stack[0].file, dirs) if stack else None
+    if not stack or (found is not None and roots is None):
         return result
-    return HoverResult(result.markdown + "\n\n" + unresolved_hint(stack[0].file, dirs),
-                       result.start, result.end)
+    hint = unresolved_hint(stack[0].file, dirs) if found is None else \
+        outside_note(found, roots, markdown=True)
+    return HoverResult(result.markdown + "\n\n" + hint, result.start, result.end) \
+        if hint else result
 
 
 def _metadata_parts(module: HloModule, ins: Instruction) -> list[str]:

@@ -45,16 +45,22 @@ def stack_tooltip(stack: list[SourceFrame]) -> str:
 
 
 def source_links(module: HloModule,
-                 resolve: Callable[[str], Optional[str]] = lambda p: p) -> list[SourceLink]:
+                 resolve: Callable[[str], Optional[str]] = lambda p: p,
+                 note: Callable[[str], str] | None = None) -> list[SourceLink]:
     """Links for all source locations in metadata, in text order: one per
     instruction whose metadata names a Python frame
     (:func:`hlo_lsp.model.frames.frame_origin`), over its ``stack_frame_id=N`` or
     its ``source_file=".." [source_line=N]``. ``resolve`` turns a path as written
     in the dump into the path to link to (e.g.
     :func:`hlo_lsp.dump.sources.resolve_source_path`), or None when the file does
-    not exist: that instruction gets no link. It is called once per distinct path."""
+    not exist: that instruction gets no link. It is called once per distinct path.
+    ``note(path)``, when given, is a sentence about the resolved path that
+    starts the tooltip ("" for none; e.g.
+    :func:`hlo_lsp.dump.sources.outside_note`: the file lies outside the dump
+    directory, the source roots and the workspace folders)."""
     out: list[SourceLink] = []
     resolved: dict[str, str | None] = {}
+    notes: dict[str, str] = {}
     for comp in module.computations:
         for ins in comp.instructions:
             meta = ins.attribute("metadata")
@@ -81,6 +87,11 @@ def source_links(module: HloModule,
             path = resolved[top.file]
             if path is None:
                 continue
-            out.append(SourceLink(base + start, base + end, path, top.line or 1,
-                                  stack_tooltip(stack)))
+            tooltip = stack_tooltip(stack)
+            if note is not None:
+                if path not in notes:
+                    notes[path] = note(path)
+                if notes[path]:
+                    tooltip = f"{notes[path]}\n\n{tooltip}"
+            out.append(SourceLink(base + start, base + end, path, top.line or 1, tooltip))
     return out

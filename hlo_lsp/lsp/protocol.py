@@ -35,7 +35,7 @@ from pygls.uris import to_fs_path
 
 from hlo_lsp import __version__
 from hlo_lsp.features.diagnostics import merge_xla, xla_problem
-from hlo_lsp.dump.sources import source_dirs
+from hlo_lsp.dump.sources import source_dirs, trusted_roots
 from hlo_lsp.lsp.collector import ModelCollector
 from hlo_lsp.lsp.compat import forget_progress, forget_when_done, send_encoded_result, \
     send_error, structure_request
@@ -253,6 +253,14 @@ class HloLanguageServer(LanguageServer):
             dirs = self._source_dirs[key] = await asyncio.to_thread(
                 source_dirs, path, folders, self.settings.source_root)
         return dirs
+
+    def source_roots(self, uri: str) -> list[str]:
+        """Where a source file named by the dump ``uri`` may lie without hover and
+        the link's tooltip saying so: the dump directory, the source roots and
+        the workspace folders (:func:`hlo_lsp.dump.sources.trusted_roots`; a few
+        ``realpath`` calls)."""
+        return trusted_roots(to_fs_path(uri), self.workspace_folders(),
+                             self.settings.source_root)
 
     def oracle(self) -> XlaOracle | None:
         """XLA's parser in a worker process, unless the setting ``xlaDiagnostics``

@@ -68,7 +68,7 @@ from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, RunPlan, ch
                                  launch_platform, load_recipe, plan_run, platform_label,
                                  recipe_path, travelling_env)
 from hlo_lsp.dump.recompile import recompile
-from hlo_lsp.dump.sources import resolve_source_path
+from hlo_lsp.dump.sources import outside_note, resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.dump.untrusted import read_text
 from hlo_lsp.model.visible import visible
@@ -98,14 +98,16 @@ _reported: set[tuple] = set()
 
 # ---------------------------------------------------------------- helpers ---
 
-def _links_answer(a: Analysis, dirs: list[str]) -> wire.Encoded:
+def _links_answer(a: Analysis, dirs: list[str], roots: list[str] = ()) -> wire.Encoded:
     """The ``textDocument/documentLink`` answer for ``a``: each metadata source
     location whose file exists (looked for in ``dirs``,
     :func:`hlo_lsp.dump.sources.resolve_source_path`) as an LSP ``DocumentLink``
-    to ``file.py#L<line>``, its tooltip the Python call stack."""
+    to ``file.py#L<line>``, its tooltip the Python call stack, after a sentence
+    when the file lies outside ``roots`` (:func:`hlo_lsp.dump.sources.outside_note`)."""
     at = wire.converter(a.lines)
     out = []
-    for link in source_links(a.module, lambda p: resolve_source_path(p, dirs)):
+    for link in source_links(a.module, lambda p: resolve_source_path(p, dirs),
+                             lambda p: outside_note(p, roots)):
         target = _file_uri(link.path)
         if target is None:
             continue
@@ -662,4 +664,4 @@ def register(server: HloLanguageServer) -> None:
             dirs = await ls.source_dirs(uri)
             # every instruction's metadata, and the disk for each file it names:
             # on a dump of megabytes, not on the event loop
-            return await ls.work(_links_answer, a, dirs)
+            return await ls.work(_links_answer, a, dirs, ls.source_roots(uri))

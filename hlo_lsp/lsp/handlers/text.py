@@ -103,6 +103,7 @@ def register(server: HloLanguageServer) -> None:
             deviceless = _DEVICELESS[dump_dir] = \
                 await asyncio.to_thread(deviceless_statement, path) if path else None
         dirs = await ls.source_dirs(uri)
+        roots = ls.source_roots(uri)
         device = device_for(path, ls.settings.device)
 
         async def header_memory(view: View | None):
@@ -119,6 +120,7 @@ def register(server: HloLanguageServer) -> None:
                 return _UNKNOWN
             result = hover(view.analysis.module, offset, assignment,
                            deviceless=deviceless, source_dirs=dirs, device=device,
+                           source_roots=roots,
                            memory=memory)
             if result is None:
                 return None
@@ -144,7 +146,7 @@ def register(server: HloLanguageServer) -> None:
                 if occ is None or occ.kind not in _LOCAL_KINDS:
                     return lines, None
                 return lines, hover(module, offset, assignment, deviceless=deviceless,
-                                    source_dirs=dirs, device=device)
+                                    source_dirs=dirs, device=device, source_roots=roots)
             if len(snap.text) <= QUICK_INLINE_CHARS:
                 # One computation of a small file: a few ms with this thread's
                 # parser (built at initialize); a pool thread would first build
