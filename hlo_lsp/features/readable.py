@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlo_lsp.model.visible import visible
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, FUSION_KINDS, decode_backend_config, explain_target
 from hlo_lsp.model.frames import python_stack, short_frame
 from hlo_lsp.model.summary import short_op_name
@@ -197,13 +198,13 @@ def _instruction(module: HloModule, comp: Computation, ins: Instruction, indent:
         op_name = ins.metadata.get("op_name")
         if isinstance(op_name, str) and short_op_name(op_name):
             notes.append(short_op_name(op_name))
-    if notes:
-        line += "  // " + " · ".join(notes)
+    if notes:  # text from the dump: one line, control characters shown escaped
+        line += "  // " + visible(" · ".join(notes))
     out.add(indent + line, ins.start)
     note_indent = indent + "  // "
     target = custom_call_target(ins) if ins.opcode == "custom-call" else None
     if target is not None:
-        out.add(f"{note_indent}{target}: {explain_target(target)}", ins.start)
+        out.add(f"{note_indent}{visible(target)}: {explain_target(target)}", ins.start)
         names = result_names(ins)
         if names:
             out.add(note_indent + "results: " + ", ".join(

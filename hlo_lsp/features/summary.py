@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hlo_lsp.model.visible import visible
 from hlo_lsp.model.cost import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.summary import (CATEGORIES, FoldedSummary, Kernel, KernelGroup,
@@ -47,9 +48,11 @@ MAX_COLUMN = 48
 
 def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
     """Rows of cells as aligned text lines (columns padded to at most
-    :data:`MAX_COLUMN`; empty columns left out)."""
+    :data:`MAX_COLUMN`; empty columns left out). Cells hold text from the dump
+    (labels, op_names): each is one line, control characters shown escaped."""
     if not rows:
         return []
+    rows = [[visible(c) for c in r] for r in rows]
     widths = [min(max(len(r[i]) for r in rows), MAX_COLUMN) for i in range(len(rows[0]))]
     out = []
     for r in rows:

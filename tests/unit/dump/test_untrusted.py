@@ -212,6 +212,7 @@ def test_no_cli_output_copies_a_control_character_from_the_dump(tmp_path, comman
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert not [line for line in out.splitlines() if line.lstrip(' "').startswith("fake line")]
     if command[0] == "show":
         assert "\\x1b[2Jx.py" in out and "\\x1b]0;TITLE\\x07b" in out
         assert '"t\\x1b[31mred\\u202e"' in out
