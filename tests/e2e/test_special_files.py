@@ -165,8 +165,8 @@ async def test_special_files_never_block_nor_exhaust_the_server(workspace: pathl
             assert symbols
 
         # requests about the special files themselves, never opened in the editor
-        for name in (FIFO_DUMP, ZERO_DUMP):
-            uri = (dump / name).as_uri()
+        for uri in [(dump / name).as_uri() for name in (FIFO_DUMP, ZERO_DUMP)] + \
+                ["file:///dev/zero"]:
             assert not await _answer(client.text_document_document_symbol_async(
                 types.DocumentSymbolParams(types.TextDocumentIdentifier(uri))))
             await _answer(client.text_document_hover_async(types.HoverParams(
