@@ -149,10 +149,10 @@ def holds_hlo_text(path: str) -> bool:
     """Whether the file at ``path`` holds HLO text: its first non-blank line (of
     the first 4096 characters) starts with ``HloModule``, as every module XLA
     dumps as text does (xla/hlo/ir/hlo_module.cc ``ToString``). False when it
-    cannot be read."""
+    cannot be read (:func:`hlo_lsp.dump.untrusted.read_text`: regular files
+    only)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            head = f.read(4096)
+        head = read_text(path, 4096, whole=False)
     except OSError:
         return False
     return head.lstrip().startswith("HloModule")

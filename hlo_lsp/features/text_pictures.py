@@ -18,7 +18,7 @@ naming at most one instruction, with that instruction's name range to jump to.
   its bucket), the peak marked, then the largest buffers live at the peak.
 
 Text from the dump (names, custom-call targets, the reports' names) is data:
-:func:`printable` escapes control and format characters (``\\x1b``,
+:func:`hlo_lsp.model.visible.visible` escapes control and format characters (``\\x1b``,
 ``\\u202e``...) so a line can neither drive a terminal nor split into two.
 Offsets are code points into the module's text. Pure; never raises.
 """
@@ -26,7 +26,6 @@ Offsets are code points into the module's text. Pure; never raises.
 from __future__ import annotations
 
 import math
-import unicodedata
 from dataclasses import dataclass, field
 
 from hlo_lsp.features.graph import DEFAULT_HOPS, classify_node
@@ -34,6 +33,7 @@ from hlo_lsp.features.memory import MemoryTimeline
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.kernels import short_shape
 from hlo_lsp.model.shapes import format_bytes
+from hlo_lsp.model.visible import visible
 
 #: Lines of one picture at most (the rest is counted in the message).
 MAX_LINES = 400
@@ -47,7 +47,6 @@ BAR_CELLS = 40
 SHAPE_CHARS = 60
 #: Eighths of a cell, from one eighth to a full cell.
 BLOCKS = "▏▎▍▌▋▊▉█"
-_ESCAPED_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,23 +78,6 @@ class TextPicture:
         return "".join(line.text + "\n" for line in self.lines)
 
 
-def printable(text: str) -> str:
-    """``text`` with control, format and separator characters (C0, DEL, C1,
-    bidirectional overrides, zero-width marks, line separators, surrogates,
-    unassigned code points) written as ``\\xNN`` / ``\\uNNNN`` escapes: safe on a
-    terminal and in one editor line."""
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        if ch == " " or unicodedata.category(ch) not in _ESCAPED_CATEGORIES:
-            out.append(ch)
-        else:
-            o = ord(ch)
-            out.append(f"\\x{o:02x}" if o < 0x100 else
-                       f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}")
-    return "".join(out)
-
 
 # ------------------------------------------------------------------ graph ---
 
@@ -118,7 +100,7 @@ def describe(ins: Instruction) -> str:
     else:
         what = label or ins.opcode
     root = "ROOT " if ins.is_root else ""
-    return printable(f"{root}%{ins.name.name}  {what}  {_shape(ins)}".rstrip())
+    return visible(f"{root}%{ins.name.name}  {what}  {_shape(ins)}".rstrip())
 
 
 class _Tree:
@@ -203,7 +185,7 @@ def _callers_line(module: HloModule, comp: Computation) -> PictureLine | None:
         return None
     ins, ref = callers[0]
     more = f" and {len(callers) - 1} more" if len(callers) > 1 else ""
-    return PictureLine(printable(f"called by %{ins.name.name} ({ref.attr}){more}"),
+    return PictureLine(visible(f"called by %{ins.name.name} ({ref.attr}){more}"),
                        ins.name.start, ins.name.end)
 
 
@@ -265,10 +247,10 @@ def graph_text(module: HloModule, computation: str | None = None,
     if comp is None:
         return None
     # the computation's name as written (with the % XLA's older printer puts there)
-    cname = printable(("%" if comp.name.end - comp.name.start > len(comp.name.name) else "")
+    cname = visible(("%" if comp.name.end - comp.name.start > len(comp.name.name) else "")
                       + comp.name.name)
     if center is not None:
-        pic = TextPicture(printable(f"dataflow around %{center.name.name} in {cname}, "
+        pic = TextPicture(visible(f"dataflow around %{center.name.name} in {cname}, "
                                     f"{hops} hop{'' if hops == 1 else 's'}"))
         pic.lines.append(PictureLine(pic.title))
         caller = _callers_line(module, comp)
@@ -366,7 +348,7 @@ def memory_text(t: MemoryTimeline, module: HloModule | None = None, top: int = 1
     peak_name = t.steps[t.peak_step] if t.peak_step < len(t.steps) else ""
     estimate = " (estimate)" if t.source == "estimate" else ""
     title = (f"memory over the schedule{estimate}: peak {short_bytes(t.peak_bytes)} at step "
-             f"{t.peak_step} of {len(t.steps)}" + (f", %{printable(peak_name)}"
+             f"{t.peak_step} of {len(t.steps)}" + (f", %{visible(peak_name)}"
                                                    if peak_name else ""))
     pic = TextPicture(title)
     pic.lines.append(PictureLine(title))
@@ -391,15 +373,15 @@ def memory_text(t: MemoryTimeline, module: HloModule | None = None, top: int = 1
             mark, pic.cursor = "  ◀ peak", len(pic.lines)
         elif lo <= t.max_step <= hi and t.live[t.max_step] > t.peak_bytes:
             mark = "  ◀ most bytes"
-        what = f"%{printable(name)}" if name else ("end" if step == len(t.steps) else "")
+        what = f"%{visible(name)}" if name else ("end" if step == len(t.steps) else "")
         pic.lines.append(line(f"{label:>{label_width}}  {short_bytes(t.live[step]):>9}  "
                               f"{bar(t.live[step], full):<{BAR_CELLS}}  {what}{mark}", name))
     shown = t.peak_buffers[:max(0, top)]
     pic.lines.append(PictureLine(f"largest buffers live at the peak ({len(shown)} of "
                                  f"{len(t.peak_buffers)}):"))
     for b in shown:
-        shape = f"  {printable(b.shape)}" if b.shape else ""
-        pic.lines.append(line(f"  {format_bytes(b.size):>26}  %{printable(b.key)}{shape}  "
+        shape = f"  {visible(b.shape)}" if b.shape else ""
+        pic.lines.append(line(f"  {format_bytes(b.size):>26}  %{visible(b.key)}{shape}  "
                               f"steps {b.start}-{b.end}", b.instruction))
     if len(t.peak_buffers) > len(shown):
         pic.lines.append(PictureLine(f"  ... {len(t.peak_buffers) - len(shown)} more"))
@@ -407,7 +389,7 @@ def memory_text(t: MemoryTimeline, module: HloModule | None = None, top: int = 1
     if t.total_allocated is not None and t.source != "estimate":  # the estimate's note says it
         pic.lines.append(PictureLine(f"the buffer assignment allocates "
                                      f"{format_bytes(t.total_allocated)} in all"))
-    pic.lines.extend(PictureLine(f"note: {printable(note)}") for note in t.notes)
+    pic.lines.extend(PictureLine(f"note: {visible(note)}") for note in t.notes)
     return pic
 
 

@@ -46,6 +46,7 @@ from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpN
                                 is_pass_snapshot, module_id, stage_label)
 from hlo_lsp.dump.recipe import PLATFORMS, PlatformError, RecipeError, choose_platform, launch_platform, new_recipe, platform_label
 from hlo_lsp.dump.targets import TargetError, builtin_targets, resolve_target
+from hlo_lsp.model.visible import visible
 
 
 def add_subcommand(subparsers) -> None:
@@ -114,13 +115,9 @@ def module_lines(files: dict[str, DumpName]) -> list[str]:
         parts = [label for _, label in stages]
         if snapshots:
             parts.append(f"{snapshots} pass snapshot{'s' if snapshots != 1 else ''}")
-        out.append(_printable(f"{module_id(number)}.{name}: {', '.join(parts)}"))
+        out.append(visible(f"{module_id(number)}.{name}: {', '.join(parts)}"))
     return out
 
-
-def _printable(text: str) -> str:
-    """``text`` with control characters escaped (file names are untrusted)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _say(msg: str) -> None:
