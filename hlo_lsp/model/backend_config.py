@@ -306,6 +306,12 @@ def _walk(node, path: str, notes: list[tuple[str, str]]) -> None:
             _walk(val, sub, notes)
 
 
+#: Boolean fields whose note says what ``true`` means ("the collective runs
+#: synchronously"): for ``false`` the note is negated, never shown as it is.
+_WHEN_TRUE = frozenset(("is_sync", "is_pipelined", "grad_x", "grad_y", "damax_output",
+                        "force_earliest_schedule"))
+
+
 def _note(key: str, val, path: str, sub: str) -> str | None:
     """The explanation of one ``key: val`` of a backend_config at JSON path
     ``sub`` (in the object at ``path``), None when there is none."""
@@ -321,6 +327,8 @@ def _note(key: str, val, path: str, sub: str) -> str | None:
     if key == "kind" and isinstance(val, str) and val in FUSION_KINDS:
         return f"{val}: {FUSION_KINDS[val]}"
     if key in _FIELD_NOTES and not isinstance(val, (dict, list)):
+        if val is False and key in _WHEN_TRUE:
+            return f"false: no; true would mean {_FIELD_NOTES[key]}"
         shown = val if isinstance(val, str) else json.dumps(val)
         return f"{shown}: {_FIELD_NOTES[key]}"
     if key == "operand_precision" and isinstance(val, list):

@@ -86,3 +86,14 @@ def test_sizes_of_the_nested_gemm_dot():
     notes = _notes(text, "dot.1")
     assert notes["sizes"].startswith("[16]: tile of the contracting dimension K (block_k)")
     assert "`sizes` = [16]: tile of the contracting dimension K" in _hover(text, "%dot.1 = ")
+
+
+def test_a_false_flag_is_not_explained_as_true():
+    """A flag's note says what ``true`` means: ``"is_pipelined":false`` on the real
+    all-reduce-start of spmd_mesh8 said "the collective was pipelined across loop
+    iterations" (and ``"is_sync":false`` "runs synchronously")."""
+    notes = _notes(_dump("spmd_mesh8"), "all-reduce-start")
+    assert notes["collective_backend_config.is_sync"].startswith("true: the collective runs")
+    assert notes["collective_backend_config.is_pipelined"] == (
+        "false: no; true would mean the collective was pipelined across loop iterations")
+    assert notes["force_earliest_schedule"].startswith("false: no; true would mean")
