@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hlo_lsp.model.cost import format_count, format_seconds
+from hlo_lsp.model.units import format_count, format_seconds
 from hlo_lsp.features.summary import MAX_COLUMN
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
 from hlo_lsp.model.hlo import HloModule

@@ -12,8 +12,9 @@ an instruction and cached with the module (one fused computation per fusion).
 from __future__ import annotations
 
 from hlo_lsp.model.accelerators import DEFAULT, ACCELERATORS, Accelerator
-from hlo_lsp.model.cost import (Cost, cost_model, custom_call_estimate, format_count,
-                                format_seconds, instruction_cost, kernel_precision, roofline)
+from hlo_lsp.model.cost import Cost, cost_model, custom_call_estimate, instruction_cost
+from hlo_lsp.model.roofline import kernel_precision, roofline
+from hlo_lsp.model.units import format_count, format_seconds
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.opcodes import COMPUTE
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from hlo_lsp.model.visible import visible
-from hlo_lsp.model.cost import format_count, format_seconds
+from hlo_lsp.model.units import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.summary import (CATEGORIES, FoldedSummary, Kernel, KernelGroup,
                                    KernelSummary, op_name_pattern, short_op_name)

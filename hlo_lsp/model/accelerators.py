@@ -1,5 +1,5 @@
 """Common accelerators: peak throughput and memory bandwidth, for the roofline
-estimate of a kernel (:func:`hlo_lsp.model.cost.roofline`).
+estimate of a kernel (:func:`hlo_lsp.model.roofline.roofline`).
 
 Each number comes from the vendor's datasheet or specification page named in
 the accelerator's ``source``. Tensor-core figures are the dense ones: NVIDIA's

@@ -46,6 +46,10 @@ FLOPs and transcendentals are operation counts, bytes are bytes. Everything is
 computed lazily: :func:`cost_model` keeps one :class:`CostModel` per module,
 which remembers each instruction and each called computation it has costed.
 Never raises on a malformed module: what cannot be decoded counts zero.
+
+The time these costs take on a device (the roofline, the precision that
+bounds a kernel) is :mod:`hlo_lsp.model.roofline`; counts and times as text
+are :mod:`hlo_lsp.model.units`.
 """
 
 from __future__ import annotations
@@ -56,11 +60,11 @@ import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.kernels import custom_call_target
 from hlo_lsp.model.opcodes import ELEMENTWISE
 from hlo_lsp.model.shapes import ArrayShape, Shape, TupleShape
+from hlo_lsp.model.units import as_float
 
 #: Bytes of a pointer on the 64-bit hosts XLA's CPU backend runs on: the size
 #: of a tuple's index table entry and of an opaque value
@@ -989,124 +993,3 @@ def _gemm_contracting(ins: Instruction) -> list[int]:
         return []
     m = re.search(r'"lhs_contracting_dimensions"\s*:\s*\[([^\]]*)\]', attr.value)
     return int_list(m.group(1)) if m else []
-
-
-#: Opcodes whose cost is matrix work (tensor cores, matrix units).
-MATRIX_OPCODES = frozenset({"dot", "scaled-dot", "ragged-dot", "convolution"})
-
-
-def kernel_precision(module: HloModule, ins: Instruction) -> str:
-    """The precision key (:mod:`hlo_lsp.model.accelerators`) whose peak bounds
-    ``ins``: for matrix work (a dot or convolution, inside a fusion too, or a
-    GEMM/convolution library call) the element type of its first operand (an
-    f32 product at HIGHEST ``operand_precision`` runs on the vector units,
-    otherwise as TF32); ``f32`` (vector units) for everything else."""
-    comp = ins.computation
-    matrix = matrix_instruction(module, ins)
-    if matrix is None:
-        return "f32"
-    operand = cost_model(module)._operand_shape(matrix, matrix.computation or comp, 0)
-    kind = operand.element_type if isinstance(operand, ArrayShape) else "f32"
-    if kind.startswith("f8"):
-        return "f8"
-    if kind in ("bf16", "f16", "f64"):
-        return kind
-    if kind in ("s8", "u8", "s4", "u4"):
-        return "int8"
-    precision = (_attr(matrix, "operand_precision") or "").lower()
-    config = matrix.attribute("backend_config")
-    if "highest" in precision or (config is not None and '"HIGHEST"' in config.value):
-        return "f32"
-    return "tf32"
-
-
-def matrix_instruction(module: HloModule, ins: Instruction) -> Instruction | None:
-    """The instruction doing the matrix work of ``ins``: ``ins`` itself when it
-    is a dot or convolution (:data:`MATRIX_OPCODES`) or a cuBLAS GEMM / cuDNN
-    convolution custom-call (:data:`GEMM_TARGETS`, :data:`CONV_TARGETS`), the
-    first such instruction of a fusion's called computation (through nested
-    fusions, at most 8 deep); None otherwise."""
-    return _matrix_instruction(module, ins, 0)
-
-
-def _matrix_instruction(module: HloModule, ins: Instruction, depth: int) -> Instruction | None:
-    if ins.opcode in MATRIX_OPCODES:
-        return ins
-    if ins.opcode == "custom-call":
-        target = custom_call_target(ins) or ""
-        return ins if target in GEMM_TARGETS or target in CONV_TARGETS else None
-    if ins.opcode != "fusion" or depth > 8:
-        return None
-    for cref in ins.called:
-        callee = module.by_name.get(cref.ref.name)
-        for inner in callee.instructions if callee is not None else ():
-            found = _matrix_instruction(module, inner, depth + 1)
-            if found is not None:
-                return found
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class Roofline:
-    """A roofline estimate on ``device``: ``seconds`` = max(``compute_seconds``,
-    ``memory_seconds``), ``bound`` "compute" or "memory", the compute side at
-    the device's peak for ``precision``."""
-
-    seconds: float
-    compute_seconds: float
-    memory_seconds: float
-    bound: str
-    precision: str
-    device: Accelerator
-
-
-def roofline(cost: Cost, device: Accelerator, precision: str = "f32") -> Roofline:
-    """time = max(FLOPs / peak FLOP/s at ``precision``, bytes / memory bandwidth),
-    in seconds; transcendentals count one operation each at the device's f32
-    (vector) rate. XLA's -1 for an unknown custom-call counts zero. Counts past
-    a float's range (the shapes of broken or hostile text) take infinite time."""
-    compute, memory = _roofline_sides(cost, device, precision)
-    bound = "compute" if compute > memory else "memory"
-    return Roofline(max(compute, memory), compute, memory, bound, precision, device)
-
-
-def roofline_time(cost: Cost, device: Accelerator, precision: str = "f32") -> tuple[float, str]:
-    """``(seconds, bound)`` of :func:`roofline`, without the record: what the
-    summary reads of every kernel of a dump."""
-    compute, memory = _roofline_sides(cost, device, precision)
-    return max(compute, memory), "compute" if compute > memory else "memory"
-
-
-def _roofline_sides(cost: Cost, device: Accelerator, precision: str) -> tuple[float, float]:
-    """The compute and the memory time of :func:`roofline`, in seconds."""
-    compute = as_float(max(cost.known_flops, 0.0)) / device.flops_per_second(precision) + \
-        as_float(max(cost.transcendentals, 0.0)) / device.flops_per_second("f32")
-    memory = as_float(max(cost.known_bytes, 0.0)) / device.memory_bandwidth
-    return compute, memory
-
-
-def as_float(n: float) -> float:
-    """``n`` as a float; an integer past a float's range (about 1.8e308, counts
-    from the shapes of broken or hostile text) as infinity of its sign, where
-    ``float`` raises OverflowError."""
-    try:
-        return float(n)
-    except OverflowError:
-        return math.inf if n > 0 else -math.inf
-
-
-def format_count(n: float, unit: str) -> str:
-    """``2.1e9`` -> ``2.10 G{unit}``; plain under a thousand."""
-    n = as_float(n)
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {prefix}{unit}"
-    return f"{n:.0f} {unit}"
-
-
-def format_seconds(s: float) -> str:
-    """Seconds as ``12 µs``, ``1.5 ms``, ``3.2 s`` or ``840 ns``."""
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"

@@ -40,7 +40,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hlo_lsp.model.cost import CONV_TARGETS, decode, int_list, matrix_instruction
+from hlo_lsp.model.cost import CONV_TARGETS, decode, int_list
+from hlo_lsp.model.roofline import matrix_instruction
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.kernels import (backend_config_data, custom_call_target,
                                    fusion_backend_kind, short_shape)
@@ -279,7 +280,7 @@ def _matrix_operands(matrix: Instruction) -> tuple[int, ...]:
 def matmul_precision(module: HloModule, ins: Instruction) -> MatmulPrecision | None:
     """What precision the matrix work of ``ins`` computes in: ``ins`` is a
     ``dot``/``convolution`` (also inside a fused computation), a fusion holding
-    one (the first found, :func:`hlo_lsp.model.cost.matrix_instruction`), or a
+    one (the first found, :func:`hlo_lsp.model.roofline.matrix_instruction`), or a
     cuBLAS / cuBLASLt GEMM or cuDNN convolution custom-call. None for anything
     else.
 

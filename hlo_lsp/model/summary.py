@@ -41,8 +41,9 @@ from typing import TypeVar
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import target_library
 from hlo_lsp.model.collectives import collective_bytes
-from hlo_lsp.model.cost import (Cost, cost_model, custom_call_estimate, format_count,
-                                format_seconds, kernel_precision, roofline_time)
+from hlo_lsp.model.cost import Cost, cost_model, custom_call_estimate
+from hlo_lsp.model.roofline import kernel_precision, roofline_time
+from hlo_lsp.model.units import format_count, format_seconds
 from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
                                    fusion_backend_kind, hlo_fusion_kind)
 from hlo_lsp.model.frames import python_stack, short_frame
@@ -469,7 +470,7 @@ def kernel_costs(module: HloModule, summary: KernelSummary,
     """What each kernel of ``summary`` (of ``module``) costs, in the summary's
     order: its instruction, its :class:`hlo_lsp.model.cost.Cost` (FLOPs,
     transcendentals, bytes accessed), its roofline time on ``device`` in seconds
-    (:func:`hlo_lsp.model.cost.roofline`) and what bounds it; None for a kernel
+    (:func:`hlo_lsp.model.roofline.roofline`) and what bounds it; None for a kernel
     whose instruction is not in ``module``. A custom-call XLA cannot cost gets
     :func:`hlo_lsp.model.cost.custom_call_estimate`, else zero ("unknown").
 
@@ -525,7 +526,7 @@ def _counted_kernels(module: HloModule, summary: KernelSummary
 def ranked_kernels(module: HloModule, summary: KernelSummary, device: Accelerator,
                    by_op_name: bool = False) -> list[KernelGroup]:
     """The kernels of ``summary`` grouped by structure and ranked by their
-    estimated time on ``device`` (roofline, :func:`hlo_lsp.model.cost.roofline`),
+    estimated time on ``device`` (roofline, :func:`hlo_lsp.model.roofline.roofline`),
     slowest first. A kernel in a loop body counts once, as in XLA's cost
     analysis. Custom-calls: the estimate of
     :func:`hlo_lsp.model.cost.custom_call_estimate`, else zero ("unknown").

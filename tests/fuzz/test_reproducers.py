@@ -442,7 +442,9 @@ def test_counts_past_a_floats_range_add_up_to_infinity():
 
 def test_a_count_past_a_floats_range_is_an_infinite_time():
     from hlo_lsp.model.accelerators import accelerator
-    from hlo_lsp.model.cost import Cost, format_count, roofline
+    from hlo_lsp.model.cost import Cost
+    from hlo_lsp.model.roofline import roofline
+    from hlo_lsp.model.units import format_count
     device = accelerator("h100-sxm")
     estimate = roofline(Cost(flops=10 ** 400), device)
     assert estimate.seconds == float("inf") and estimate.bound == "compute"

@@ -19,9 +19,10 @@ pytestmark = pytest.mark.slow
 
 from hlo_lsp.cli.main import main  # noqa: E402
 from hlo_lsp.features.compare import compare  # noqa: E402
-from hlo_lsp.model.cost import format_count, format_seconds  # noqa: E402
+from hlo_lsp.model.units import format_count, format_seconds  # noqa: E402
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT  # noqa: E402
-from hlo_lsp.model.cost import cost_model, kernel_precision, module_cost, roofline  # noqa: E402
+from hlo_lsp.model.cost import cost_model, module_cost  # noqa: E402
+from hlo_lsp.model.roofline import kernel_precision, roofline  # noqa: E402
 from hlo_lsp.model.summary import change_text as _change, kernel_summary  # noqa: E402
 from hlo_lsp.syntax.parser import parse  # noqa: E402
 

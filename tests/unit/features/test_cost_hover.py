@@ -8,10 +8,11 @@ import itertools
 
 from tests.helpers import EXAMPLES, FP8_DUMP, TRAIN_AFTER, offset_of, read
 from hlo_lsp.dump.names import device_for
-from hlo_lsp.model.cost import format_count
+from hlo_lsp.model.units import format_count
 from hlo_lsp.features.hover import hover
 from hlo_lsp.model.accelerators import ACCELERATORS, accelerator
-from hlo_lsp.model.cost import Cost, cost_model, roofline
+from hlo_lsp.model.cost import Cost, cost_model
+from hlo_lsp.model.roofline import roofline
 from hlo_lsp.syntax.parser import parse
 
 CONV_DUMP = (EXAMPLES / "gpu" / "deviceless" / "conv_bias_relu" /

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tests.helpers import EXAMPLES, TRAIN_AFTER, read
 from hlo_lsp.cli.main import main
-from hlo_lsp.model.cost import format_count
+from hlo_lsp.model.units import format_count
 from hlo_lsp.features.summary import format_folded, format_markdown, format_text
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT
 from hlo_lsp.model.collectives import collective_bytes

@@ -8,7 +8,8 @@ import json
 from tests.helpers import CPU_DUMP, EXAMPLES, TRAIN_AFTER, read
 from hlo_lsp.cli.main import main
 from hlo_lsp.model.accelerators import accelerator
-from hlo_lsp.model.cost import cost_model, module_cost, roofline, kernel_precision
+from hlo_lsp.model.cost import cost_model, module_cost
+from hlo_lsp.model.roofline import roofline, kernel_precision
 from hlo_lsp.model.summary import kernel_summary, ranked_kernels, structure_key
 from hlo_lsp.syntax.parser import parse
 
