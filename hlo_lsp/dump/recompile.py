@@ -41,7 +41,8 @@ from typing import Awaitable, Callable, Iterable, Mapping
 from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
                                 device_for, module_label, parse_dump_name)
 from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
-from hlo_lsp.model.summary import CostComparison, KernelSummary, compare_costs, kernel_summary
+from hlo_lsp.model.cost_change import CostComparison, compare_costs
+from hlo_lsp.model.summary import KernelSummary, kernel_summary
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv, copy_back_argv,
                                     launched_argv, new_job_name, parse_stage,
@@ -315,7 +316,7 @@ class ModuleChange:
     ``kCustom:__triton_gemm``...) to (before, after). ``instructions``: the
     instruction-level changes (:func:`hlo_lsp.model.instruction_diff.diff_modules`,
     the same comparison as ``hlo-lsp diff``), None unless both files were read.
-    ``costs``: the change in cost terms (:func:`hlo_lsp.model.summary.compare_costs`:
+    ``costs``: the change in cost terms (:func:`hlo_lsp.model.cost_change.compare_costs`:
     ENTRY's FLOPs, transcendentals and bytes accessed as XLA's cost analysis
     counts them, the roofline time of the kernels on a device, the kernel
     groups whose cost changed), None unless both files were read.
@@ -376,7 +377,7 @@ class ModuleChange:
                costs: bool = True) -> list[str]:
         """:meth:`describe`, then the instruction changes per Python line
         (:meth:`hlo_lsp.model.instruction_diff.ModuleDiff.lines`, indented), then
-        with ``costs`` the change in cost (:meth:`hlo_lsp.model.summary.CostComparison.lines`,
+        with ``costs`` the change in cost (:meth:`hlo_lsp.model.cost_change.CostComparison.lines`,
         at most ``max_kernels`` kernel groups) when any cost figure changed."""
         out = [self.describe()]
         if self.instructions is not None:

@@ -12,7 +12,7 @@ backend kind differs is a change. Pure: operates on
 instruction-level changes (:func:`hlo_lsp.model.instruction_diff.diff_modules`:
 shapes, layouts, kinds, targets, backend_config fields, grouped per Python
 line, with a warning for two different programs) and the change in cost terms
-(:func:`hlo_lsp.model.summary.compare_costs`: estimated time, FLOPs,
+(:func:`hlo_lsp.model.cost_change.compare_costs`: estimated time, FLOPs,
 transcendentals and bytes accessed in total and per kernel group) come with it.
 """
 
@@ -27,8 +27,9 @@ from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
 from hlo_lsp.model.kernels import BACKEND_KIND_LABELS
-from hlo_lsp.model.summary import (CATEGORIES, CostComparison, Kernel, KernelSummary,
-                                   compare_costs, short_op_name)
+from hlo_lsp.model.cost_change import CostComparison, compare_costs
+from hlo_lsp.model.op_names import short_op_name
+from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelSummary
 
 
 @dataclass(slots=True)

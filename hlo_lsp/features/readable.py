@@ -9,7 +9,7 @@ What changes compared with the dump:
   is appended as a ``// file.py:LINE`` comment (with ``op_names``, then the
   ``op_name`` without its ``jit(fn)/`` head, which tells forward and backward
   instructions of one line apart:
-  :func:`hlo_lsp.model.summary.short_op_name`); the stack-frame tables are
+  :func:`hlo_lsp.model.op_names.short_op_name`); the stack-frame tables are
   dropped.
 - ``backend_config=...`` is removed from the line and expanded below it as
   ``//`` comment lines: indented JSON and the explanations of
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from hlo_lsp.model.visible import visible
 from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, FUSION_KINDS, decode_backend_config, explain_target
 from hlo_lsp.model.frames import python_stack, short_frame
-from hlo_lsp.model.summary import short_op_name
+from hlo_lsp.model.op_names import short_op_name
 from hlo_lsp.model.kernels import custom_call_target, fusion_backend_kind, result_names, tuple_element
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.syntax.lines import LineIndex

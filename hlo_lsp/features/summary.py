@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from hlo_lsp.model.visible import visible
 from hlo_lsp.model.units import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
-from hlo_lsp.model.summary import (CATEGORIES, FoldedSummary, Kernel, KernelGroup,
-                                   KernelSummary, op_name_pattern, short_op_name)
+from hlo_lsp.model.folding import FoldedSummary
+from hlo_lsp.model.op_names import op_name_pattern, short_op_name
+from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelGroup, KernelSummary
 
 
 def _kernel_line(k: Kernel) -> list[str]:
@@ -277,7 +278,7 @@ def format_folded(folded: FoldedSummary, note: str = "", top: int = FOLDED_ROWS)
     total, each repeated structure folded into one section (the layers of an
     unrolled loop as ``layer_{0..47} x48``, each loop body), collectives with
     the bytes each device sends, and counts per kind
-    (:func:`hlo_lsp.model.summary.fold_summary`). Sections are separated by a
+    (:func:`hlo_lsp.model.folding.fold_summary`). Sections are separated by a
     blank line, their bodies indented (they fold by indentation)."""
     lines: list[str] = []
     for i, (title, body) in enumerate(_sections(folded, note, top)):

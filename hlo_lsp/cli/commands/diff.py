@@ -6,7 +6,7 @@ layout, kind, target, backend_config) per Python line
 (:mod:`hlo_lsp.model.instruction_diff`), with a warning when the two modules
 are not of the same program, and the change in cost terms: estimated time,
 FLOPs, transcendentals and bytes accessed in total and per changed kernel
-(:func:`hlo_lsp.model.summary.compare_costs`). Exit status 0 either way (1 is not "different")."""
+(:func:`hlo_lsp.model.cost_change.compare_costs`). Exit status 0 either way (1 is not "different")."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ what the module will run, short for any module
 slowest kernel groups by roofline estimate with their share of the total,
 repeated structure folded (the layers of an unrolled loop as one group with
 its count, each loop body), collectives with the bytes each device sends, and
-counts per kind (:func:`hlo_lsp.model.summary.fold_summary`). ``--all`` lists
+counts per kind (:func:`hlo_lsp.model.folding.fold_summary`). ``--all`` lists
 every kernel (fusions and their kinds, custom-calls and their libraries,
 collectives, :mod:`hlo_lsp.model.summary`), with ``--top N`` followed by the N
 slowest kernel structures (:func:`hlo_lsp.model.summary.ranked_kernels`). The
@@ -25,7 +25,8 @@ def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.targets import deviceless_statement
     from hlo_lsp.dump.names import device_for
     from hlo_lsp.features.summary import FOLDED_ROWS, format_folded, format_text, format_top
-    from hlo_lsp.model.summary import fold_summary, kernel_summary, ranked_kernels
+    from hlo_lsp.model.folding import fold_summary
+    from hlo_lsp.model.summary import kernel_summary, ranked_kernels
     from hlo_lsp.features.memory import format_text as memory_text, peak_dict, timeline_for
 
     loaded = load(args.file, args.module)

@@ -37,7 +37,8 @@ from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
 from hlo_lsp.lsp.work import REPORT
-from hlo_lsp.model.summary import KernelSummary, cost_kernels, fold_summary, kernel_summary
+from hlo_lsp.model.folding import fold_summary
+from hlo_lsp.model.summary import KernelSummary, cost_kernels, kernel_summary
 
 LEGEND = types.SemanticTokensLegend(token_types=list(TOKEN_TYPES),
                                     token_modifiers=list(TOKEN_MODIFIERS))

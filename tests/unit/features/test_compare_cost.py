@@ -1,5 +1,5 @@
 """Issue 14, "diff in cost terms": ``hlo-lsp diff`` (hlo_lsp.features.compare,
-hlo_lsp.model.summary.compare_costs) states the change in estimated time,
+hlo_lsp.model.cost_change.compare_costs) states the change in estimated time,
 FLOPs and bytes in total and per changed kernel, on two real dumps of a JAX
 program whose hidden layer doubles (JAX on the CPU). Expected numbers come
 from the cost model of each side."""
@@ -23,7 +23,8 @@ from hlo_lsp.model.units import format_count, format_seconds  # noqa: E402
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT  # noqa: E402
 from hlo_lsp.model.cost import cost_model, module_cost  # noqa: E402
 from hlo_lsp.model.roofline import kernel_precision, roofline  # noqa: E402
-from hlo_lsp.model.summary import change_text as _change, kernel_summary  # noqa: E402
+from hlo_lsp.model.cost_change import change_text as _change  # noqa: E402
+from hlo_lsp.model.summary import kernel_summary  # noqa: E402
 from hlo_lsp.syntax.parser import parse  # noqa: E402
 
 PROGRAM = """\

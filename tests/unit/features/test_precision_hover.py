@@ -14,7 +14,8 @@ from tests.helpers import GPU
 from hlo_lsp.features.hover import hover
 from hlo_lsp.features.summary import format_folded, format_markdown, format_text
 from hlo_lsp.model.accelerators import accelerator
-from hlo_lsp.model.summary import fold_summary, kernel_summary
+from hlo_lsp.model.folding import fold_summary
+from hlo_lsp.model.summary import kernel_summary
 from hlo_lsp.syntax.parser import parse
 
 DEVICELESS = str(GPU / "deviceless")

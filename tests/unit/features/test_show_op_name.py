@@ -10,7 +10,7 @@ from tests.helpers import TRAIN_AFTER, read
 from hlo_lsp.cli.main import main
 from hlo_lsp.features.readable import render
 from hlo_lsp.model.frames import python_stack, short_frame
-from hlo_lsp.model.summary import short_op_name
+from hlo_lsp.model.op_names import short_op_name
 from hlo_lsp.syntax.parser import parse
 
 

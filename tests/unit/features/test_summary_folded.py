@@ -17,8 +17,9 @@ from benchmarks.gen_transformer import generate  # noqa: E402
 from hlo_lsp.cli.main import main  # noqa: E402
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT  # noqa: E402
 from hlo_lsp.model.cost import module_cost  # noqa: E402
-from hlo_lsp.model.summary import (fold_summary, kernel_summary, op_name_pattern,  # noqa: E402
-                                   repeat_scope, scope_index)
+from hlo_lsp.model.folding import fold_summary  # noqa: E402
+from hlo_lsp.model.op_names import op_name_pattern, repeat_scope, scope_index  # noqa: E402
+from hlo_lsp.model.summary import kernel_summary  # noqa: E402
 from hlo_lsp.syntax.parser import parse  # noqa: E402
 
 LAYERS = 12

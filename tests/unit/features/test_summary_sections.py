@@ -1,4 +1,4 @@
-"""The folded summary (hlo_lsp.model.summary.fold_summary, reports in
+"""The folded summary (hlo_lsp.model.folding.fold_summary, reports in
 hlo_lsp.features.summary) on the real dumps of examples/: loop bodies and
 branches as groups, collectives with the bytes each device sends
 (hlo_lsp.model.collectives.collective_bytes), sections that fold, and the flat
@@ -12,8 +12,9 @@ from hlo_lsp.model.units import format_count
 from hlo_lsp.features.summary import format_folded, format_markdown, format_text
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT
 from hlo_lsp.model.collectives import collective_bytes
-from hlo_lsp.model.summary import (fold_summary, index_ranges, kernel_summary,
-                                   op_name_pattern, repeat_scope)
+from hlo_lsp.model.folding import fold_summary
+from hlo_lsp.model.op_names import index_ranges, op_name_pattern, repeat_scope
+from hlo_lsp.model.summary import kernel_summary
 from hlo_lsp.syntax.parser import parse
 
 COLLECTIVES = EXAMPLES / "sharded" / "dump" / \

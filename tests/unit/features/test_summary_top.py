@@ -115,7 +115,7 @@ def test_summary_ends_with_the_memory_peak_from_xlas_reports(capsys):
 def test_op_name_patterns_of_hostile_length_are_not_remembered():
     # A dump's metadata may hold an op_name of megabytes (the fuzz harness writes
     # 200,000 characters): computed each time, never kept by the cache.
-    from hlo_lsp.model import summary as s
+    from hlo_lsp.model import op_names as s
 
     long = "jit(f)/layer_3/" + "a" * 200_000
     before = s._op_name_pattern.cache_info().currsize
@@ -131,7 +131,7 @@ def test_a_comparison_counts_each_side_once_per_device_and_gives_the_same_answer
     a second comparison (another dump against the same new one, or a dump
     against itself) reads them back, and says what a fresh one says."""
     from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT
-    from hlo_lsp.model.summary import compare_costs
+    from hlo_lsp.model.cost_change import compare_costs
 
     old_text, new_text = read(CPU_DUMP / "module_0028.jit_train_step.before_optimizations.txt"), \
         read(TRAIN_AFTER)
