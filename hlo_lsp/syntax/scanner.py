@@ -11,7 +11,7 @@ For these, a hand-written scanner costs a few regular-expression matches per
 instruction, where lark's LALR parser costs one match and a parser step per
 token and one Python callback per reduction: on a 4 MB dump the scanner builds
 the model in well under half the time. It builds exactly the objects the
-grammar's builder (:class:`hlo_lsp.syntax.parser._Builder`) builds.
+grammar's builder (:class:`hlo_lsp.syntax.builder._Builder`) builds.
 
 ``grammar/hlo.lark`` stays the one definition of the syntax:
 
@@ -365,12 +365,12 @@ def _computation(p: Patterns, text: str, pos: int, base: int) -> tuple[Computati
     thread = closed.group(2)
     if thread is None:
         end = closed.end(1) + base
-    else:  # as parser._Builder.execution_thread reads it
+    else:  # as builder._Builder.execution_thread reads it
         end = closed.end(2) + base
         thread = unescape(thread[1:-1])
     comp = Computation(name, is_entry, params, result, start + base, body_start, end,
                        instructions, thread)
-    holder = weakref.ref(comp)  # as the grammar's builder does (parser._Builder.computation)
+    holder = weakref.ref(comp)  # as the grammar's builder does (builder._Builder.computation)
     for ins in instructions:
         ins._computation = holder
     return comp, closed.end()
@@ -430,7 +430,7 @@ def _shape(p: Patterns, text: str, pos: int, base: int, depth: int = 0,
             if text[pos] != ",":
                 raise _Decline
             pos = p.gap.match(text, pos + 1).end()
-    # the text as the grammar's builder renders a tuple (parser._Builder.tuple_shape)
+    # the text as the grammar's builder renders a tuple (builder._Builder.tuple_shape)
     rendered = "(" + ", ".join(e.text for e in elements) + ")"
     return ShapeToken(rendered, start + base, pos + 1 + base, elements), pos + 1
 

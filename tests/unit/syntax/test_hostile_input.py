@@ -97,7 +97,7 @@ def test_a_mistake_costs_its_computation_not_the_document(monkeypatch):
     lark (twice as slow) sees only the pieces whose error is reported, never the
     document again. The model and the problems are those of a parse
     computation by computation."""
-    from hlo_lsp.syntax import chunks, parser as P
+    from hlo_lsp.syntax import chunks, driver as P
     from hlo_lsp.syntax.chunks import parse_chunked
     from tests.helpers import model_key
 

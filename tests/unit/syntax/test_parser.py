@@ -115,7 +115,7 @@ def test_error_recovery_asks_the_grammar_only_for_the_lines_the_scanner_declines
     the lines the scanner declines (the broken one, the header), not each of
     the thousands (a 3 MB ENTRY took 2 s to recover, now about 1 s). The model
     equals the one lark alone recovers, instruction for instruction."""
-    from hlo_lsp.syntax import parser
+    from hlo_lsp.syntax import driver
     from hlo_lsp.syntax.chunks import _parse_chunk
     from tests.helpers import model_key
 
@@ -125,12 +125,12 @@ def test_error_recovery_asks_the_grammar_only_for_the_lines_the_scanner_declines
             f"{body}\n  ROOT %r = f32[8]{{0}} copy(%a.0)\n}}\n")
     bad = text.replace("%a.999 = f32[8]{0} add(f32[8]{0} %p,", "%a.999 = f32[8]{0} add(f32[8]{0} %p", 1)
     calls = []
-    run_lark = parser._run_lark
+    run_lark = driver._run_lark
 
     def counted(piece, start, base):
         calls.append(start)
         return run_lark(piece, start, base)
-    monkeypatch.setattr(parser, "_run_lark", counted)
+    monkeypatch.setattr(driver, "_run_lark", counted)
     chunk = _parse_chunk(bad, 0, len(bad))
     assert [p.message for p in chunk.problems] == ["unexpected 'f32[8]{0}'; expected ')', ','"]
     # the chunk whole (once: the scanner's fallback is that same text), the
@@ -139,7 +139,7 @@ def test_error_recovery_asks_the_grammar_only_for_the_lines_the_scanner_declines
     names = [i.name.name for i in chunk.computations[0].instructions]
     assert len(names) == 2002 - 1 and "a.999" not in names
 
-    monkeypatch.setattr(parser, "USE_SCANNER", False)
+    monkeypatch.setattr(driver, "USE_SCANNER", False)
     by_grammar = _parse_chunk(bad, 0, len(bad))
     assert by_grammar.problems == chunk.problems
     assert model_key(by_grammar.computations) == model_key(chunk.computations)
@@ -152,7 +152,7 @@ def test_error_recovery_reads_on_from_where_the_scan_stopped(monkeypatch):
     the whole parse and the chunked one do. Before, each of the three read the
     lines before the broken one again. The model and the problems are those of a
     recovery that reads every line."""
-    from hlo_lsp.syntax import chunks, parser, scanner
+    from hlo_lsp.syntax import chunks, parser, recovery, scanner
     from tests.helpers import chain_module, model_key
 
     text = chain_module(2000, fusion_every=500)
@@ -168,8 +168,8 @@ def test_error_recovery_reads_on_from_where_the_scan_stopped(monkeypatch):
     read_on = parser.parse(broken), chunks.parse_chunked(broken)
     lines_read_on = len(lines)
     lines.clear()
-    recover_computation = parser._recover_computation
-    monkeypatch.setattr(parser, "_recover_computation",
+    recover_computation = recovery._recover_computation
+    monkeypatch.setattr(recovery, "_recover_computation",
                         lambda text, lines, h, stop, problems, known=None:
                         recover_computation(text, lines, h, stop, problems))
     every_line = parser.parse(broken), chunks.parse_chunked(broken)
@@ -190,7 +190,7 @@ def test_the_grammar_reads_a_broken_computation_once_not_its_group(monkeypatch):
     the broken computation's chunk once more (its blank line after the ``}``
     made it longer than the piece the grammar had failed on). The model and
     problems are those of the parse of the whole text."""
-    from hlo_lsp.syntax import chunks, parser
+    from hlo_lsp.syntax import chunks, driver
     from tests.helpers import model_key
 
     def computation(k: int) -> str:
@@ -205,12 +205,12 @@ def test_the_grammar_reads_a_broken_computation_once_not_its_group(monkeypatch):
         "  ROOT %a = f32[8]{0} parameter(0)\n}\n"
     assert 16 * 1024 < len(text) < chunks.GROUP_CHARS  # chunked, in one group
     read: list[int] = []
-    run_lark = parser._run_lark
+    run_lark = driver._run_lark
 
     def counted(piece, start, base):
         read.append(len(piece))
         return run_lark(piece, start, base)
-    monkeypatch.setattr(parser, "_run_lark", counted)
+    monkeypatch.setattr(driver, "_run_lark", counted)
     chunked = chunks.parse_chunked(text)
     assert read and max(read) <= len(comps[20]), (read, len(comps[20]))
     whole = parse(text)
@@ -417,17 +417,17 @@ def test_recovery_joins_an_instruction_over_several_lines_without_a_parse_per_li
     seed 51: 2.3 s answers). A piece that leaves a bracket or a string open
     cannot parse: no parse of it. The model and problems are those of a parse
     after every join."""
-    from hlo_lsp.syntax import parser
+    from hlo_lsp.syntax import recovery
     from tests.helpers import model_key
 
     text = _long_first_line_text()
     calls = []
-    parse_instruction = parser._parse_instruction
+    parse_instruction = recovery._parse_instruction
 
     def counted(piece, base, *args, **kwargs):
         calls.append(piece.count("\n"))
         return parse_instruction(piece, base, *args, **kwargs)
-    monkeypatch.setattr(parser, "_parse_instruction", counted)
+    monkeypatch.setattr(recovery, "_parse_instruction", counted)
     m = parse(text)
     assert calls == [0, 7]  # the first line alone, then its eight lines up to "}}}"
     root = m.entry.root
@@ -435,7 +435,7 @@ def test_recovery_joins_an_instruction_over_several_lines_without_a_parse_per_li
     assert [p.message for p in m.problems] == ["unexpected text after the end of computation main"]
 
     calls.clear()
-    monkeypatch.setattr(parser, "_left_open", lambda text, start, end: False)
+    monkeypatch.setattr(recovery, "_left_open", lambda text, start, end: False)
     every_join = parse(text)
     assert calls == list(range(8))  # one parse per line joined
     assert every_join.problems == m.problems
@@ -447,7 +447,7 @@ def test_recovery_without_parses_of_open_pieces_reads_mutated_files_as_before(mo
     each with a token or a line deleted (seeded): the same problems and model
     with and without the parses of pieces that leave a bracket open."""
     import random
-    from hlo_lsp.syntax import parser
+    from hlo_lsp.syntax import recovery
     from tests.helpers import CORPUS, model_key
 
     files = sorted(p for p in CORPUS.glob("*.hlo") if p.stat().st_size < 20_000
@@ -465,7 +465,7 @@ def test_recovery_without_parses_of_open_pieces_reads_mutated_files_as_before(mo
                 a, b = text.rfind("\n", 0, a) + 1, text.find("\n", b) + 1 or len(text)
             mutated = text[:a] + text[b:]
             with monkeypatch.context() as patch:
-                patch.setattr(parser, "_left_open", lambda text, start, end: False)
+                patch.setattr(recovery, "_left_open", lambda text, start, end: False)
                 before = parse(mutated)
             after = parse(mutated)
             assert after.problems == before.problems, (path.name, a, b)
@@ -480,5 +480,5 @@ def test_recovery_without_parses_of_open_pieces_reads_mutated_files_as_before(mo
     ("}}}", False), ("((((", True), ("(f32[2], f32[3]{0})", False),
 ])
 def test_left_open_counts_brackets_outside_strings(piece, left_open):
-    from hlo_lsp.syntax.parser import _left_open
+    from hlo_lsp.syntax.recovery import _left_open
     assert _left_open("xx" + piece + "yy", 2, 2 + len(piece)) is left_open

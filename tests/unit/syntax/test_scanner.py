@@ -15,18 +15,18 @@ import pytest
 
 from tests.helpers import (CORPUS, EXAMPLES, FP8_DUMP, COLLECTIVES_STEP, TRAIN_AFTER,
                            model_key, read)
-from hlo_lsp.syntax import parser, scanner
+from hlo_lsp.syntax import driver, parser, scanner
 
 
 def grammar(text: str, base: int = 0) -> list | None:
     """The grammar's items for ``text`` (lark alone), None when it does not parse."""
-    return parser._grammar_items(text, base)
+    return driver._grammar_items(text, base)
 
 
 def scanned(text: str, base: int = 0) -> list | None:
     """The scanner's items for ``text`` with no fallback: None unless the scanner
     read every computation itself (a module header is still the grammar's)."""
-    patterns = parser._scanner_patterns()
+    patterns = driver._scanner_patterns()
     prefix = scanner.first_head(patterns, text)
     return scanner.scan(patterns, text, base, lambda piece, at: grammar(piece, at)
                         if at == base and len(piece) == prefix else None)
@@ -46,7 +46,7 @@ def test_the_scanner_builds_the_grammars_model_on_every_real_file():
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         expected = grammar(text)
-        got = scanner.scan(parser._scanner_patterns(), text, 0, grammar)
+        got = scanner.scan(driver._scanner_patterns(), text, 0, grammar)
         if expected is None:
             assert got is None, f"{path.name}: the scanner accepts what the grammar rejects"
             continue
@@ -83,7 +83,7 @@ def test_parse_uses_the_scanner_and_equals_the_grammar(monkeypatch):
     monkeypatch.setattr(scanner, "scan", lambda *a: calls.append(1) or real(*a))
     fast = parser.parse(text)
     assert calls
-    monkeypatch.setattr(parser, "USE_SCANNER", False)
+    monkeypatch.setattr(driver, "USE_SCANNER", False)
     slow = parser.parse(text)
     assert model_key(fast.computations) == model_key(slow.computations)
     assert fast.problems == slow.problems == []
@@ -125,7 +125,7 @@ def test_the_scanner_declines_or_agrees_on_edge_cases(text):
         assert got is None
     elif got is not None:
         assert model_key(got) == model_key(expected)
-    full = scanner.scan(parser._scanner_patterns(), text, 0, grammar)
+    full = scanner.scan(driver._scanner_patterns(), text, 0, grammar)
     assert (full is None) == (expected is None)
     if full is not None:
         assert model_key(full) == model_key(expected)
@@ -170,7 +170,7 @@ def test_mutated_computations_are_declined_or_read_as_the_grammar_reads_them():
         # with the grammar reading what the scanner declines, from the line it
         # declined on (the scanner's instructions before it, blanked for the
         # grammar, then put first): the grammar's model, or both reject
-        full = scanner.scan(parser._scanner_patterns(), text, 7, grammar)
+        full = scanner.scan(driver._scanner_patterns(), text, 7, grammar)
         assert (full is None) == (expected is None), text
         if full is not None:
             assert model_key(full) == model_key(expected), text
@@ -200,7 +200,7 @@ def test_the_grammar_reads_a_declined_computation_from_the_declined_line():
         pieces.append(piece)
         return grammar(piece, at)
 
-    patterns = parser._scanner_patterns()
+    patterns = driver._scanner_patterns()
     got = scanner.scan(patterns, good, 0, fallback)
     assert model_key(got) == model_key(grammar(good))
     assert len(got[-1].instructions) == 2004           # parameter, 2000, negate, n, r
@@ -213,12 +213,12 @@ def test_the_grammar_reads_a_declined_computation_from_the_declined_line():
     assert "%a0 " not in pieces[-1]
     fast = parser.parse(broken)
     assert fast.problems and fast.problems[0].message.startswith("unexpected '%a3'")
-    slow_scanner = parser.USE_SCANNER
+    slow_scanner = driver.USE_SCANNER
     try:
-        parser.USE_SCANNER = False
+        driver.USE_SCANNER = False
         slow = parser.parse(broken)
     finally:
-        parser.USE_SCANNER = slow_scanner
+        driver.USE_SCANNER = slow_scanner
     assert fast.problems == slow.problems
     assert model_key(fast.computations) == model_key(slow.computations)
 
@@ -238,7 +238,7 @@ def test_a_split_file_costs_the_scanner_no_more_than_the_grammar(monkeypatch):
     text = "\n// -----\n\n".join(part.format(k=k) for k in range(150))
 
     def best(use_scanner: bool) -> float:
-        monkeypatch.setattr(parser, "USE_SCANNER", use_scanner)
+        monkeypatch.setattr(driver, "USE_SCANNER", use_scanner)
         times = []
         for _ in range(3):
             t0 = time.perf_counter()
