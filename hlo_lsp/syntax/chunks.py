@@ -14,7 +14,7 @@ more slowly.
 
 - :func:`parse_chunked` parses chunk by chunk (a first parse in one piece, then
   cut at the computations), reusing the computations of a previous parse outside
-  the edited window (:class:`hlo_lsp.syntax.edits.EditWindow`), shifted to their new
+  the edited window (:class:`hlo_lsp.syntax.window.EditWindow`), shifted to their new
   offsets: an edit reparses only the computation it touched.
 - :class:`ChunkCache` bounds the memory of the chunks parsed for quick answers.
 - :func:`quick_definition` answers go-to-definition on an operand or a
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from lark.exceptions import UnexpectedInput
 
-from hlo_lsp.syntax.edits import EditWindow
+from hlo_lsp.syntax.window import EditWindow
 from hlo_lsp.model.spans import Span
 from hlo_lsp.model.check import line_edited
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, Problem

@@ -10,60 +10,17 @@ Every change (or run of changes) is summarised by an :class:`EditWindow`: the
 text before ``start`` is unchanged, and the text from ``old_end`` in the old
 document equals the text from ``new_end`` in the new one. The window is what
 the incremental steps need: the line index, the computation skeleton
-(:mod:`hlo_lsp.syntax.chunks`) and the chunked parse reuse everything outside it.
+(:mod:`hlo_lsp.syntax.chunks`) and the chunked parse reuse everything outside it. The window itself is
+:mod:`hlo_lsp.syntax.window` (the line index needs it too), exported here as
+well.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
 from hlo_lsp.syntax.lines import LineIndex
-
-
-@dataclass(frozen=True, slots=True)
-class EditWindow:
-    """Offsets (characters) of the region an edit replaced.
-
-    ``old[:start] == new[:start]`` and ``old[old_end:] == new[new_end:]``;
-    ``0 <= start <= old_end`` and ``start <= new_end``.
-    """
-
-    start: int
-    old_end: int
-    new_end: int
-
-    @property
-    def delta(self) -> int:
-        """How far the text after the window moved (characters, may be < 0)."""
-        return self.new_end - self.old_end
-
-    def map(self, offset: int) -> int:
-        """Where an offset of the old text lands in the new text: unchanged before
-        the window, shifted after it, the window's new end inside it."""
-        if offset <= self.start:
-            return offset
-        if offset >= self.old_end:
-            return offset + self.delta
-        return self.new_end
-
-    def then(self, later: EditWindow) -> EditWindow:
-        """The window of this edit followed by ``later`` (whose offsets are in the
-        text this edit produced), relative to the text before this edit."""
-        start = min(self.start, later.start)
-        new_end = max(later.map(self.new_end), later.new_end)
-        return EditWindow(start, new_end - self.delta - later.delta, new_end)
-
-
-def compose(windows: Iterable[EditWindow | None]) -> EditWindow | None:
-    """One window for a sequence of edits; None if any of them is unknown (a
-    full-text replacement) or there are none."""
-    out: EditWindow | None = None
-    for i, w in enumerate(windows):
-        if w is None:
-            return None
-        out = w if i == 0 else out.then(w)
-    return out
+from hlo_lsp.syntax.window import EditWindow, compose
 
 
 Change = tuple[tuple[int, int, int, int] | None, str]
@@ -118,3 +75,6 @@ def _join_surrogates(text: str, start: int, end: int, new: str) -> tuple[int, in
     region = text[lo:start] + new + text[end:hi]
     return lo, hi, region.encode("utf-16-le", "surrogatepass").decode(
         "utf-16-le", "surrogatepass")
+
+
+__all__ = ["Change", "EditWindow", "apply_changes", "compose"]

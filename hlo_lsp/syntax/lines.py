@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hlo_lsp.syntax.edits import EditWindow
+    from hlo_lsp.syntax.window import EditWindow
 
 
 #: A line terminator (LSP 3.17): ``\r\n`` is one terminator, not two.
