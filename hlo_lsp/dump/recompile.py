@@ -40,9 +40,10 @@ from typing import Awaitable, Callable, Iterable, Mapping
 
 from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
                                 device_for, module_label, parse_dump_name)
-from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
-from hlo_lsp.model.cost_change import CostComparison, compare_costs
-from hlo_lsp.model.summary import KernelSummary, kernel_summary
+from hlo_lsp.model.comparison import compare_kernels, compare_modules
+from hlo_lsp.model.cost_change import CostComparison
+from hlo_lsp.model.instruction_diff import ModuleDiff
+from hlo_lsp.model.summary import kernel_summary
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv, copy_back_argv,
                                     launched_argv, new_job_name, parse_stage,
@@ -296,19 +297,11 @@ def _parsed(path: str | os.PathLike):
         return None
 
 
-def module_summary(path: str | os.PathLike) -> KernelSummary | None:
-    """The kernel summary (:func:`hlo_lsp.model.summary.kernel_summary`) of the HLO
-    text file ``path``, parsed with the project's parser; None when it cannot be
-    read or is larger than :data:`MAX_COUNTED_BYTES`. The same kernels as
-    ``hlo-lsp summary`` and ``hlo-lsp diff`` count."""
-    module = _parsed(path)
-    return kernel_summary(module) if module is not None else None
-
-
 @dataclass
 class ModuleChange:
     """Before/after counts of one module's after-optimizations HLO, from the
-    kernel summaries of the two files (:func:`module_summary`).
+    one comparison of the two files (:func:`hlo_lsp.model.comparison.compare_modules`;
+    for a module new or gone, the kernels of the side that has it).
 
     ``file_before``/``file_after`` are file names (None when the module is new
     or gone); ``custom_calls`` maps a ``custom_call_target`` and ``fusions`` a
@@ -451,26 +444,17 @@ def compare_dumps(old_dir: str | os.PathLike, old: Mapping[str, DumpName],
     for key in sorted(set(a) | set(b)):
         ma = _parsed(os.path.join(old_dir, a[key])) if key in a else None
         mb = _parsed(os.path.join(new_dir, b[key])) if key in b else None
-        sa = kernel_summary(ma) if ma is not None else None
-        sb = kernel_summary(mb) if mb is not None else None
         change = ModuleChange(key[0], a.get(key), b.get(key))
         if ma is not None and mb is not None:
-            change.instructions = diff_modules(ma, mb)
-            change.costs = compare_costs(ma, sa, mb, sb, device_for(b[key], device))
-        for out, count in ((change.custom_calls, _by_target), (change.fusions, _by_kind)):
-            before, after = count(sa), count(sb)
-            for k in {**before, **after}:
-                out[k] = (before.get(k, 0), after.get(k, 0))
+            found = compare_modules(ma, mb, device_for(b[key], device))
+            kernels = found.kernels
+            change.instructions, change.costs = found.instructions, found.costs
+        else:
+            kernels = compare_kernels(kernel_summary(ma) if ma is not None else None,
+                                      kernel_summary(mb) if mb is not None else None)
+        change.custom_calls, change.fusions = kernels.by_target, kernels.by_fusion_kind
         changes.append(change)
     return changes
-
-
-def _by_target(summary: KernelSummary | None) -> dict[str, int]:
-    return summary.counts()["custom_call_by_target"] if summary is not None else {}
-
-
-def _by_kind(summary: KernelSummary | None) -> dict[str, int]:
-    return summary.fusion_kinds() if summary is not None else {}
 
 
 # ------------------------------------------------------------ recompile ---

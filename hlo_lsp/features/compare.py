@@ -5,66 +5,38 @@ upgrade"): which custom-calls appeared or disappeared (by target, with
 counts), which fusions appeared, disappeared or changed kind, and the counts
 per category before and after.
 
-Fusions are matched by instruction name first, then, among the unmatched
-ones, by ``op_name`` metadata (in walk order); a matched pair whose HLO kind or
-backend kind differs is a change. Pure: operates on
-:class:`hlo_lsp.model.summary.KernelSummary`; given the two modules too, the
-instruction-level changes (:func:`hlo_lsp.model.instruction_diff.diff_modules`:
-shapes, layouts, kinds, targets, backend_config fields, grouped per Python
-line, with a warning for two different programs) and the change in cost terms
-(:func:`hlo_lsp.model.cost_change.compare_costs`: estimated time, FLOPs,
-transcendentals and bytes accessed in total and per kernel group) come with it.
+The comparison itself is the model's one comparison
+(:mod:`hlo_lsp.model.comparison`): the kernels of
+:class:`hlo_lsp.model.summary.KernelSummary` (fusions matched by instruction
+name first, then by ``op_name``; a matched pair whose HLO kind or backend kind
+differs is a change), and given the two modules too, the instruction-level
+changes (shapes, layouts, kinds, targets, backend_config fields, grouped per
+Python line, with a warning for two different programs) and the change in cost
+terms (estimated time, FLOPs, transcendentals and bytes accessed in total and
+per kernel group). Here: that answer as a report (text, Markdown, JSON). Pure.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
-from hlo_lsp.model.units import format_count, format_seconds
 from hlo_lsp.features.summary import MAX_COLUMN
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
+from hlo_lsp.model.comparison import (FusionChange, TargetChange, compare_kernels,
+                                      compare_modules)
+from hlo_lsp.model.cost_change import CostComparison
 from hlo_lsp.model.hlo import HloModule
-from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
+from hlo_lsp.model.instruction_diff import ModuleDiff
 from hlo_lsp.model.kernels import BACKEND_KIND_LABELS
-from hlo_lsp.model.cost_change import CostComparison, compare_costs
-from hlo_lsp.model.op_names import short_op_name
-from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelSummary
-
-
-@dataclass(slots=True)
-class TargetChange:
-    """A custom-call target whose count changed: ``before`` -> ``after``."""
-
-    target: str
-    library: str
-    before: int
-    after: int
-
-    @property
-    def status(self) -> str:
-        """"appeared", "disappeared", "more" or "fewer"."""
-        if self.before == 0:
-            return "appeared"
-        if self.after == 0:
-            return "disappeared"
-        return "more" if self.after > self.before else "fewer"
-
-
-@dataclass(slots=True)
-class FusionChange:
-    """A fusion present in both dumps whose kind changed; ``matched_by`` is
-    "name" or "op_name"."""
-
-    old: Kernel
-    new: Kernel
-    matched_by: str
+from hlo_lsp.model.summary import Kernel, KernelSummary
 
 
 @dataclass(slots=True)
 class DumpDiff:
-    """Result of :func:`compare`. ``counts`` maps a category (and breakdown keys
-    such as ``fusion:__triton_gemm``) to ``(before, after)``."""
+    """Result of :func:`compare`: the two summaries and the fields of the
+    model's :class:`hlo_lsp.model.comparison.KernelChanges`, ``instructions`` and
+    ``costs`` (None without the modules). ``counts`` maps a category (and
+    breakdown keys such as ``fusion:__triton_gemm``) to ``(before, after)``."""
 
     old: KernelSummary
     new: KernelSummary
@@ -132,61 +104,14 @@ def compare(old: KernelSummary, new: KernelSummary, old_module: HloModule | None
     """Differences between ``old`` and ``new`` (see module docstring); with both
     modules, also the instruction changes and the cost changes, times estimated
     on ``device`` (default: the CPU default)."""
-    diff = DumpDiff(old, new)
-    # Custom-calls by target.
-    before = Counter(k.target for k in old.of("custom-call"))
-    after = Counter(k.target for k in new.of("custom-call"))
-    libs = {k.target: k.library for k in old.of("custom-call") + new.of("custom-call")}
-    for target in list(before) + [t for t in after if t not in before]:
-        if before[target] != after[target]:
-            diff.custom_calls.append(TargetChange(target, libs[target], before[target],
-                                                  after[target]))
-    # Fusions: by name, then by op_name.
-    old_f = old.of("fusion")
-    new_f = new.of("fusion")
-    new_by_name: dict[str, Kernel] = {}
-    for k in new_f:
-        new_by_name.setdefault(k.name, k)
-    matched_new: set[int] = set()
-    unmatched_old: list[Kernel] = []
-    pairs: list[tuple[Kernel, Kernel, str]] = []
-    for k in old_f:
-        m = new_by_name.get(k.name)
-        if m is not None and id(m) not in matched_new:
-            matched_new.add(id(m))
-            pairs.append((k, m, "name"))
-        else:
-            unmatched_old.append(k)
-    by_op: dict[str, list[Kernel]] = {}
-    for k in new_f:
-        if id(k) not in matched_new and k.op_name:
-            by_op.setdefault(k.op_name, []).append(k)
-    for k in unmatched_old:
-        candidates = by_op.get(k.op_name) if k.op_name else None
-        if candidates:
-            m = candidates.pop(0)
-            matched_new.add(id(m))
-            pairs.append((k, m, "op_name"))
-        else:
-            diff.fusions_removed.append(k)
-    diff.fusions_added = [k for k in new_f if id(k) not in matched_new]
-    for o, n, how in pairs:
-        if o.hlo_kind != n.hlo_kind or o.backend_kind != n.backend_kind:
-            diff.fusions_changed.append(FusionChange(o, n, how))
-    # Counts.
-    co, cn = old.counts(), new.counts()
-    for cat in CATEGORIES:
-        diff.counts[cat] = (co[cat], cn[cat])
-    for key, prefix in (("fusion_by_hlo_kind", "fusion"), ("fusion_by_backend_kind", "fusion"),
-                        ("custom_call_by_library", "custom-call"),
-                        ("collective_by_opcode", "collective")):
-        for name in list(co[key]) + [n for n in cn[key] if n not in co[key]]:
-            diff.counts[f"{prefix}:{name}"] = (co[key].get(name, 0), cn[key].get(name, 0))
     if old_module is not None and new_module is not None:
-        diff.instructions = diff_modules(old_module, new_module)
-        diff.costs = compare_costs(old_module, old, new_module, new,
-                                   device or ACCELERATORS[DEFAULT])
-    return diff
+        c = compare_modules(old_module, new_module, device or ACCELERATORS[DEFAULT], old, new)
+        kernels, instructions, costs = c.kernels, c.instructions, c.costs
+    else:
+        kernels, instructions, costs = compare_kernels(old, new), None, None
+    return DumpDiff(old, new, kernels.custom_calls, kernels.fusions_added,
+                    kernels.fusions_removed, kernels.fusions_changed, kernels.counts,
+                    instructions, costs)
 
 
 def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") -> str:

@@ -1,6 +1,7 @@
 """What changed between two HLO modules of the same program, instruction by
-instruction: the one comparison behind ``hlo-lsp diff`` and the "what changed"
-report of a recompile (:mod:`hlo_lsp.dump.recompile`).
+instruction: the instruction part of the one comparison
+(:mod:`hlo_lsp.model.comparison`) behind ``hlo-lsp diff``, the compare command
+and the "what changed" report of a recompile (:mod:`hlo_lsp.dump.recompile`).
 
 Instructions are matched by what survives a recompile: the ``op_name`` of their
 metadata, their innermost Python frame (the file's base name and the line,
@@ -29,7 +30,9 @@ import json
 import posixpath
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from hlo_lsp.model.backend_config import is_json_object
 from hlo_lsp.model.frames import python_stack, short_frame, source_key
@@ -316,6 +319,23 @@ def _pairs(a: dict[tuple, list[tuple[int, Instruction]]],
     return pairs, removed, added
 
 
+class Matching(NamedTuple):
+    """What a matcher found (:data:`hlo_lsp.model.comparison.Matcher`): ``pairs``
+    of (old, new) instructions, the old ones left (``removed``) and the new ones
+    left (``added``)."""
+
+    pairs: list[tuple[Instruction, Instruction]]
+    removed: list[Instruction]
+    added: list[Instruction]
+
+
+def match_instructions(old: HloModule, new: HloModule) -> Matching:
+    """Today's matcher (see the module docstring): instructions with an
+    ``op_name`` paired by op_name, opcode and innermost Python frame, pass
+    after pass with a shorter key (:func:`_pairs`), each side in text order."""
+    return Matching(*_pairs(_keyed(old), _keyed(new)))
+
+
 def _fields(a: Facts, b: Facts) -> tuple[tuple[str, str | None, str | None], ...]:
     out = [(f, va, vb) for (f, va), vb in zip(a.values().items(), b.values().values())
            if va != vb]
@@ -332,11 +352,14 @@ def _signature(module: HloModule) -> str | None:
     return module.entry.signature(with_name=False) if module.entry is not None else None
 
 
-def diff_modules(old: HloModule, new: HloModule) -> ModuleDiff:
+def diff_modules(old: HloModule, new: HloModule,
+                 match: Callable[[HloModule, HloModule], Matching] | None = None
+                 ) -> ModuleDiff:
     """Instruction-level changes from ``old`` to ``new`` (see the module
     docstring), with a warning when the module names or the ENTRY signatures
     differ (two different programs, or the same one with other inputs). A
-    module compared with itself has no changes, found without pairing."""
+    module compared with itself has no changes, found without pairing.
+    ``match`` pairs the instructions (default :func:`match_instructions`)."""
     old_name = old.name.name if old.name else "?"
     new_name = new.name.name if new.name else "?"
     result = ModuleDiff(old_name, new_name)
@@ -352,7 +375,7 @@ def diff_modules(old: HloModule, new: HloModule) -> ModuleDiff:
         return result
     order = {id(ins): i for i, ins in enumerate(
         ins for comp in new.computations for ins in comp.instructions)}
-    pairs, gone, new_ones = _pairs(a, b)
+    pairs, gone, new_ones = (match or match_instructions)(old, new)
     placed: list[tuple[int, InstructionChange]] = []
     for o, n in pairs:
         of, nf = facts(old, o), facts(new, n)
@@ -365,5 +388,5 @@ def diff_modules(old: HloModule, new: HloModule) -> ModuleDiff:
     return result
 
 
-__all__ = ["COLLAPSE_AT", "FIELDS", "Facts", "InstructionChange", "ModuleDiff", "NO_SOURCE",
-           "diff_modules", "facts"]
+__all__ = ["COLLAPSE_AT", "FIELDS", "Facts", "InstructionChange", "Matching", "ModuleDiff",
+           "NO_SOURCE", "diff_modules", "facts", "match_instructions"]
