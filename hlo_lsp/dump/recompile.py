@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import pathlib
 import shutil
@@ -609,17 +610,81 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                              target=target.name if target else None)
     env = dict(base_env if base_env is not None else os.environ)
     work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
-
-    def given_up(error: str) -> RecompileResult:  # before the program ran
+    try:
+        job = _prepare(recipe, plan, launcher, env, platform, target, dump_path, work, result)
+    except _GivenUp as exc:  # before the program ran
         shutil.rmtree(work, ignore_errors=True)
-        result.error = error
+        result.error = str(exc)
         return _done(result, time.monotonic())
+    # The version probe starts the interpreter here: not for a program run elsewhere.
+    python = (python_interpreter(job.argv, job.cwd, job.run_env)
+              if probe and job.launcher is None else None)
+    versions = (asyncio.ensure_future(probe_versions_async(python, job.cwd, job.run_env))
+                if python and os.path.isdir(job.cwd) else None)
+    t0 = time.monotonic()
+    try:
+        if not os.path.isdir(job.local_cwd):
+            result.error = f"the working directory {job.cwd} does not exist"
+            return _done(result, t0)
+        run = await run_program(
+            job.argv, job.local_cwd, job.run_env,
+            on_output=functools.partial(_watch, job, result, on_output, on_stage),
+            cancel=cancel, timeout=timeout,
+            on_stop=(functools.partial(_stop_remote_side, job, result, on_output)
+                     if job.launcher is not None else None))
+        if not _ran(result, run, timeout, job.launcher):
+            return _done(result, t0)
+        if job.remote_dir is not None and \
+                not await _copy_back(job, result, cancel, on_output, on_stage):
+            return _done(result, t0)
+        if not await _take_new_dump(result, dump_path, work, open_files, target, device):
+            return _done(result, t0)
+        result.ok = True
+        if save:
+            await _save_recipe(result, recipe, job, versions, python, dump_path, target,
+                               platform)
+        return _done(result, t0)
+    finally:
+        await _clean_up(job, versions)
 
+
+# The steps of :func:`recompile`, in order.
+
+class _GivenUp(Exception):
+    """The recompile cannot start (the message says why); nothing ran."""
+
+
+@dataclass
+class _Job:
+    """A recompile ready to run (:func:`_prepare`): ``argv`` runs here in
+    ``local_cwd`` with ``run_env``; ``cwd`` is the program's working directory
+    (on the other machine for ssh); ``env`` the environment it was planned with;
+    ``remote_dir`` where the program dumps when it runs without a shared file
+    system (else it dumps into ``work``, the new directory beside the dump)."""
+
+    argv: list[str]
+    cwd: str
+    local_cwd: str
+    env: dict[str, str]
+    run_env: dict[str, str]
+    launcher: Launcher | None
+    job_name: str
+    remote_dir: str | None
+    work: pathlib.Path
+
+
+def _prepare(recipe: Recipe, plan: RunPlan | None, launcher: Launcher | None,
+             env: dict[str, str], platform: str, target: Target | None,
+             dump_path: pathlib.Path, work: pathlib.Path, result: RecompileResult) -> _Job:
+    """Step 1: the command line that runs (the plan, under the deviceless runner
+    for ``target``, through the launcher), where, and with what environment;
+    ``result`` learns the command and the launcher. Raises :class:`_GivenUp`
+    when the recipe or the launcher cannot make one."""
     try:
         plan = plan if plan is not None else plan_run(
             recipe, env, launcher if launcher is not None else recipe.launcher)
     except RecipeError as exc:
-        return given_up(str(exc))
+        raise _GivenUp(str(exc)) from None
     launcher = plan.launcher
     job_name = new_job_name()
     remote_dir = remote_dump_dir(job_name) if launcher is not None and not launcher.shared \
@@ -632,7 +697,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
         try:
             argv = deviceless_command(argv, target.path, target.name, dump_to)
         except RecipeError as exc:
-            return given_up(str(exc))
+            raise _GivenUp(str(exc)) from None
     local_cwd = cwd
     if launcher is not None:
         try:
@@ -640,146 +705,180 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                                      travelling_env(env, recipe, dump_to, platform), cwd,
                                      dump_to, job_name)
         except LauncherError as exc:
-            return given_up(str(exc))
+            raise _GivenUp(str(exc)) from None
         result.launcher = launcher.name
         result.launched = shlex.join(launched)
         if launcher.kind == "ssh" and not os.path.isdir(cwd):
             local_cwd = str(dump_path)  # the working directory is the other machine's
         argv = launched
-    # The version probe starts the interpreter here: not for a program run elsewhere.
-    python = python_interpreter(argv, cwd, run_env) if probe and launcher is None else None
-    versions = (asyncio.ensure_future(probe_versions_async(python, cwd, run_env))
-                if python and os.path.isdir(cwd) else None)
+    return _Job(argv, cwd, local_cwd, env, run_env, launcher, job_name, remote_dir, work)
 
-    def watch(stream: str, line: str) -> None:
-        stage = parse_stage(launcher, line) if launcher is not None else None
-        if stage is not None:
-            result.job_id = stage.job or result.job_id
-            _stage(result, stage, on_stage)
+
+def _watch(job: _Job, result: RecompileResult, on_output: OutputCallback | None,
+           on_stage: Callable[[Stage], None] | None, stream: str, line: str) -> None:
+    """Step 2, while the program runs: each line of its output, with the stage
+    a launcher's line reports (queued with its job id, running)."""
+    stage = parse_stage(job.launcher, line) if job.launcher is not None else None
+    if stage is not None:
+        result.job_id = stage.job or result.job_id
+        _stage(result, stage, on_stage)
+    if on_output is not None:
+        on_output(stream, line)
+
+
+async def _stop_remote_side(job: _Job, result: RecompileResult,
+                            on_output: OutputCallback | None) -> None:
+    """Step 2, on cancel or timeout: stop the launcher's remote side first."""
+    stop = cancel_argv(job.launcher, job.job_name, result.job_id) if job.launcher else None
+    if stop is not None:
         if on_output is not None:
-            on_output(stream, line)
+            on_output("stderr", f"hlo-lsp: stopping the remote side: {shlex.join(stop)}")
+        await run_program(stop, job.local_cwd, job.env, on_output=on_output,
+                          timeout=REMOTE_STOP_TIMEOUT_S)
 
-    async def stop_remote() -> None:
-        stop = cancel_argv(launcher, job_name, result.job_id) if launcher else None
-        if stop is not None:
-            if on_output is not None:
-                on_output("stderr", f"hlo-lsp: stopping the remote side: {shlex.join(stop)}")
-            await run_program(stop, local_cwd, env, on_output=on_output,
-                              timeout=REMOTE_STOP_TIMEOUT_S)
 
-    t0 = time.monotonic()
+def _ran(result: RecompileResult, run: RunResult, timeout: float | None,
+         launcher: Launcher | None) -> bool:
+    """Step 3: whether the program ran to a good end (exit status 0); else
+    ``result`` says why not (an error, cancelled, timed out, a status or a
+    signal)."""
+    result.returncode, result.cancelled, result.timed_out = (
+        run.returncode, run.cancelled, run.timed_out)
+    result.stderr_tail = run.stderr_tail
+    if run.error:
+        result.error = run.error
+        return False
+    if run.cancelled:
+        return False
+    if run.timed_out:
+        result.error = f"the program did not finish within {timeout:g} s and was stopped"
+        return False
+    if run.returncode != 0:
+        result.error = (f"the program exited with status {run.returncode}"
+                        if run.returncode and run.returncode > 0 else
+                        f"the program was killed by signal {-(run.returncode or 0)}")
+        if launcher is not None:
+            result.error += f" (run through the {launcher.name} launcher)"
+        return False
+    return True
+
+
+async def _copy_back(job: _Job, result: RecompileResult, cancel: asyncio.Event | None,
+                     on_output: OutputCallback | None,
+                     on_stage: Callable[[Stage], None] | None) -> bool:
+    """Step 4, without a shared file system: the remote dump copied into the new
+    directory (rsync, then scp when rsync fails). Whether it was; else
+    ``result`` says why (cancelled, or the copy's error)."""
+    launcher, remote_dir = job.launcher, job.remote_dir
+    assert launcher is not None and remote_dir is not None
+    _stage(result, Stage("copying back", result.job_id, launcher.kind), on_stage)
+    copy = copy_back_argv(launcher, remote_dir, str(job.work))
+    if on_output is not None:
+        on_output("stderr", f"hlo-lsp: copying the dump back: {shlex.join(copy)}")
+    back = await run_program(copy, job.local_cwd, job.env, on_output=on_output,
+                             cancel=cancel, timeout=COPY_BACK_TIMEOUT_S)
+    if copy[0] == "rsync" and back.returncode not in (0, None):
+        # rsync must be on both machines; scp needs only the remote's sshd.
+        copy = copy_back_argv(launcher, remote_dir, str(job.work), tool="scp")
+        if on_output is not None:
+            on_output("stderr", f"hlo-lsp: rsync failed, copying with scp: "
+                                f"{shlex.join(copy)}")
+        back = await run_program(copy, job.local_cwd, job.env, on_output=on_output,
+                                 cancel=cancel, timeout=COPY_BACK_TIMEOUT_S)
+    if back.cancelled:
+        result.cancelled, result.returncode = True, None
+        return False
+    if back.returncode != 0:
+        result.error = (f"copying the dump back from {remote_dir} failed "
+                        f"(`{shlex.join(copy)}`: "
+                        f"{back.error or f'status {back.returncode}'})")
+        result.stderr_tail = back.stderr_tail
+        return False
+    return True
+
+
+async def _take_new_dump(result: RecompileResult, dump_path: pathlib.Path,
+                         work: pathlib.Path, open_files: Iterable[str],
+                         target: Target | None, device: str | None) -> bool:
+    """Step 5: the new dump compared with the old one (:func:`compare_dumps`,
+    in a thread), the open files mapped to their counterparts, and the new dump
+    swapped in (:func:`swap_dump`). Whether it was; else ``result`` says why
+    (no HLO text written, or the swap failed: the old dump is unchanged)."""
+    new_files = hlo_files(work)
+    record = read_deviceless(work) if target is not None else None
+    if record is not None:
+        result.deviceless = record.statement() + "".join(
+            f"\nNot compiled for {record.target}: {f.get('module')}: {f.get('error')}"
+            for f in record.failed[:4])
+    if not new_files:
+        result.error = ("the program exited 0 but XLA wrote no HLO text into the "
+                        "new dump directory: does it compile anything, or set "
+                        "--xla_dump_to itself (XLA_FLAGS is read at jax's first "
+                        "compile; the last --xla_dump_to wins)?")
+        return False
+    old_files = hlo_files(dump_path)
+    result.changes = await asyncio.to_thread(compare_dumps, dump_path, old_files, work,
+                                             new_files, device)
+    names = map_files(old_files, new_files)
+    for path in open_files:
+        base, folder = os.path.basename(path), os.path.dirname(os.path.abspath(path))
+        if os.path.realpath(folder) != str(dump_path) or base not in names:
+            continue
+        new = names[base]
+        # Keep the caller's spelling of the directory (symlinks), so URIs match.
+        result.mapping[path] = os.path.join(folder, new) if new else None
     try:
-        if not os.path.isdir(local_cwd):
-            result.error = f"the working directory {cwd} does not exist"
-            return _done(result, t0)
-        run = await run_program(argv, local_cwd, run_env, on_output=watch,
-                                cancel=cancel, timeout=timeout,
-                                on_stop=stop_remote if launcher is not None else None)
-        result.returncode, result.cancelled, result.timed_out = (
-            run.returncode, run.cancelled, run.timed_out)
-        result.stderr_tail = run.stderr_tail
-        if run.error:
-            result.error = run.error
-            return _done(result, t0)
-        if run.cancelled:
-            return _done(result, t0)
-        if run.timed_out:
-            result.error = f"the program did not finish within {timeout:g} s and was stopped"
-            return _done(result, t0)
-        if run.returncode != 0:
-            result.error = (f"the program exited with status {run.returncode}"
-                            if run.returncode and run.returncode > 0 else
-                            f"the program was killed by signal {-(run.returncode or 0)}")
-            if launcher is not None:
-                result.error += f" (run through the {launcher.name} launcher)"
-            return _done(result, t0)
-        if remote_dir is not None:
-            _stage(result, Stage("copying back", result.job_id, launcher.kind), on_stage)
-            copy = copy_back_argv(launcher, remote_dir, str(work))
-            if on_output is not None:
-                on_output("stderr", f"hlo-lsp: copying the dump back: {shlex.join(copy)}")
-            back = await run_program(copy, local_cwd, env, on_output=on_output,
-                                     cancel=cancel, timeout=COPY_BACK_TIMEOUT_S)
-            if copy[0] == "rsync" and back.returncode not in (0, None):
-                # rsync must be on both machines; scp needs only the remote's sshd.
-                copy = copy_back_argv(launcher, remote_dir, str(work), tool="scp")
-                if on_output is not None:
-                    on_output("stderr", f"hlo-lsp: rsync failed, copying with scp: "
-                                        f"{shlex.join(copy)}")
-                back = await run_program(copy, local_cwd, env, on_output=on_output,
-                                         cancel=cancel, timeout=COPY_BACK_TIMEOUT_S)
-            if back.cancelled:
-                result.cancelled, result.returncode = True, None
-                return _done(result, t0)
-            if back.returncode != 0:
-                result.error = (f"copying the dump back from {remote_dir} failed "
-                                f"(`{shlex.join(copy)}`: "
-                                f"{back.error or f'status {back.returncode}'})")
-                result.stderr_tail = back.stderr_tail
-                return _done(result, t0)
-        new_files = hlo_files(work)
-        record = read_deviceless(work) if target is not None else None
-        if record is not None:
-            result.deviceless = record.statement() + "".join(
-                f"\nNot compiled for {record.target}: {f.get('module')}: {f.get('error')}"
-                for f in record.failed[:4])
-        if not new_files:
-            result.error = ("the program exited 0 but XLA wrote no HLO text into the "
-                            "new dump directory: does it compile anything, or set "
-                            "--xla_dump_to itself (XLA_FLAGS is read at jax's first "
-                            "compile; the last --xla_dump_to wins)?")
-            return _done(result, t0)
-        old_files = hlo_files(dump_path)
-        result.changes = await asyncio.to_thread(compare_dumps, dump_path, old_files, work,
-                                                 new_files, device)
-        names = map_files(old_files, new_files)
-        for path in open_files:
-            base, folder = os.path.basename(path), os.path.dirname(os.path.abspath(path))
-            if os.path.realpath(folder) != str(dump_path) or base not in names:
-                continue
-            new = names[base]
-            # Keep the caller's spelling of the directory (symlinks), so URIs match.
-            result.mapping[path] = os.path.join(folder, new) if new else None
+        swap_dump(dump_path, work)
+    except OSError as exc:
+        result.mapping = {}
+        result.error = (f"could not move the new dump into {dump_path}: "
+                        f"{exc.strerror or exc}")
+        return False
+    return True
+
+
+async def _save_recipe(result: RecompileResult, recipe: Recipe, job: _Job,
+                       versions: asyncio.Future | None, python: str | None,
+                       dump_path: pathlib.Path, target: Target | None,
+                       platform: str) -> None:
+    """Step 6: the recipe (re)written beside the new dump with the time, the
+    platform and the jax/jaxlib versions probed; a command the user gave
+    ``hlo-lsp dump`` remembered as confirmed (:func:`hlo_lsp.dump.trust.remember`).
+    A failure of either is said in ``result.summary``."""
+    jax_v = jaxlib_v = None
+    if versions is not None:
+        jax_v, jaxlib_v = await versions
+    final_env = program_env(job.env, recipe, str(dump_path), platform)
+    saved = Recipe(list(recipe.command), job.cwd, recorded_env(final_env),
+                   platform, jax_v or recipe.jax_version,
+                   jaxlib_v or recipe.jaxlib_version, python or recipe.python,
+                   now_iso(), socket.gethostname(),
+                   target=(target.name if target.builtin else target.path)
+                   if target else None, launcher=recipe.launcher)
+    try:
+        result.recipe_file = str(save_recipe(saved, dump_path))
+    except OSError as exc:
+        result.summary = f"(could not write the recipe: {exc.strerror})"
+        return
+    if recipe.origin == "cli":
         try:
-            swap_dump(dump_path, work)
-        except OSError as exc:
-            result.mapping = {}
-            result.error = (f"could not move the new dump into {dump_path}: "
-                            f"{exc.strerror or exc}")
-            return _done(result, t0)
-        result.ok = True
-        if save:
-            jax_v = jaxlib_v = None
-            if versions is not None:
-                jax_v, jaxlib_v = await versions
-            final_env = program_env(env, recipe, str(dump_path), platform)
-            saved = Recipe(list(recipe.command), cwd, recorded_env(final_env),
-                           platform, jax_v or recipe.jax_version,
-                           jaxlib_v or recipe.jaxlib_version, python or recipe.python,
-                           now_iso(), socket.gethostname(),
-                           target=(target.name if target.builtin else target.path)
-                           if target else None, launcher=recipe.launcher)
-            try:
-                result.recipe_file = str(save_recipe(saved, dump_path))
-            except OSError as exc:
-                result.summary = f"(could not write the recipe: {exc.strerror})"
-            else:
-                if recipe.origin == "cli":
-                    try:
-                        trust.remember(plan_run(saved, env, saved.launcher))
-                    except (OSError, RecipeError) as exc:
-                        result.summary = (f"(could not remember the command as yours in "
-                                          f"{trust.state_dir()}: {exc}; the editor will "
-                                          "ask before running it)")
-        return _done(result, t0)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        if versions is not None and not versions.done():
-            versions.cancel()
-        if remote_dir is not None:
-            with contextlib.suppress(Exception):
-                await run_program(remote_cleanup_argv(launcher, remote_dir), local_cwd, env,
-                                  timeout=REMOTE_STOP_TIMEOUT_S)
+            trust.remember(plan_run(saved, job.env, saved.launcher))
+        except (OSError, RecipeError) as exc:
+            result.summary = (f"(could not remember the command as yours in "
+                              f"{trust.state_dir()}: {exc}; the editor will "
+                              "ask before running it)")
+
+
+async def _clean_up(job: _Job, versions: asyncio.Future | None) -> None:
+    """Last, whatever happened: the new directory removed (the swap emptied it
+    on success), the version probe stopped, the remote dump directory removed."""
+    shutil.rmtree(job.work, ignore_errors=True)
+    if versions is not None and not versions.done():
+        versions.cancel()
+    if job.remote_dir is not None:
+        with contextlib.suppress(Exception):
+            await run_program(remote_cleanup_argv(job.launcher, job.remote_dir),
+                              job.local_cwd, job.env, timeout=REMOTE_STOP_TIMEOUT_S)
 
 
 def _stage(result: "RecompileResult", stage: Stage,
