@@ -12,7 +12,9 @@ Dump file names follow xla/service/dump.cc (``[ts.]module_NNNN.name.suffix``,
 see :mod:`hlo_lsp.dump.names`). Module numbers change between runs (JAX compiles a
 different number of helper modules first), so a file is mapped to its
 counterpart by module name, occurrence of that name (in number order), stage
-and platform, never by number.
+and platform, never by number (:mod:`hlo_lsp.dump.changes`, which also compares
+them). Running the program and killing its process tree is
+:mod:`hlo_lsp.dump.processes`.
 
 What runs is a :class:`~hlo_lsp.dump.recipe.RunPlan`: the command with a bare
 ``python`` replaced by the interpreter the recipe recorded and the program as an
@@ -31,187 +33,25 @@ import os
 import pathlib
 import shutil
 import shlex
-import signal
 import socket
 import tempfile
 import time
-from collections import deque
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
-from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName, is_dump_entry,
-                                device_for, module_label, parse_dump_name)
-from hlo_lsp.model.comparison import compare_kernels, compare_modules
-from hlo_lsp.model.cost_change import CostComparison
-from hlo_lsp.model.instruction_diff import ModuleDiff
-from hlo_lsp.model.summary import kernel_summary
 from hlo_lsp.dump import trust
+from hlo_lsp.dump.changes import ModuleChange, compare_dumps, map_files
 from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv, copy_back_argv,
                                     launched_argv, new_job_name, parse_stage,
                                     remote_cleanup_argv, remote_dump_dir)
-from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, Recipe, RecipeError, RunPlan, deviceless_command, now_iso, parse_probe_output, plan_run, platform_label, probe_env, program_env, python_interpreter, recorded_env, save_recipe, travelling_env
+from hlo_lsp.dump.names import DumpName, is_dump_entry, parse_dump_name
+from hlo_lsp.dump.processes import (REMOTE_STOP_TIMEOUT_S, OutputCallback, RunResult,
+                                    probe_versions_async, run_program)
+from hlo_lsp.dump.recipe import Recipe, RecipeError, RunPlan, deviceless_command, now_iso, plan_run, platform_label, program_env, python_interpreter, recorded_env, save_recipe, travelling_env
 from hlo_lsp.dump.targets import Target, read_deviceless
-from hlo_lsp.dump.untrusted import read_text
 
-TERMINATE_GRACE_S = 3.0
-#: How long a launcher's remote stop (scancel, a kill over ssh) may take.
-REMOTE_STOP_TIMEOUT_S = 15.0
 #: How long copying a dump back over ssh may take.
 COPY_BACK_TIMEOUT_S = 600.0
-STDERR_TAIL_LINES = 40
-MAX_COUNTED_BYTES = 256 * 1024 * 1024
-_READ_CHUNK = 64 * 1024
-
-OutputCallback = Callable[[str, str], None]
-
-
-# ------------------------------------------------------------ subprocess ---
-
-@dataclass
-class RunResult:
-    """How a program run ended. ``returncode`` is None when it was killed by us
-    (``cancelled`` or ``timed_out``); a negative code is a signal. ``stderr_tail``
-    holds the last :data:`STDERR_TAIL_LINES` lines of stderr."""
-
-    returncode: int | None
-    cancelled: bool = False
-    timed_out: bool = False
-    stderr_tail: str = ""
-    seconds: float = 0.0
-    error: str = ""
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def kill_process_tree(proc: asyncio.subprocess.Process,
-                            grace: float = TERMINATE_GRACE_S) -> None:
-    """SIGTERM the process group of ``proc`` (started with ``start_new_session=True``,
-    so its group id is its pid), wait up to ``grace`` seconds, then SIGKILL the
-    group, which also ends children that outlived the leader."""
-    _signal_group(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(proc.wait(), grace)
-    _signal_group(proc.pid, signal.SIGKILL)
-    await proc.wait()
-
-
-async def _pump(stream: asyncio.StreamReader | None, name: str,
-                on_output: OutputCallback | None, tail: deque | None) -> None:
-    if stream is None:
-        return
-    pending = b""
-    while True:
-        chunk = await stream.read(_READ_CHUNK)
-        if not chunk:
-            break
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for raw in lines:
-            line = raw.decode("utf-8", errors="replace").rstrip("\r")
-            if tail is not None:
-                tail.append(line)
-            if on_output is not None:
-                on_output(name, line)
-    if pending:
-        line = pending.decode("utf-8", errors="replace")
-        if tail is not None:
-            tail.append(line)
-        if on_output is not None:
-            on_output(name, line)
-
-
-async def run_program(argv: list[str], cwd: str, env: Mapping[str, str], *,
-                      on_output: OutputCallback | None = None,
-                      cancel: asyncio.Event | None = None,
-                      timeout: float | None = None,
-                      on_stop: Callable[[], Awaitable[None]] | None = None) -> RunResult:
-    """Run ``argv`` in ``cwd`` with exactly ``env``; stdin is /dev/null, each line of
-    stdout/stderr goes to ``on_output(stream_name, line)`` as it arrives.
-
-    Setting ``cancel`` or passing ``timeout`` seconds kills the process tree
-    (:func:`kill_process_tree`) and returns with ``cancelled``/``timed_out``. If the
-    awaiting task itself is cancelled, the tree is SIGKILLed before
-    CancelledError propagates. ``on_stop`` (a launcher's remote cancel: scancel,
-    a kill over ssh) is awaited first in each of these cases, for at most
-    :data:`REMOTE_STOP_TIMEOUT_S` seconds. A command that cannot be started gives
-    ``returncode=None`` and ``error``; it never raises OSError.
-    """
-    t0 = time.monotonic()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=dict(env), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)
-    except OSError as exc:
-        return RunResult(None, error=f"cannot run {argv[0]!r} in {cwd}: "
-                                     f"{exc.strerror or exc}")
-    tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
-    readers = [asyncio.create_task(_pump(proc.stdout, "stdout", on_output, None)),
-               asyncio.create_task(_pump(proc.stderr, "stderr", on_output, tail))]
-    waiter = asyncio.create_task(proc.wait())
-    stopper = asyncio.create_task(cancel.wait()) if cancel is not None else None
-    cancelled = timed_out = False
-    try:
-        done, _ = await asyncio.wait({waiter} | ({stopper} if stopper else set()),
-                                     timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        if waiter not in done:
-            cancelled = stopper is not None and stopper in done
-            timed_out = not cancelled
-            await _stop_remote(on_stop)
-            await kill_process_tree(proc)
-    except asyncio.CancelledError:
-        if proc.returncode is None:
-            await _stop_remote(on_stop)
-        _signal_group(proc.pid, signal.SIGKILL)
-        raise
-    finally:
-        if stopper is not None:
-            stopper.cancel()
-        # Children that keep the pipes open must not keep us waiting.
-        _, pending = await asyncio.wait(readers, timeout=2.0)
-        for task in pending:
-            task.cancel()
-        if not waiter.done():
-            waiter.cancel()
-    return RunResult(None if (cancelled or timed_out) else proc.returncode, cancelled,
-                     timed_out, "\n".join(tail), time.monotonic() - t0)
-
-
-async def _stop_remote(on_stop: Callable[[], Awaitable[None]] | None) -> None:
-    """Await ``on_stop`` for at most :data:`REMOTE_STOP_TIMEOUT_S`; its errors are
-    swallowed (the local process tree is killed next in any case)."""
-    if on_stop is None:
-        return
-    with contextlib.suppress(Exception, asyncio.TimeoutError):
-        await asyncio.wait_for(on_stop(), REMOTE_STOP_TIMEOUT_S)
-
-
-async def probe_versions_async(python: str, cwd: str, env: Mapping[str, str],
-                               timeout: float = PROBE_TIMEOUT_S
-                               ) -> tuple[str | None, str | None]:
-    """``(jax, jaxlib)`` versions as ``python -c`` :data:`~hlo_lsp.dump.recipe.PROBE_CODE`
-    reports them, ``(None, None)`` on any failure or after ``timeout`` seconds.
-    Cancelling the awaiting task kills the probe."""
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            python, "-c", PROBE_CODE, cwd=cwd, env=probe_env(env),
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        return None, None
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
-        await kill_process_tree(proc, 0)
-        return None, None
-    except asyncio.CancelledError:
-        _signal_group(proc.pid, signal.SIGKILL)
-        raise
-    return parse_probe_output(proc.returncode or 0,
-                              out.decode("utf-8", errors="replace"))
 
 
 # -------------------------------------------------------- dump directory ---
@@ -283,179 +123,6 @@ def _sibling_temp_dir(dump_dir: pathlib.Path, what: str) -> str:
     except OSError:
         pass
     return tempfile.mkdtemp(prefix=prefix, dir=dump_dir)
-
-
-# ----------------------------------------------------------- what changed ---
-
-def _parsed(path: str | os.PathLike):
-    """The HloModule of the HLO text file ``path``, or None when it cannot be read
-    or is larger than :data:`MAX_COUNTED_BYTES`."""
-    from hlo_lsp.syntax.parser import parse  # lark: only when a dump is compared
-
-    try:
-        return parse(read_text(path, MAX_COUNTED_BYTES))
-    except OSError:  # UntrustedFileError: not a regular file, too large, unreadable
-        return None
-
-
-@dataclass
-class ModuleChange:
-    """Before/after counts of one module's after-optimizations HLO, from the
-    one comparison of the two files (:func:`hlo_lsp.model.comparison.compare_modules`;
-    for a module new or gone, the kernels of the side that has it).
-
-    ``file_before``/``file_after`` are file names (None when the module is new
-    or gone); ``custom_calls`` maps a ``custom_call_target`` and ``fusions`` a
-    fusion kind (:attr:`hlo_lsp.model.summary.Kernel.fusion_kind`: ``kLoop``,
-    ``kCustom:__triton_gemm``...) to (before, after). ``instructions``: the
-    instruction-level changes (:func:`hlo_lsp.model.instruction_diff.diff_modules`,
-    the same comparison as ``hlo-lsp diff``), None unless both files were read.
-    ``costs``: the change in cost terms (:func:`hlo_lsp.model.cost_change.compare_costs`:
-    ENTRY's FLOPs, transcendentals and bytes accessed as XLA's cost analysis
-    counts them, the roofline time of the kernels on a device, the kernel
-    groups whose cost changed), None unless both files were read.
-    """
-
-    module: str
-    file_before: str | None
-    file_after: str | None
-    custom_calls: dict[str, tuple[int, int]] = field(default_factory=dict)
-    fusions: dict[str, tuple[int, int]] = field(default_factory=dict)
-    instructions: ModuleDiff | None = None
-    costs: CostComparison | None = None
-
-    @property
-    def totals(self) -> dict[str, tuple[int, int]]:
-        """``{"custom-calls": (before, after), "fusions": (before, after)}``."""
-        def total(d):
-            return (sum(b for b, _ in d.values()), sum(a for _, a in d.values()))
-        return {"custom-calls": total(self.custom_calls), "fusions": total(self.fusions)}
-
-    @property
-    def changed(self) -> bool:
-        """Whether any count differs, or the module appeared or disappeared."""
-        return (self.file_before is None or self.file_after is None
-                or bool(self.instructions and self.instructions.changes)
-                or any(b != a for b, a in [*self.custom_calls.values(),
-                                           *self.fusions.values()]))
-
-    def describe(self) -> str:
-        """One line, e.g. ``jit_step (module_0004 → module_0006): fusions 1 → 2
-        (kLoop 1 → 2), custom-calls 0 → 0``."""
-        if self.file_before is None:
-            head = f"{self.module} ({module_label(self.file_after)}): new"
-        elif self.file_after is None:
-            return f"{self.module} ({module_label(self.file_before)}): gone"
-        else:
-            nb, na = module_label(self.file_before), module_label(self.file_after)
-            head = f"{self.module} ({nb} → {na})" if nb != na else f"{self.module} ({na})"
-        parts = []
-        for label, per in (("fusions", self.fusions), ("custom-calls", self.custom_calls)):
-            b, a = self.totals[label]
-            detail = ", ".join(f"{k} {x} → {y}" for k, (x, y) in sorted(per.items())
-                               if x != y)
-            parts.append(f"{label} {b} → {a}" + (f" ({detail})" if detail else ""))
-        return f"{head}: " + ", ".join(parts)
-
-    def to_json(self) -> dict:
-        """A JSON-ready dict (pairs become ``[before, after]`` lists)."""
-        return {"module": self.module, "fileBefore": self.file_before,
-                "fileAfter": self.file_after,
-                "customCalls": {k: list(v) for k, v in self.custom_calls.items()},
-                "fusions": {k: list(v) for k, v in self.fusions.items()},
-                "totals": {k: list(v) for k, v in self.totals.items()},
-                "instructions": self.instructions.to_dict() if self.instructions else None,
-                "costs": self.costs.to_dict() if self.costs else None}
-
-    def report(self, max_lines: int = 12, max_kernels: int = 3,
-               costs: bool = True) -> list[str]:
-        """:meth:`describe`, then the instruction changes per Python line
-        (:meth:`hlo_lsp.model.instruction_diff.ModuleDiff.lines`, indented), then
-        with ``costs`` the change in cost (:meth:`hlo_lsp.model.cost_change.CostComparison.lines`,
-        at most ``max_kernels`` kernel groups) when any cost figure changed."""
-        out = [self.describe()]
-        if self.instructions is not None:
-            out += ["  " + line for line in self.instructions.lines(max_lines)]
-        if costs and self.costs is not None and self.costs.changed:
-            out += ["  " + line for line in self.costs.lines(max_kernels)]
-        return out
-
-
-def _instances(files: Mapping[str, DumpName]) -> dict[str, list[tuple[str, int]]]:
-    """module name -> [(timestamp, number)] in order of appearance."""
-    out: dict[str, set[tuple[str, int]]] = {}
-    for d in files.values():
-        out.setdefault(d.module_name, set()).add((d.timestamp, d.number))
-    return {k: sorted(v, key=lambda t: (t[1], t[0])) for k, v in out.items()}
-
-
-def map_files(old: Mapping[str, DumpName],
-              new: Mapping[str, DumpName]) -> dict[str, str | None]:
-    """Each old HLO file name -> the new file name of the same module (by name and
-    occurrence of that name, not number), stage and platform; the same stage on
-    another platform when the platform changed (``cpu_`` -> ``sm_9.0_gpu_``);
-    None when the new dump lacks it."""
-    old_inst, new_inst = _instances(old), _instances(new)
-    by_key: dict[tuple, str] = {}
-    by_stage: dict[tuple, str] = {}
-    for name, d in sorted(new.items()):
-        by_key.setdefault((d.module_name, d.timestamp, d.number, d.stage, d.platform), name)
-        by_stage.setdefault((d.module_name, d.timestamp, d.number, d.stage), name)
-    out: dict[str, str | None] = {}
-    for name, d in old.items():
-        rank = old_inst[d.module_name].index((d.timestamp, d.number))
-        targets = new_inst.get(d.module_name, [])
-        if rank >= len(targets):
-            out[name] = None
-            continue
-        ts, num = targets[rank]
-        out[name] = (by_key.get((d.module_name, ts, num, d.stage, d.platform))
-                     or by_stage.get((d.module_name, ts, num, d.stage)))
-    return out
-
-
-def _after_files(files: Mapping[str, DumpName]) -> dict[tuple[str, int], str]:
-    """(module name, occurrence) -> its after-optimizations file (before-
-    optimizations when there is none)."""
-    inst = _instances(files)
-    out: dict[tuple[str, int], str] = {}
-    for stage in (BEFORE_OPTIMIZATIONS, AFTER_OPTIMIZATIONS):
-        for name, d in sorted(files.items()):
-            if d.stage == stage:
-                out[(d.module_name, inst[d.module_name].index((d.timestamp, d.number)))] = name
-    return out
-
-
-def compare_dumps(old_dir: str | os.PathLike, old: Mapping[str, DumpName],
-                  new_dir: str | os.PathLike, new: Mapping[str, DumpName],
-                  device: str | None = None) -> list[ModuleChange]:
-    """Per module (name and occurrence), the custom-calls per target and the
-    fusions per kind that run in the old and the new dump (the kernels of
-    :func:`hlo_lsp.model.summary.kernel_summary`: ENTRY and the computations its
-    control flow runs, as ``hlo-lsp diff`` counts them), in module-name order.
-    ``old``/``new`` are the HLO files of each directory (:func:`hlo_files`); the
-    after-optimizations file of a module is compared, else its
-    before-optimizations file. The change in cost is estimated on the device
-    ``device`` names (a key or name of :data:`hlo_lsp.model.accelerators.ACCELERATORS`),
-    else the one the new file's name implies (:func:`hlo_lsp.dump.names.device_for`).
-    Parses files: run it in a thread. Never raises on unreadable files (they
-    count as empty)."""
-    a, b = _after_files(old), _after_files(new)
-    changes = []
-    for key in sorted(set(a) | set(b)):
-        ma = _parsed(os.path.join(old_dir, a[key])) if key in a else None
-        mb = _parsed(os.path.join(new_dir, b[key])) if key in b else None
-        change = ModuleChange(key[0], a.get(key), b.get(key))
-        if ma is not None and mb is not None:
-            found = compare_modules(ma, mb, device_for(b[key], device))
-            kernels = found.kernels
-            change.instructions, change.costs = found.instructions, found.costs
-        else:
-            kernels = compare_kernels(kernel_summary(ma) if ma is not None else None,
-                                      kernel_summary(mb) if mb is not None else None)
-        change.custom_calls, change.fusions = kernels.by_target, kernels.by_fusion_kind
-        changes.append(change)
-    return changes
 
 
 # ------------------------------------------------------------ recompile ---

@@ -1,8 +1,8 @@
 """What changed between two modules of one program: the one comparison behind
 ``hlo-lsp diff``, the compare command (``hlo.compareDumps``), the recompile
-report (:func:`hlo_lsp.dump.recompile.compare_dumps`) and the change in cost.
+report (:func:`hlo_lsp.dump.changes.compare_dumps`) and the change in cost.
 Its reports are :mod:`hlo_lsp.features.compare` and
-:meth:`hlo_lsp.dump.recompile.ModuleChange.report`; this module is pure and
+:meth:`hlo_lsp.dump.changes.ModuleChange.report`; this module is pure and
 never raises on any parsed module.
 
 What it answers (:func:`compare_modules`, a :class:`Comparison`):
