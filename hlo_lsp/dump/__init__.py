@@ -7,7 +7,8 @@
 - :mod:`.index`: the index of the HLO files of the workspace (symbols,
   before/after counterparts).
 - :mod:`.loading`: pick and load a module from a file or directory (CLI).
-- :mod:`.recipe`, :mod:`.recompile`: how a dump was made, and making it again.
+- :mod:`.recipe`, :mod:`.recompile`: how a dump was made, and making it again
+  (:mod:`.processes`: running the program; :mod:`.changes`: what changed).
 
 Imports :mod:`hlo_lsp.model` and :mod:`hlo_lsp.syntax`; never pygls or lsprotocol.
 """

@@ -10,11 +10,16 @@ Standard library only; nothing here parses text or touches the disk.
 - :mod:`.kernels`: what an instruction runs as (fusion kind, custom-call target,
   the meaning of a cuBLAS call's tuple results).
 - :mod:`.summary`: what a module runs (``kernel_summary``: fusions, custom-calls,
-  collectives, from ENTRY through control flow).
+  collectives, from ENTRY through control flow); :mod:`.folding`: the summary
+  folded to fit a screen; :mod:`.op_names`: op_name patterns (the repeated scope
+  of an unrolled loop).
+- :mod:`.comparison`: what changed between two modules of one program, the one
+  comparison (:mod:`.instruction_diff`: instructions; :mod:`.cost_change`: cost).
 - :mod:`.collectives`: what a collective does (replica groups in every written
   form, group mode, bytes per device, ``-start``/``-done`` pairs).
 - :mod:`.cost`: FLOPs, transcendentals and bytes accessed per instruction and
-  per fusion as XLA's HloCostAnalysis counts them; the roofline estimate.
+  per fusion as XLA's HloCostAnalysis counts them; :mod:`.roofline`: the time
+  that takes on a device; :mod:`.units`: counts and times as text.
 - :mod:`.accelerators`: peak FLOP/s and memory bandwidth of common devices,
   each number with its datasheet.
 - :mod:`.frames`: the Python call stack of an instruction (``python_stack``).
