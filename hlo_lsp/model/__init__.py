@@ -18,7 +18,8 @@ Standard library only; nothing here parses text or touches the disk.
 - :mod:`.collectives`: what a collective does (replica groups in every written
   form, group mode, bytes per device, ``-start``/``-done`` pairs).
 - :mod:`.cost`: FLOPs, transcendentals and bytes accessed per instruction and
-  per fusion as XLA's HloCostAnalysis counts them; :mod:`.roofline`: the time
+  per fusion as XLA's HloCostAnalysis counts them (:mod:`.shape_costs`: the
+  arithmetic of shapes, dots and convolutions); :mod:`.roofline`: the time
   that takes on a device; :mod:`.units`: counts and times as text.
 - :mod:`.accelerators`: peak FLOP/s and memory bandwidth of common devices,
   each number with its datasheet.

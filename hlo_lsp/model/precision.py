@@ -40,7 +40,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hlo_lsp.model.cost import CONV_TARGETS, decode, int_list
+from hlo_lsp.model.cost import CONV_TARGETS
+from hlo_lsp.model.shape_costs import decode, int_list
 from hlo_lsp.model.roofline import matrix_instruction
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.kernels import (backend_config_data, custom_call_target,

@@ -10,9 +10,10 @@ import random
 import time
 
 from tests.helpers import TRAIN_AFTER, read
-from hlo_lsp.model.cost import (Cost, WindowDim, _valid_outputs, _valid_positions, cost_model,
-                                instruction_cost, isolated_module_text, module_cost,
-                                parse_window, shape_size)
+from hlo_lsp.model.cost import (Cost, cost_model, instruction_cost, isolated_module_text,
+                                module_cost)
+from hlo_lsp.model.shape_costs import (WindowDim, _valid_outputs, _valid_positions,
+                                       parse_window, shape_size)
 from hlo_lsp.model.shapes import parse_array_shape
 from hlo_lsp.syntax.parser import parse
 
@@ -278,7 +279,7 @@ ENTRY %main (x: f32[8]) -> f32[8] {
 
 
 def test_convolution_labels_naming_missing_dimensions_count_no_flops():
-    from hlo_lsp.model.cost import convolution_flops
+    from hlo_lsp.model.shape_costs import convolution_flops
 
     lhs, rhs, out = (parse_array_shape(s) for s in ("f32[1,8,8,4]", "f32[3]",
                                                     "f32[1,8,8,16]"))
