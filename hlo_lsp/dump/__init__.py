@@ -4,8 +4,9 @@
   place for XLA's naming: HLO files, reports, stages, module ids).
 - :mod:`.reports`: buffer-assignment and memory-usage reports, parsed and loaded.
 - :mod:`.sources`: where the Python files named in a dump are (``source_dirs``).
-- :mod:`.index`: the index of the HLO files of the workspace (symbols,
-  before/after counterparts).
+- :mod:`.index`: the index of the HLO files of the workspace
+  (:mod:`.file_summary`: one file's symbols; :mod:`.counterparts`: the
+  before/after counterparts of a file and of an instruction).
 - :mod:`.loading`: pick and load a module from a file or directory (CLI).
 - :mod:`.recipe`, :mod:`.recompile`: how a dump was made, and making it again
   (:mod:`.processes`: running the program; :mod:`.changes`: what changed).
