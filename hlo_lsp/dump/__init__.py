@@ -9,7 +9,9 @@
   before/after counterparts of a file and of an instruction).
 - :mod:`.loading`: pick and load a module from a file or directory (CLI).
 - :mod:`.recipe`, :mod:`.recompile`: how a dump was made, and making it again
-  (:mod:`.processes`: running the program; :mod:`.changes`: what changed).
+  (:mod:`.xla_flags`; :mod:`.platforms`; :mod:`.environment`: the program and its
+  environment; :mod:`.inference`: recipes proposed for a dump; :mod:`.processes`:
+  running the program; :mod:`.changes`: what changed).
 
 Imports :mod:`hlo_lsp.model` and :mod:`hlo_lsp.syntax`; never pygls or lsprotocol.
 """

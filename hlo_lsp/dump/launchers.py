@@ -7,13 +7,13 @@ command line: ``["srun", "--gpus=1", "{command}"]`` runs it as a SLURM job,
 from what the user wrote: the ``hlo.recompile.launcher`` setting, or the
 ``--launcher`` of ``hlo-lsp dump`` recorded in the recipe (and, like every
 recipe command, confirmed by the user before it runs: it is part of the
-:class:`~hlo_lsp.dump.recipe.RunPlan` fingerprint). Nothing here reads a dump.
+:class:`~hlo_lsp.dump.environment.RunPlan` fingerprint). Nothing here reads a dump.
 
 Placeholders (:data:`PLACEHOLDERS`; ``{{`` and ``}}`` are literal braces, any
 other ``{name}`` is an error, never Python's ``str.format``):
 
 - ``{command}``: the program's command line. The environment that matters
-  (:func:`hlo_lsp.dump.recipe.recorded_env` of the run: ``XLA_FLAGS`` with the
+  (:func:`hlo_lsp.dump.environment.recorded_env` of the run: ``XLA_FLAGS`` with the
   dump directory, ``JAX_PLATFORMS``, ``CUDA_VISIBLE_DEVICES``, ``JAX_*``)
   travels with it exactly once: as ``{env}`` when the launcher uses ``{env}``,
   else as ``env NAME=value ...`` in front of the command.

@@ -16,7 +16,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Mapping
 
-from hlo_lsp.dump.recipe import PROBE_CODE, PROBE_TIMEOUT_S, parse_probe_output, probe_env
+from hlo_lsp.dump.environment import PROBE_CODE, parse_probe_output, probe_env
+from hlo_lsp.dump.recipe import PROBE_TIMEOUT_S
 
 TERMINATE_GRACE_S = 3.0
 #: How long a launcher's remote stop (scancel, a kill over ssh) may take.
@@ -152,7 +153,7 @@ async def _stop_remote(on_stop: Callable[[], Awaitable[None]] | None) -> None:
 async def probe_versions_async(python: str, cwd: str, env: Mapping[str, str],
                                timeout: float = PROBE_TIMEOUT_S
                                ) -> tuple[str | None, str | None]:
-    """``(jax, jaxlib)`` versions as ``python -c`` :data:`~hlo_lsp.dump.recipe.PROBE_CODE`
+    """``(jax, jaxlib)`` versions as ``python -c`` :data:`~hlo_lsp.dump.environment.PROBE_CODE`
     reports them, ``(None, None)`` on any failure or after ``timeout`` seconds.
     Cancelling the awaiting task kills the probe."""
     try:

@@ -16,9 +16,9 @@ and platform, never by number (:mod:`hlo_lsp.dump.changes`, which also compares
 them). Running the program and killing its process tree is
 :mod:`hlo_lsp.dump.processes`.
 
-What runs is a :class:`~hlo_lsp.dump.recipe.RunPlan`: the command with a bare
+What runs is a :class:`~hlo_lsp.dump.environment.RunPlan`: the command with a bare
 ``python`` replaced by the interpreter the recipe recorded and the program as an
-absolute path (:func:`hlo_lsp.dump.recipe.resolved_command`); the server has the
+absolute path (:func:`hlo_lsp.dump.environment.resolved_command`); the server has the
 user confirm it first (:mod:`hlo_lsp.dump.trust`). Nothing here
 imports pygls: the server (:mod:`hlo_lsp.lsp.handlers.recompile`) and
 the CLI (:mod:`hlo_lsp.cli.commands.dump`) drive it.
@@ -47,7 +47,10 @@ from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv,
 from hlo_lsp.dump.names import DumpName, is_dump_entry, parse_dump_name
 from hlo_lsp.dump.processes import (REMOTE_STOP_TIMEOUT_S, OutputCallback, RunResult,
                                     probe_versions_async, run_program)
-from hlo_lsp.dump.recipe import Recipe, RecipeError, RunPlan, deviceless_command, now_iso, plan_run, platform_label, program_env, python_interpreter, recorded_env, save_recipe, travelling_env
+from hlo_lsp.dump.environment import (RunPlan, deviceless_command, plan_run, program_env,
+                                      python_interpreter, recorded_env, travelling_env)
+from hlo_lsp.dump.platforms import platform_label
+from hlo_lsp.dump.recipe import Recipe, RecipeError, now_iso, save_recipe
 from hlo_lsp.dump.targets import Target, read_deviceless
 
 #: How long copying a dump back over ssh may take.
@@ -235,7 +238,7 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
 
     ``open_files`` are absolute paths of files of ``dump_dir`` whose new
     counterparts the result should name (``mapping``). ``base_env`` (default:
-    this process's environment) is extended per :func:`hlo_lsp.dump.recipe.program_env`.
+    this process's environment) is extended per :func:`hlo_lsp.dump.environment.program_env`.
     With ``save``, the recipe is (re)written to ``dump_dir`` on success with the
     time, platform and — when ``probe`` and the command starts with a Python
     interpreter — the jax/jaxlib versions that interpreter reports. Failures,
@@ -244,12 +247,12 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
 
     With ``target`` (a GPU this machine need not have), the program runs on the
     CPU (``platform`` should be "cpu") under the deviceless runner
-    (:func:`hlo_lsp.dump.recipe.deviceless_command`), which compiles every
+    (:func:`hlo_lsp.dump.environment.deviceless_command`), which compiles every
     function it jits for the target into the dump, without autotuning; the
     result's ``deviceless`` says so and the saved recipe records the target.
 
     ``plan`` is what runs (argv and working directory), as the user confirmed it;
-    default :func:`hlo_lsp.dump.recipe.plan_run` of ``recipe`` and ``base_env``.
+    default :func:`hlo_lsp.dump.environment.plan_run` of ``recipe`` and ``base_env``.
     A recipe of origin "cli" (the command line the user gave ``hlo-lsp dump``)
     is remembered as confirmed when it is saved (:func:`hlo_lsp.dump.trust.remember`),
     so that the editor does not ask about the user's own command; a failure to

@@ -2,7 +2,7 @@
 
 A recipe (``hlo-lsp-recipe.json``) is written by whoever made the dump directory,
 so it is input to check, not a setting: a recompile runs what a recipe says only
-after the user confirmed that exact :class:`~hlo_lsp.dump.recipe.RunPlan` (the
+after the user confirmed that exact :class:`~hlo_lsp.dump.environment.RunPlan` (the
 command line as executed, the absolute working directory, the interpreter and
 the recorded environment variables). A confirmation is remembered as one file
 named by :meth:`RunPlan.fingerprint` (SHA-256) in the user's state directory,
@@ -24,7 +24,8 @@ import os
 import pathlib
 from typing import Mapping
 
-from hlo_lsp.dump.recipe import RunPlan, now_iso
+from hlo_lsp.dump.environment import RunPlan
+from hlo_lsp.dump.recipe import now_iso
 
 STATE_DIR_ENV = "HLO_LSP_STATE_DIR"
 CONFIRMED = "confirmed-commands"

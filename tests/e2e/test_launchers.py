@@ -31,7 +31,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.launchers import make_launcher, preset_launcher
-from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe, load_recipe, new_recipe, plan_run
+from hlo_lsp.dump.environment import new_recipe, plan_run
+from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe, load_recipe
 from hlo_lsp.dump.recompile import hlo_files, recompile
 
 from tests.e2e import launch_infra

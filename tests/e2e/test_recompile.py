@@ -24,10 +24,12 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from hlo_lsp.dump import platforms
 from hlo_lsp.dump import recipe as recipe_mod
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.names import parse_dump_name
-from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe, plan_run
+from hlo_lsp.dump.environment import plan_run
+from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe
 from hlo_lsp.dump.recompile import hlo_files
 
 from tests.helpers import alive, answer_message_requests, position_of as _pos, snapshot
@@ -188,7 +190,7 @@ def test_dump_cli_lists_each_module_on_a_short_line(made):
     assert any(n.endswith((".ll", ".o", ".debug_options")) for n in os.listdir(dump))
 
 
-@pytest.mark.skipif(recipe_mod.accelerator_visible("cuda"), reason="this machine has a GPU")
+@pytest.mark.skipif(platforms.accelerator_visible("cuda"), reason="this machine has a GPU")
 def test_gpu_request_without_gpu_is_a_clear_error(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM_V1)
     for args in (["--platform", "cuda"], []):
@@ -518,7 +520,7 @@ async def test_configured_command_runs_without_asking(client, project, tmp_path)
 
 
 async def test_gpu_setting_without_gpu_is_a_clear_message(client, project):
-    if recipe_mod.accelerator_visible("cuda"):
+    if platforms.accelerator_visible("cuda"):
         pytest.skip("this machine has a GPU")
     await _start(client, project, settings={"platform": "cuda"})
     dump = project / "dump"

@@ -44,7 +44,9 @@ import sys
 from hlo_lsp.dump.launchers import PRESETS, LauncherError, launcher_from_options
 from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName,
                                 is_pass_snapshot, module_id, stage_label)
-from hlo_lsp.dump.recipe import PLATFORMS, PlatformError, RecipeError, choose_platform, launch_platform, new_recipe, platform_label
+from hlo_lsp.dump.environment import new_recipe
+from hlo_lsp.dump.platforms import choose_platform, launch_platform, platform_label
+from hlo_lsp.dump.recipe import PLATFORMS, PlatformError, RecipeError
 from hlo_lsp.dump.targets import TargetError, builtin_targets, resolve_target
 from hlo_lsp.model.visible import visible
 

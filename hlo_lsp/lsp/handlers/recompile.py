@@ -13,7 +13,7 @@
 - ``workspace/executeCommand`` ``hlo.recompile``: resolve the recipe (the
   ``hlo-lsp-recipe.json`` of the dump directory; else the setting
   ``hlo.recompile.command``; else one inferred from the stack frames). What a
-  recipe or an inference would run (:class:`hlo_lsp.dump.recipe.RunPlan`: the
+  recipe or an inference would run (:class:`hlo_lsp.dump.environment.RunPlan`: the
   command line, working directory, interpreter and environment changes) runs
   only when the user confirmed that exact plan: answered "Run" to the
   ``window/showMessageRequest`` that shows it, now or before (remembered in the
@@ -63,10 +63,11 @@ from pygls.uris import from_fs_path, to_fs_path
 from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.launchers import Launcher, LauncherError, Stage, launched_argv
-from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, RunPlan, choose_platform,
-                                 configured_recipe, default_platform, infer_recipe,
-                                 launch_platform, load_recipe, plan_run, platform_label,
-                                 recipe_path, travelling_env)
+from hlo_lsp.dump.environment import RunPlan, plan_run, travelling_env
+from hlo_lsp.dump.inference import configured_recipe, infer_recipe
+from hlo_lsp.dump.platforms import (choose_platform, default_platform, launch_platform,
+                                    platform_label)
+from hlo_lsp.dump.recipe import PlatformError, Recipe, RecipeError, load_recipe, recipe_path
 from hlo_lsp.dump.recompile import recompile
 from hlo_lsp.dump.sources import outside_note, resolve_source_path
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
@@ -200,7 +201,7 @@ def _planned_actions(settings: RecompileSettings,
                      recipe: Recipe | None) -> list[tuple[str, list]]:
     """(title, extra command arguments) of the recompile actions, the plain
     recompile first (see the module docstring). May start ``nvidia-smi`` once
-    (:func:`hlo_lsp.dump.recipe.default_platform`): call it off the event loop."""
+    (:func:`hlo_lsp.dump.platforms.default_platform`): call it off the event loop."""
     target = _target_spec({}, settings, recipe)
     try:
         launcher = _launcher(settings, recipe)

@@ -14,7 +14,9 @@ from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv,
                                     copy_back_argv, launched_argv, launcher_from_options,
                                     make_launcher, new_job_name, parse_stage, preset_launcher,
                                     remote_cleanup_argv, remote_dump_dir, ssh_prefix)
-from hlo_lsp.dump.recipe import (PlatformError, Recipe, RecipeError, launch_platform, plan_run)
+from hlo_lsp.dump.environment import plan_run
+from hlo_lsp.dump.platforms import launch_platform
+from hlo_lsp.dump.recipe import PlatformError, Recipe, RecipeError
 
 NASTY_CWD = "/tmp/my proj/it's $HOME; rm -rf *"
 NASTY_DUMP = '/tmp/dump dir/"quoted" & `tick` (x)'

@@ -12,9 +12,13 @@ import threading
 
 import pytest
 
+from hlo_lsp.dump import platforms
 from hlo_lsp.dump import recipe as recipe_mod
-from hlo_lsp.dump.recipe import (PlatformError, Recipe, choose_platform, infer_recipe,
-                                 python_interpreter, set_dump_flags)
+from hlo_lsp.dump.environment import python_interpreter
+from hlo_lsp.dump.inference import infer_recipe
+from hlo_lsp.dump.platforms import choose_platform
+from hlo_lsp.dump.recipe import PlatformError, Recipe
+from hlo_lsp.dump.xla_flags import set_dump_flags
 
 from tests.helpers import CPU_DUMP, ROOT
 
@@ -28,7 +32,7 @@ def test_set_dump_flags_replaces_dump_to_and_keeps_user_flags():
 
 
 def test_choose_platform(monkeypatch):
-    monkeypatch.setattr(recipe_mod, "accelerator_visible", lambda p: p == "cpu")
+    monkeypatch.setattr(platforms, "accelerator_visible", lambda p: p == "cpu")
     assert choose_platform("cpu") == ("cpu", "")
     platform, note = choose_platform(None, "cuda")
     assert platform == "cpu" and "no GPU is visible" in note
@@ -36,7 +40,7 @@ def test_choose_platform(monkeypatch):
         choose_platform("cuda")
     with pytest.raises(PlatformError, match="Use it"):
         choose_platform("auto", allow_cpu_fallback=False, hint="Use it.")
-    monkeypatch.setattr(recipe_mod, "accelerator_visible", lambda p: p in ("cpu", "cuda"))
+    monkeypatch.setattr(platforms, "accelerator_visible", lambda p: p in ("cpu", "cuda"))
     assert choose_platform("auto") == ("cuda", "")
     assert choose_platform(None, "cpu") == ("cpu", "")
     assert choose_platform("gpu") == ("cuda", "")
@@ -51,7 +55,7 @@ def test_python_interpreter():
 
 
 def test_resolved_command_uses_the_recorded_interpreter(tmp_path):
-    from hlo_lsp.dump.recipe import find_program, resolved_command
+    from hlo_lsp.dump.environment import find_program, resolved_command
 
     env_exe = find_program("env", "/", os.environ.get("PATH"))
     python3 = find_program("python3", "/", os.environ.get("PATH"))
@@ -72,7 +76,7 @@ def test_resolved_command_uses_the_recorded_interpreter(tmp_path):
 def test_find_program_resolves_relative_path_entries_against_cwd(tmp_path):
     """As execvp after chdir: a relative PATH entry (".", "") is the program's
     working directory, not the server's."""
-    from hlo_lsp.dump.recipe import find_program
+    from hlo_lsp.dump.environment import find_program
 
     (tmp_path / "bin").mkdir()
     tool = tmp_path / "bin" / "tool"
@@ -113,7 +117,7 @@ SHARDED = ("/work/shared/corpus/ROCm__xla__perf_tools__hlo_eval_tools__science__
 
 
 def test_jax_config_and_xla_flags_are_recorded_and_applied():
-    from hlo_lsp.dump.recipe import program_env, recorded_env
+    from hlo_lsp.dump.environment import program_env, recorded_env
 
     env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_ENABLE_X64": "1",
            "JAX_DEFAULT_MATMUL_PRECISION": "highest", "HOME": "/root", "PATH": "/bin"}
@@ -131,7 +135,7 @@ def test_without_a_recipe_the_device_count_comes_from_the_module_header(tmp_path
     proposal carries the host device count flag and says what was inferred."""
     import pathlib
 
-    from hlo_lsp.dump.recipe import device_count
+    from hlo_lsp.dump.inference import device_count
     from hlo_lsp.syntax.parser import parse
 
     sharded = pathlib.Path(SHARDED)
@@ -256,7 +260,7 @@ def test_relative_cwd_and_python_are_relative_to_the_dump_directory(tmp_path, mo
 def test_the_plan_shows_the_program_that_runs(tmp_path):
     """A recipe saying `python train.py` whose 'python' is a script shipped in
     the dump directory: the plan's command line is that script, as it runs."""
-    from hlo_lsp.dump.recipe import plan_run
+    from hlo_lsp.dump.environment import plan_run
 
     dump = tmp_path / "dump"
     dump.mkdir()
@@ -273,7 +277,7 @@ def test_the_plan_shows_the_program_that_runs(tmp_path):
 
 
 def test_the_plan_names_environment_changes_and_its_fingerprint_follows_them(tmp_path):
-    from hlo_lsp.dump.recipe import plan_run
+    from hlo_lsp.dump.environment import plan_run
 
     base = {"PATH": os.defpath, "XLA_FLAGS": "--xla_foo=1", "HOME": "/root"}
     r = Recipe([sys.executable, "x.py"], str(tmp_path),

@@ -202,7 +202,7 @@ WRITES_A_DUMP = (
 async def test_recompile_runs_the_plan_it_is_given(tmp_path, monkeypatch):
     """What runs is the confirmed plan (argv and directory), not a second
     reading of the recipe; the plan's command line is the result's."""
-    from hlo_lsp.dump.recipe import RunPlan
+    from hlo_lsp.dump.environment import RunPlan
     from hlo_lsp.dump.recompile import recompile
 
     monkeypatch.setenv("HLO_LSP_STATE_DIR", str(tmp_path / "state"))
@@ -222,7 +222,8 @@ async def test_recompile_runs_the_plan_it_is_given(tmp_path, monkeypatch):
 async def test_the_command_line_of_hlo_lsp_dump_is_remembered_as_confirmed(tmp_path,
                                                                             monkeypatch):
     from hlo_lsp.dump import trust
-    from hlo_lsp.dump.recipe import load_recipe, new_recipe, plan_run
+    from hlo_lsp.dump.environment import new_recipe, plan_run
+    from hlo_lsp.dump.recipe import load_recipe
     from hlo_lsp.dump.recompile import recompile
 
     monkeypatch.setenv("HLO_LSP_STATE_DIR", str(tmp_path / "state"))

@@ -1,5 +1,5 @@
 """Target GPUs and deviceless records (hlo_lsp.dump.targets), the runner command
-(hlo_lsp.dump.recipe.deviceless_command) and the runner's flag handling, without
+(hlo_lsp.dump.environment.deviceless_command) and the runner's flag handling, without
 JAX. The compile itself is tested in tests/e2e/test_gpu_deviceless.py."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from hlo_lsp.dump import deviceless
-from hlo_lsp.dump.recipe import Recipe, RecipeError, deviceless_command
+from hlo_lsp.dump.environment import deviceless_command
+from hlo_lsp.dump.recipe import Recipe, RecipeError
 from hlo_lsp.dump.targets import (NO_AUTOTUNING, RECORD_FILE, RECORD_FORMAT, RUNNER,
                                   TargetError, builtin_targets, deviceless_statement,
                                   parse_config, read_deviceless, resolve_target)

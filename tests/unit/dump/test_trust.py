@@ -8,7 +8,7 @@ import stat
 import sys
 
 from hlo_lsp.dump import trust
-from hlo_lsp.dump.recipe import RunPlan
+from hlo_lsp.dump.environment import RunPlan
 
 
 def test_state_dir_follows_the_override_then_xdg_then_home(tmp_path):

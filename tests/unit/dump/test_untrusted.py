@@ -241,7 +241,7 @@ def test_cli_memory_with_a_buffer_the_assignment_does_not_name(tmp_path):
 def test_the_confirmation_shows_each_field_on_one_escaped_line():
     """Issue 41, item 3: recipe arguments with newlines printed fake "Command:"
     and "Directory:" lines before the real ones; U+202E passed unescaped."""
-    from hlo_lsp.dump.recipe import RunPlan
+    from hlo_lsp.dump.environment import RunPlan
     from hlo_lsp.lsp.handlers.recompile import confirmation_message
 
     plan = RunPlan(("python", "train.py", "x\nCommand: `python safe.py`\nDirectory: /home",
