@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -90,7 +91,10 @@ def _after(dump: pathlib.Path, module: str = "jit_step") -> pathlib.Path:
 
 
 def _remote_leftovers() -> list[str]:
-    return sorted(p for p in os.listdir("/tmp") if p.startswith("hlo-lsp-"))
+    """What the launchers leave in the remote /tmp: directories named by
+    ``launchers.new_job_name`` (``hlo-lsp-`` and 8 hex digits) only, so that other
+    programs' temporary files (a fuzz run beside the suite) cannot fail a test."""
+    return sorted(p for p in os.listdir("/tmp") if re.fullmatch(r"hlo-lsp-[0-9a-f]{8}", p))
 
 
 @pytest.fixture(scope="module")
