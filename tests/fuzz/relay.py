@@ -53,12 +53,20 @@ ANSWER_ID = re.compile(rb'"id"\s*:\s*"([^"\\]{1,100})"')
 _LENGTH = re.compile(rb"content-length\s*:\s*(\d+)", re.IGNORECASE)
 
 
-def _copy_input(source, server) -> None:
-    """Our stdin to the server's, as it comes; closes the server's at its end."""
+def _copy_input(source: int, server) -> None:
+    """Our stdin (file descriptor ``source``) to the server's, as it comes;
+    closes the server's at its end. It reads the descriptor itself, not
+    ``sys.stdin.buffer``: this thread is a daemon, still reading when the relay
+    exits after the server did, and a daemon thread inside a buffered reader
+    holds its lock, which the interpreter's shutdown then waits for and aborts
+    on ("could not acquire lock for <_io.BufferedReader name='<stdin>'> at
+    interpreter shutdown"): the relay died of SIGABRT instead of exiting with
+    the server's status whenever its stdin was still open."""
     try:
-        while chunk := source.read1(1 << 16):
-            server.write(chunk)
-            server.flush()
+        while chunk := os.read(source, 1 << 16):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(server.fileno(), view):]
     except (BrokenPipeError, OSError, ValueError):
         pass
     finally:
@@ -140,7 +148,7 @@ def main(argv: list[str]) -> int:
         stamps.flush()
         messages: queue.Queue = queue.Queue()
         threads = [
-            threading.Thread(target=_copy_input, args=(sys.stdin.buffer, proc.stdin),
+            threading.Thread(target=_copy_input, args=(sys.stdin.fileno(), proc.stdin),
                              daemon=True),
             threading.Thread(target=_read_messages, args=(proc.stdout, stamps, messages)),
             threading.Thread(target=_write_messages, args=(messages, sys.stdout.buffer)),

@@ -360,6 +360,30 @@ def test_the_relay_stamps_an_answer_when_the_server_wrote_it_not_when_read(tmp_p
     assert relay.returncode == 3
 
 
+def test_the_relay_exits_with_the_servers_status_while_its_stdin_is_open(tmp_path):
+    """The server exits while the harness still holds the relay's stdin open (a
+    server that crashed, or the echo server above on a busy machine, where the
+    harness closes stdin only after the relay has exited): the relay exits with
+    the server's status. It read stdin through sys.stdin.buffer on a daemon
+    thread, whose lock the interpreter's shutdown waited for and aborted on:
+    the relay died of SIGABRT (-6) instead of exiting 3."""
+    import subprocess
+    import sys
+
+    relay = subprocess.Popen(
+        [sys.executable, "-m", "tests.fuzz.relay", str(tmp_path / "stamps"), "--",
+         sys.executable, "-c", "import sys; sys.exit(3)"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=harness.ROOT)
+    try:
+        status = relay.wait(timeout=120)  # a hang guard; stdin stays open meanwhile
+    finally:
+        relay.stdin.close()
+    assert status == 3, relay.stderr.read().decode()[-2000:]
+    relay.stdout.close()
+    relay.stderr.close()
+
+
 def test_the_relay_dies_of_the_signal_that_killed_the_server(tmp_path):
     """A crash is reported as the server's: killed by SIGKILL, the relay too."""
     import subprocess
