@@ -41,8 +41,10 @@ if MISSING and REQUIRED:
                        + ", ".join(MISSING))
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"not installed: {', '.join(MISSING)}")
 
-#: The rendering budget of a page (navigation start to the SVG in place).
-RENDER_BUDGET_MS = 2000
+#: A hang guard for a page's rendering (navigation start to the SVG in place): a
+#: page renders in a small part of it on an idle machine (the render time is a
+#: figure, not a test); only a page that never renders fails (issue 42).
+RENDER_BUDGET_MS = 30_000
 
 
 @pytest.fixture(scope="session")

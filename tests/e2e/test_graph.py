@@ -183,7 +183,11 @@ class _RawClient:
             self.proc.kill()
 
 
-def test_200_node_neighbourhood_answers_in_under_100_ms(tmp_path):
+def test_a_200_node_neighbourhood_of_30000_instructions_is_the_same_answer_again(tmp_path):
+    """hlo/graph with hops=1000, limit=200 in a chain of 30,000 instructions:
+    200 nodes, the same each time. That the walk stops at the limit (its
+    processor time) is tests/unit/features/test_graph.py's; the answer times are
+    printed, not asserted (issue 42: no test fails because the machine is busy)."""
     text = chain_module(30000)
     uri = (tmp_path / "big.hlo").as_uri()
     raw = _RawClient()
@@ -206,4 +210,4 @@ def test_200_node_neighbourhood_answers_in_under_100_ms(tmp_path):
             assert again == first
     finally:
         raw.close()
-    assert sorted(times)[len(times) // 2] < 0.1, times
+    print(f"hlo/graph, 200 of 30,002 nodes: median {sorted(times)[2] * 1000:.0f} ms")

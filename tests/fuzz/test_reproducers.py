@@ -321,7 +321,7 @@ async def test_inlay_hints_on_cr_ended_lines_take_a_line_per_hint(client: Langua
     hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
         _doc(uri), types.Range(start=types.Position(line=0, character=0),
                                end=lines.position(len(text)))))
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 120   # a hang guard: the quadratic search took 281 s
     assert len(hints) > 1000
     assert off_document(hints, lines, uri, types.TEXT_DOCUMENT_INLAY_HINT) == []
 

@@ -163,7 +163,7 @@ async def test_run_program_timeout_kills_the_process_tree(tmp_path):
     result = await run_program(["sh", "-c", script], str(tmp_path), dict(os.environ),
                                timeout=1.0)
     assert result.timed_out and result.returncode is None
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 120   # a hang guard: the program sleeps 300 s
     child = int((tmp_path / "child").read_text())
     for _ in range(50):
         if not alive(child):

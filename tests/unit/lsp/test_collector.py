@@ -158,21 +158,30 @@ def test_a_server_that_is_never_idle_returns_free_heap_memory_every_few_seconds(
     """A fuzzed server is never idle for 10 s: after 5 minutes glibc held 380-420
     MB of freed models it had not returned. After an analysis, the free memory
     is returned if the last trim is ``trim_s`` old: not after every analysis,
-    and never without one."""
+    and never without one. The collector's clock is the test's (virtual
+    seconds), so a busy machine changes nothing."""
+    from types import SimpleNamespace
+
     from hlo_lsp.lsp import collector as module
 
-    calls = []
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(module, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    calls, trimmed_at = [], []
     monkeypatch.setattr(module, "_malloc_trim", lambda: calls.append)
 
     async def run() -> int:
         with ThreadPoolExecutor(1) as pool:
             collector = ModelCollector(pool, idle_s=60.0, trim_s=0.1)
-            await asyncio.sleep(0.3)
-            assert calls == []          # no analysis, no trim
-            for _ in range(50):         # 50 analyses in about 0.5 s
-                collector.analysed()
-                await asyncio.sleep(0.01)
+            clock.now = 0.3
             await asyncio.sleep(0.05)
+            assert calls == []          # no analysis, no trim
+            for i in range(50):         # an analysis every 10 ms, 0.5 s in all
+                clock.now = 0.3 + 0.01 * (i + 1)
+                collector.analysed()
+                if collector._trimming is not None:
+                    trimmed_at.append(clock.now)
+                    await collector._trimming   # (a hang guard: the test's timeout)
+                    await asyncio.sleep(0)      # its done callback
             return collector.trims
 
     gc.unfreeze()
@@ -180,7 +189,11 @@ def test_a_server_that_is_never_idle_returns_free_heap_memory_every_few_seconds(
         trims = asyncio.run(run())
     finally:
         gc.unfreeze()
-    assert 2 <= len(calls) <= 7 and trims == len(calls)
+    # the first analysis trims (the last trim is 0.3 s old), then one every 0.1 s
+    assert trimmed_at[0] == pytest.approx(0.31)
+    assert all(b - a >= 0.1 - 1e-9 for a, b in zip(trimmed_at, trimmed_at[1:]))
+    assert all(b - a <= 0.11 + 1e-9 for a, b in zip(trimmed_at, trimmed_at[1:]))
+    assert len(calls) == len(trimmed_at) == trims == 5
     assert set(calls) == {0}
 
 

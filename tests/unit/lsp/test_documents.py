@@ -43,24 +43,44 @@ def _insert_at_top(text: str, what: str) -> list:
     return [((line, 0, line, 0), what)]
 
 
-def _slow_checks(monkeypatch, seconds: float = 1.5):
-    """Make every analysis' semantic checks take ``seconds`` longer while the
-    returned event is set (it is set from the start: clear it to go fast)."""
-    import threading
+class _HeldChecks:
+    """Every analysis' semantic checks wait, once :meth:`hold` is called, until
+    :meth:`release` (or a hang guard of 60 s): a test sees what is answered
+    while they have not finished, whatever the machine's speed."""
 
-    import hlo_lsp.lsp.documents as documents
+    def __init__(self, monkeypatch) -> None:
+        import threading
 
-    slow = threading.Event()
-    slow.set()
-    real = documents.diagnostics
+        import hlo_lsp.lsp.documents as documents
 
-    def slow_diagnostics(module):
-        if slow.is_set():
-            time.sleep(seconds)
-        return real(module)
+        self._held = False
+        self._gate = threading.Event()
+        #: checks that started waiting, and that have finished
+        self.waiting = threading.Semaphore(0)
+        self.finished = 0
+        real = documents.diagnostics
 
-    monkeypatch.setattr(documents, "diagnostics", slow_diagnostics)
-    return slow
+        def held_diagnostics(module):
+            if self._held:
+                self.waiting.release()
+                assert self._gate.wait(60), "the test never released the checks"
+            try:
+                return real(module)
+            finally:
+                self.finished += 1
+
+        monkeypatch.setattr(documents, "diagnostics", held_diagnostics)
+
+    def hold(self) -> None:
+        self._held = True
+        self._gate.clear()
+
+    def release(self) -> None:
+        self._gate.set()
+
+    async def started(self) -> None:
+        """Until held checks have started waiting (a hang guard of 60 s)."""
+        assert await asyncio.to_thread(self.waiting.acquire, timeout=60)
 
 
 async def _settled(store: DocumentStore, uri: str):
@@ -264,27 +284,28 @@ def test_requests_during_an_edit_never_wait_for_the_semantic_checks(monkeypatch)
     text = read(TRAIN_AFTER)   # 60 KB: parsed computation by computation
     assert len(text) >= documents.CHUNKED_PARSE_CHARS
     uri = TRAIN_AFTER.as_uri()
-    checks_slow = _slow_checks(monkeypatch)
-    checks_slow.clear()
+    checks = _HeldChecks(monkeypatch)
 
     async def run():
         store = _store()
         store.open(uri, 1, text)
         first = await store.analysis(uri)
-        checks_slow.set()
+        checks.hold()
         store.change(uri, 2, _insert_at_top(text, "// a comment line\n"))
         # Sent with the edit: the latest analysis, mapped through the edit.
         with_edit = store.peek(uri)
         assert with_edit.analysis is first and with_edit.window is not None
-        t0 = time.perf_counter()
         views = store.views(uri, with_edit)
-        view = await asyncio.wait_for(views.__anext__(), 1.0)
-        assert time.perf_counter() - t0 < 1.0
+        finished = checks.finished
+        # the new model arrives while the edit's checks wait (held until released)
+        view = await asyncio.wait_for(views.__anext__(), 60)   # a hang guard
+        assert checks.finished == finished
         assert view.analysis.version == 2 and view.window is None
         assert view.analysis is not store._docs[uri].latest  # the checks still run
         assert _offsets(view.analysis.module) == _offsets(parse(view.analysis.module.text))
         # The finished analysis is the next view, and the last.
-        last = await asyncio.wait_for(views.__anext__(), 5.0)
+        checks.release()
+        last = await asyncio.wait_for(views.__anext__(), 60)
         assert last.analysis.version == 2 and last.analysis.problems is not None
         with pytest.raises(StopAsyncIteration):
             await views.__anext__()
@@ -298,18 +319,21 @@ def test_a_lease_reads_the_model_before_the_checks_of_a_new_document_end(monkeyp
     # what they derive from the model is kept by the finished analysis.
     text = read(TRAIN_AFTER)
     uri = TRAIN_AFTER.as_uri()
-    _slow_checks(monkeypatch)
+    checks = _HeldChecks(monkeypatch)
+    checks.hold()
 
     async def run():
         store = _store()
         store.open(uri, 1, text)
-        t0 = time.perf_counter()
-        async with store.lease(uri) as early:
-            assert time.perf_counter() - t0 < 1.0
+        async with store.lease(uri) as early:   # while the checks are held
+            assert checks.finished == 0
             assert early.version == 1 and early.module.text == text
             counted = await store.derive(early, "count", len, early.module.computations)
-        final = await store.analysis(uri)
-        assert time.perf_counter() - t0 >= 1.5
+        await checks.started()
+        assert checks.finished == 0
+        checks.release()
+        final = await asyncio.wait_for(store.analysis(uri), 60)
+        assert checks.finished >= 1
         assert final is not early and final.module is early.module
         assert final.derived["count"] == counted == len(parse(text).computations)
 

@@ -53,7 +53,7 @@ def test_positions_and_line_bounds_cost_a_line_at_most():
     line = "x" * 1_000_000
     text = "\n".join([line] * 4)
     index = LineIndex(text)
-    t0 = time.perf_counter()
+    t0 = time.thread_time()   # processor time (a busy machine does not count)
     for k in range(0, 1_000_000, 100):
         assert index.position(1_000_001 + k) == (1, k)
         assert index.offset(1, k) == 1_000_001 + k
@@ -61,4 +61,4 @@ def test_positions_and_line_bounds_cost_a_line_at_most():
     for k in range(0, len(short), 400):
         start, end = LineIndex.bounds(short, k)
         assert start == k - k % 81 and end == start + 80
-    assert time.perf_counter() - t0 < 0.5
+    assert time.thread_time() - t0 < 0.5

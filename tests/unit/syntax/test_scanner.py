@@ -241,9 +241,9 @@ def test_a_split_file_costs_the_scanner_no_more_than_the_grammar(monkeypatch):
         monkeypatch.setattr(driver, "USE_SCANNER", use_scanner)
         times = []
         for _ in range(3):
-            t0 = time.perf_counter()
+            t0 = time.thread_time()   # processor time: a busy machine does not count
             module = parser.parse(text)
-            times.append(time.perf_counter() - t0)
+            times.append(time.thread_time() - t0)
             assert len(module.computations) == 300 and not module.problems
         return min(times)
 
