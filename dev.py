@@ -3,7 +3,13 @@
 with nothing but Python 3.11+:
 
     python3 dev.py demo [FILE]      # the real server driven over stdio on a bundled dump
-    python3 dev.py test [PYTEST_ARGS...]   # the test suite
+    python3 dev.py test [PYTEST_ARGS...]   # the test suite (what CI runs)
+    python3 dev.py test --fast [PYTEST_ARGS...]   # the fast tier, for the edit-test loop
+
+The fast tier (tests/tiers.py) is tests/ without the slow tests (JAX programs,
+the wheel) and without the editors, the browser, the launchers, GPU compiles
+and the long fuzz run: the unit tests of every layer and the protocol tests
+through pygls' client, in under 5 minutes on two cores.
 
 Both create ./.venv on first use and install hlo-lsp into it (the demo needs only
 the server's own dependencies; the tests add jax/jaxlib, pytest, pytest-lsp).
@@ -13,6 +19,7 @@ Re-running reinstalls only when pyproject.toml changed.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -23,6 +30,17 @@ ROOT = pathlib.Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def fast_tier_args(args: list[str]) -> list[str]:
+    """pytest's arguments for ``test --fast ARGS``: the fast tier's ``-m``
+    expression and, unless ARGS name a test path, its directories (both from
+    tests/tiers.py, which says which tests only the full run has)."""
+    spec = importlib.util.spec_from_file_location("hlo_lsp_tiers", ROOT / "tests" / "tiers.py")
+    tiers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiers)
+    named = any((ROOT / a.split("::")[0]).exists() for a in args if not a.startswith("-"))
+    return ["-m", tiers.FAST, *args, *([] if named else tiers.FAST_PATHS)]
 
 
 def ensure_env(extra: str) -> None:
@@ -59,6 +77,8 @@ def main(argv: list[str]) -> int:
     # HLO_LSP_REQUIRE_GPU_COMPILE (.ci/run): also the `cuda` extra (jax[cuda12], ~5.5 GB),
     # so that the deviceless GPU tests run instead of skipping.
     ensure_env("test,cuda" if os.environ.get("HLO_LSP_REQUIRE_GPU_COMPILE") else "test")
+    if "--fast" in rest:
+        rest = fast_tier_args([a for a in rest if a != "--fast"])
     return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
 
 

@@ -8,13 +8,37 @@ import pathlib
 
 import pytest
 
-from tests.helpers import CORPUS
+from tests.helpers import CORPUS, CORPUS_ABSENT
+from tests.tiers import full_only
+
+
+def pytest_report_header(config) -> str:
+    """Whether the corpus tests run: the first lines of every run say."""
+    if CORPUS.is_dir():
+        return f"corpus: {CORPUS} ({sum(1 for _ in CORPUS.iterdir())} entries)"
+    return (f"corpus: ABSENT ({CORPUS}): the tests on it skip, saying so; the scanner, "
+            "fuzz and cost tests use the bundled examples only")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "full: only in the full run (python3 dev.py test), not in the fast tier "
+        "(python3 dev.py test --fast): the editors, the browser, the launchers, GPU "
+        "compiles, the wheel, the long fuzz run; set by path (tests/tiers.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests only the full run has (tests/tiers.py) are marked ``full``;
+    ``python3 dev.py test --fast`` deselects them with ``-m "not slow and not full"``."""
+    for item in items:
+        if full_only(item.nodeid):
+            item.add_marker(pytest.mark.full)
 
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> pathlib.Path:
     if not CORPUS.is_dir():
-        pytest.skip("../shared/corpus is not present")
+        pytest.skip(CORPUS_ABSENT)
     return CORPUS
 
 

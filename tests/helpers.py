@@ -31,6 +31,22 @@ COLLECTIVES_STEP_IOTA = ROOT / "tests" / "data" / "collectives_step.iota.cpu_aft
 SPMD_MESH8_GPU = (GPU / "deviceless" / "spmd_mesh8" /
                   "module_0001.jit_sharded_matmul.sm_9.0a_gpu_after_optimizations.txt")
 CORPUS = ROOT.parent / "shared" / "corpus"
+#: Why a test on the corpus skipped (the tests that only add corpus files to the
+#: bundled examples run on the examples alone; the run's header says which).
+CORPUS_ABSENT = (f"the shared corpus is not present: {CORPUS} (../shared/corpus beside "
+                 "this checkout, real HLO files, read only); this test runs where it is")
+
+
+def corpus_file(name: str) -> pathlib.Path:
+    """The corpus file ``name``; skips the test (:data:`CORPUS_ABSENT`) where the
+    corpus is absent, and fails it where the corpus lacks the file."""
+    import pytest
+
+    if not CORPUS.is_dir():
+        pytest.skip(CORPUS_ABSENT)
+    path = CORPUS / name
+    assert path.is_file(), f"{name} is not in the corpus at {CORPUS}"
+    return path
 
 
 def cpu_seconds(fn, *args, **kwargs):

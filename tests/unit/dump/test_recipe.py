@@ -112,7 +112,7 @@ def test_infer_recipe_from_stack_frames_of_the_example_dump(tmp_path):
         proposal.command
 
 
-SHARDED = ("/work/shared/corpus/ROCm__xla__perf_tools__hlo_eval_tools__science__alphafold3__"
+SHARDED = ("ROCm__xla__perf_tools__hlo_eval_tools__science__alphafold3__"
            "inference__8gpu__module_0052.jit_apply_fn.before_optimizations.txt")
 
 
@@ -133,14 +133,11 @@ def test_jax_config_and_xla_flags_are_recorded_and_applied():
 def test_without_a_recipe_the_device_count_comes_from_the_module_header(tmp_path):
     """A program run with 8 devices (num_partitions=8 in the real header): the
     proposal carries the host device count flag and says what was inferred."""
-    import pathlib
-
     from hlo_lsp.dump.inference import device_count
     from hlo_lsp.syntax.parser import parse
+    from tests.helpers import corpus_file
 
-    sharded = pathlib.Path(SHARDED)
-    if not sharded.is_file():
-        pytest.skip("the shared corpus is not here")
+    sharded = corpus_file(SHARDED)
     header = sharded.open(encoding="utf-8").readline()
     assert device_count(parse(header + "\n")) == (8, "num_partitions=8")
     text = (CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt").read_text()

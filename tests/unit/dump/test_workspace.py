@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from tests.helpers import CORPUS, CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
+from tests.helpers import (CORPUS, CPU_DUMP, EXAMPLES, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE,
+                           corpus_file, read)
 from hlo_lsp.dump.names import hlo_path_for_report, report_path, report_paths_for_hlo
 from hlo_lsp.dump.reports import load_buffer_assignment, load_buffer_assignment_for, load_memory_report, parse_buffer_assignment, parse_bytes, parse_memory_report, report_links, report_names_at
 from hlo_lsp.features.hover import buffer_lines, hover
@@ -402,8 +403,7 @@ ALPA_AFTER = CORPUS / ("HeydrichBeillschmidt__alpa_trimming__tests__hlo__module_
 def test_workspace_symbols_find_collectives_loops_and_any_opcode(tmp_path, index):
     """Issue 13: `all-reduce`, `conditional`, `dot` found by opcode, with the kind
     of their family (a real alpa dump with all-reduces, the CPU example)."""
-    if not ALPA_AFTER.is_file():
-        pytest.skip("the shared corpus is not here")
+    corpus_file(ALPA_AFTER.name)
     shutil.copytree(CPU_DUMP, tmp_path / "dump")
     shutil.copy(ALPA_AFTER, tmp_path / "dump" / "module_0096.func_shard_parallel.sm_7.0_gpu_after_optimizations.txt")
     asyncio.run(index.index_async(index.scan([str(tmp_path)])))
