@@ -30,16 +30,14 @@ minutes into a two-lane fuzz run).
 Such a server also returns the C allocator's free memory at most every
 ``trim_s`` seconds, after an analysis. Models are built in worker threads, in
 glibc's per-thread arenas, and a freed model leaves free pages between live
-blocks that glibc keeps: two fuzzed servers that were never idle held 720 and
-820 MB after 5 minutes; a full collection then returned 10-170 MB, and
-``malloc_trim`` 380-420 MB more (their live objects: about 100,000 each).
+blocks that glibc keeps: in fuzzed servers that were never idle, ``malloc_trim``
+returned several times what a full collection did (docs/benchmarks.md).
 
 glibc gives each new thread an arena of its own (up to eight per core), and a
 page of one arena holding a single live block is not returned. The server's
 threads run Python under one lock, so they gain little from separate arenas:
-:func:`limit_malloc_arenas` keeps one for the whole process. A fuzzed server
-(three minutes, one lane, seed 51) then had 147 MB resident after the idle
-collection instead of 261 MB, and 242 MB at its peak instead of 345 MB.
+:func:`limit_malloc_arenas` keeps one for the whole process, which cut a fuzzed
+server's resident memory by 30-44% (docs/benchmarks.md).
 """
 
 from __future__ import annotations

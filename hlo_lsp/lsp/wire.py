@@ -3,11 +3,8 @@
 lsprotocol's types type every answer the server gives. For the answers that cover
 a whole document (the outline, inlay hints, semantic tokens, inline regions) one
 attrs object per item, then cattrs unstructuring them, is work the event loop
-does not need. On the 2.7 MB corpus dump ``module_3940.jit_train_step``, the
-33,000 inlay hints of the whole file (best of 3, the model frozen out of the
-collector as in the server): 0.104 s of lsprotocol objects, 0.045 s of cattrs
-and 0.049 s of ``json.dumps`` before; 0.146 s for the dicts and ``json.dumps``
-here, off the event loop.
+does not need: here the dicts and ``json.dumps`` cost less than the lsprotocol
+objects and cattrs did alone, and run off the event loop (docs/benchmarks.md).
 
 The functions here build the same JSON values from the features' plain data,
 with the field names of the LSP 3.17 specification (``tests/unit/lsp/test_wire.py``

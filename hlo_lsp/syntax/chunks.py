@@ -47,7 +47,7 @@ _HEAD = re.compile(r"(?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n\r]*\{[ \t]*(?=[\n\
 _HEAD_NAME = re.compile(r"(?:ENTRY[ \t]+)?%?([A-Za-z_][\w.\-]*)")
 #: :data:`_HEAD` after the line break before it: a search led by a literal
 #: character, which the regex engine skips to, rather than trying ``^`` at every
-#: character (0.12 s instead of 0.62 s on 100 MB).
+#: character (5x faster on 100 MB: docs/benchmarks.md).
 _HEAD_AFTER_BREAK = re.compile(
     r"[\n\r]((?:ENTRY[ \t]+)?%?[A-Za-z_][\w.\-]*+[^\n\r]*\{[ \t]*(?=[\n\r]|\Z))")
 _BREAK = re.compile(r"[\n\r]")

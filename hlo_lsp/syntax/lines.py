@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: A line terminator (LSP 3.17): ``\r\n`` is one terminator, not two.
 _BREAK = re.compile(r"\r\n?|\n")
 #: ``\n`` alone, for text without ``\r`` (a regex search for one character is
-#: faster than a loop of ``str.find``: 0.14 s instead of 0.24 s for 1.2M lines).
+#: faster than a loop of ``str.find``: docs/benchmarks.md).
 _NEWLINE = re.compile("\n")
 
 

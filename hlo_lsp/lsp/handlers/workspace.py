@@ -196,8 +196,8 @@ def tell_skipped(ls, st: WorkspaceState, skipped: list[tuple[str, str]]) -> None
 #: Indexing waits until no document has been analysed for this long (seconds),
 #: at most :data:`INDEX_WAIT_S` after it was asked for: the documents an editor
 #: opens with the workspace are analysed and answered first, instead of sharing
-#: the machine with the index's worker processes (on 2 cores, the first hover
-#: on a 45 KB dump took 62 ms instead of 26 ms).
+#: the machine with the index's worker processes (on 2 cores that more than
+#: doubled the first hover's time: docs/benchmarks.md).
 INDEX_QUIET_S = 0.3
 INDEX_WAIT_S = 5.0
 
