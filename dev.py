@@ -40,7 +40,11 @@ def fast_tier_args(args: list[str]) -> list[str]:
     tiers = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tiers)
     named = any((ROOT / a.split("::")[0]).exists() for a in args if not a.startswith("-"))
-    return ["-m", tiers.FAST, *args, *([] if named else tiers.FAST_PATHS)]
+    # one pytest-xdist worker per core (the tier is CPU-bound: 250 s of one core
+    # on 2 cores), unless the arguments choose (-n 0: none)
+    workers = [] if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args) \
+        else ["-n", str(tiers.fast_workers())]
+    return ["-m", tiers.FAST, *workers, *args, *([] if named else tiers.FAST_PATHS)]
 
 
 def ensure_env(extra: str) -> None:

@@ -8,7 +8,8 @@
   compiles, the long fuzz run): the unit tests of every layer (a new
   ``tests/unit/<layer>/`` is in it without a change here), the protocol tests
   through pygls' client in ``tests/e2e/``, the fuzz harness's own tests and the
-  differential test. Under 5 minutes on a 2-core machine.
+  differential test. Under 5 minutes on a 2-core machine, run by one
+  pytest-xdist worker per core.
 
 A test joins the full run only by its path here or by ``@pytest.mark.slow``;
 everything else is fast, so a new test is in the loop by default."""
@@ -32,6 +33,13 @@ FULL_ONLY = (
 FAST = "not slow and not full"
 #: The directory the fast tier collects.
 FAST_PATHS = ("tests",)
+
+
+def fast_workers() -> int:
+    """pytest-xdist workers for the fast tier: one per core, at most 4."""
+    import os
+
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def full_only(nodeid: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 from tests.helpers import ROOT
-from tests.tiers import FAST, FAST_PATHS, FULL_ONLY, full_only
+from tests.tiers import FAST, FAST_PATHS, FULL_ONLY, fast_workers, full_only
 
 
 def test_the_fast_tier_has_every_unit_and_protocol_test_and_none_of_the_full_runs():
@@ -43,6 +43,8 @@ def test_dev_py_test_fast_runs_the_tier():
     spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
     dev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dev)
-    assert dev.fast_tier_args([]) == ["-m", FAST, *FAST_PATHS]
-    assert dev.fast_tier_args(["-k", "hover"]) == ["-m", FAST, "-k", "hover", *FAST_PATHS]
-    assert dev.fast_tier_args(["tests/unit/lsp", "-x"]) == ["-m", FAST, "tests/unit/lsp", "-x"]
+    n = ["-n", str(fast_workers())]
+    assert dev.fast_tier_args([]) == ["-m", FAST, *n, *FAST_PATHS]
+    assert dev.fast_tier_args(["-k", "hover"]) == ["-m", FAST, *n, "-k", "hover", *FAST_PATHS]
+    assert dev.fast_tier_args(["tests/unit/lsp", "-x"]) == ["-m", FAST, *n, "tests/unit/lsp", "-x"]
+    assert dev.fast_tier_args(["-n", "0"]) == ["-m", FAST, "-n", "0", *FAST_PATHS]
