@@ -1,6 +1,6 @@
 """A fast, seeded subset of the differential test against XLA's parser
-(benchmarks/differential.py; the full run is in the README's Conformance
-section): single mutations of ../shared corpus files, XLA's verdict against
+(benchmarks/differential.py; the full run is in docs/benchmarks.md and the
+README's figures): single mutations of ../shared corpus files, XLA's verdict against
 hlo-lsp's own diagnostics."""
 
 from __future__ import annotations
