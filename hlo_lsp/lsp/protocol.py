@@ -1,6 +1,6 @@
 """The pygls server class: the state one server holds, and how edits arrive.
 
-:class:`HloLanguageServer` owns the :class:`~hlo_lsp.lsp.documents.DocumentStore`,
+:class:`HloLanguageServer` owns the :class:`~hlo_lsp.analysis.documents.DocumentStore`,
 the typed :class:`~hlo_lsp.lsp.settings.Settings`, the worker pools, the XLA
 oracle and the workspace index state; the handlers
 (:mod:`hlo_lsp.lsp.handlers`) read them. :func:`hlo_lsp.lsp.server.create_server`
@@ -11,7 +11,7 @@ runs analyses, ``quick`` (2 threads) answers hover and definition from the
 snapshot of a big document while its analysis runs; ``xla`` (1 thread) talks
 to XLA's parser in a worker process (:mod:`hlo_lsp.syntax.xla`); the workspace
 index runs in its own process pool (:mod:`hlo_lsp.dump.index`). The garbage
-collector is kept off the request path (:mod:`hlo_lsp.lsp.collector`).
+collector is kept off the request path (:mod:`hlo_lsp.analysis.collector`).
 """
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ from pygls.uris import to_fs_path
 from hlo_lsp import __version__
 from hlo_lsp.features.diagnostics import merge_xla, xla_problem
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
-from hlo_lsp.lsp.collector import ModelCollector
+from hlo_lsp.analysis.collector import ModelCollector
 from hlo_lsp.lsp.compat import forget_progress, forget_when_done, send_encoded_result, \
     send_error, structure_request
 from hlo_lsp.lsp.convert import to_diagnostic
-from hlo_lsp.lsp.documents import Analysis, DocumentStore
+from hlo_lsp.analysis.documents import Analysis, DocumentStore
 from hlo_lsp.lsp.settings import Settings, parse_settings
 from hlo_lsp.lsp.wire import Encoded
-from hlo_lsp.lsp.work import INTERACTIVE, WorkQueue
+from hlo_lsp.analysis.work import INTERACTIVE, WorkQueue
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
@@ -180,11 +180,11 @@ class HloLanguageServer(LanguageServer):
             pool.shutdown(wait=False, cancel_futures=True)
 
     async def work(self, fn: Callable[..., T], *args: Any, priority: int = INTERACTIVE) -> T:
-        """``fn(*args)`` in the work queue (:mod:`hlo_lsp.lsp.work`): the
+        """``fn(*args)`` in the work queue (:mod:`hlo_lsp.analysis.work`): the
         computations of whole-document answers (outline, inlay hints,
         summaries, views, graphs), one at a time, ``priority``
-        :data:`~hlo_lsp.lsp.work.INTERACTIVE` (what the editor asks by itself)
-        before :data:`~hlo_lsp.lsp.work.REPORT` (what a command asks), each in
+        :data:`~hlo_lsp.analysis.work.INTERACTIVE` (what the editor asks by itself)
+        before :data:`~hlo_lsp.analysis.work.REPORT` (what a command asks), each in
         the order asked.
 
         Threads share one interpreter lock: five such answers computed side by

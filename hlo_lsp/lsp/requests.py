@@ -6,7 +6,7 @@
   (never an error response, never a crash);
 - a request about a document that has changed since it arrived, or that read
   an analysis of a document that has changed since (see
-  :meth:`hlo_lsp.lsp.documents.DocumentStore.lease`), is answered with
+  :meth:`hlo_lsp.analysis.documents.DocumentStore.lease`), is answered with
   ``ContentModified`` (-32801), as LSP 3.17 provides, instead of positions
   computed on another text;
 - cancellation (``$/cancelRequest``) propagates.
@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from pygls.exceptions import JsonRpcContentModified
 
-from hlo_lsp.lsp.documents import DocumentChanged
+from hlo_lsp.analysis.documents import DocumentChanged
 
 log = logging.getLogger("hlo_lsp")
 

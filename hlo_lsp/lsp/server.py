@@ -18,7 +18,7 @@ import threading
 from types import ModuleType
 from typing import BinaryIO
 
-from hlo_lsp.lsp.collector import limit_malloc_arenas
+from hlo_lsp.analysis.collector import limit_malloc_arenas
 from hlo_lsp.lsp.handlers import graph, readable, recompile, text, workspace
 from hlo_lsp.lsp.protocol import HloLanguageServer
 
@@ -62,7 +62,7 @@ def serve_stdio() -> int:
     (the workspace index's worker processes and XLA's parser process end with
     it), then end the process with 128 + the signal number. The C allocator
     keeps one arena for all of the server's threads
-    (:func:`hlo_lsp.lsp.collector.limit_malloc_arenas`)."""
+    (:func:`hlo_lsp.analysis.collector.limit_malloc_arenas`)."""
     limit_malloc_arenas()
     server = create_server()
     stdout = message_stream()

@@ -130,7 +130,7 @@ def _symbol_offsets(sym: Symbol, out: list[int]) -> None:
 
 def _document_symbol(sym: Symbol, at: Iterator[dict]) -> dict:
     # A function of the module, not a closure that calls itself: that would be a
-    # reference cycle holding what it captured (see hlo_lsp.lsp.collector).
+    # reference cycle holding what it captured (see hlo_lsp.analysis.collector).
     out = {"name": sym.name or "?", "kind": _SYMBOL_KINDS[sym.kind],
            "range": {"start": next(at), "end": next(at)},
            "selectionRange": {"start": next(at), "end": next(at)}}

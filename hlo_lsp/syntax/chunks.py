@@ -186,7 +186,7 @@ def parse_chunked(text: str, skeleton: Skeleton | None = None,
     taken over where the text is unchanged, moved to their new offsets. By default
     they are moved in place, so ``previous`` must no longer be read; with
     ``keep_previous`` the chunks that move are copied instead (a request may
-    still be reading ``previous``: see :class:`hlo_lsp.lsp.documents.DocumentStore`),
+    still be reading ``previous``: see :class:`hlo_lsp.analysis.documents.DocumentStore`),
     and the ones that stay are shared. With ``window``, the edit that
     turned ``previous.text`` into ``text``, every chunk outside it is reused
     without looking at its text; without it, unchanged chunks are found by

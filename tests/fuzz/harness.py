@@ -302,15 +302,15 @@ def slow_limit(chars: int) -> float:
 
 
 _ANALYZED = re.compile(r" analyzed (\S+) v")
-#: A full collection, logged by hlo_lsp.lsp.collector at INFO: seconds, and what it
+#: A full collection, logged by hlo_lsp.analysis.collector at INFO: seconds, and what it
 #: left: objects, MB in malloc, Python's small-object blocks.
 _COLLECTED = re.compile(r" full garbage collection in ([0-9.]+) s \((\d+) objects frozen"
                         r"(?:; (\S+) MB in malloc, (\d+) Python blocks)?\)")
 
 
 def stall_cause(log: list[str], uri: str) -> str:
-    """What a server logged (at INFO: ``hlo_lsp.lsp.documents`` and
-    ``hlo_lsp.lsp.collector``) while a request about ``uri`` waited, in one of
+    """What a server logged (at INFO: ``hlo_lsp.analysis.documents`` and
+    ``hlo_lsp.analysis.collector``) while a request about ``uri`` waited, in one of
     four words: "a full collection" (the collector holds the interpreter
     until it is done), "another document's analysis" (left over from a closed
     document or running for another one), "its own analysis", or "nothing"."""
@@ -1063,7 +1063,7 @@ class Report:
         """Record the resident memory of server ``name`` after the idle time, and
         the objects its last full collection left (from its ``log``, at INFO:
         ``HLO_LSP_FUZZ_SERVER_LOG=1``), which tell referenced objects from
-        memory the allocator keeps (see :func:`hlo_lsp.lsp.collector.malloc_in_use`)."""
+        memory the allocator keeps (see :func:`hlo_lsp.analysis.collector.malloc_in_use`)."""
         mb = rss_bytes(pid) / 2**20 if pid else 0.0
         if mb:
             self.idle_memory[name] = mb
@@ -1195,7 +1195,7 @@ class Fuzzer:
         self.large_share = large_share
         #: after the run, the servers are left idle this long before their memory
         #: is noted again: long enough for the server's idle collection
-        #: (hlo_lsp.lsp.collector.ModelCollector, 10 s), what they hold then is
+        #: (hlo_lsp.analysis.collector.ModelCollector, 10 s), what they hold then is
         #: what they keep, not garbage waiting for a collection
         self.idle_s = idle_s
         #: lane -> its server, kept alive for the idle time

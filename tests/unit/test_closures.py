@@ -5,7 +5,7 @@ A nested function that calls itself holds itself through its closure cell: a
 reference cycle, with everything else the closure captured (a document's line
 index and text, a cost model and its computations). Reference counting never
 frees it; the server freezes every object out of the cyclic collector's sight
-after each analysis (``hlo_lsp.lsp.collector``), so such a cycle made while
+after each analysis (``hlo_lsp.analysis.collector``), so such a cycle made while
 answering a request stays until the next full collection. A fuzzed server held
 600 MB of them after 5 minutes. Recursion goes through a function of the module
 or a method, or becomes a loop over a stack.

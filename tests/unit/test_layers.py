@@ -1,6 +1,6 @@
 """The package's layering, checked on the source (stdlib ``ast``, nothing imported).
 
-Layers, lowest first: model < syntax < dump < features < lsp < cli. A module may
+Layers, lowest first: model < syntax < dump < features < analysis < lsp < cli. A module may
 import its own layer and lower ones. Every ``import`` counts: at module level,
 inside functions, under ``if TYPE_CHECKING:``, relative imports, and
 ``importlib.import_module("...")`` / ``__import__("...")`` with a literal name
@@ -12,7 +12,9 @@ Rules, each named in the failure message as ``file:line: [rule] ...``:
   ``hlo_lsp/__main__.py`` are top-level glue: ``__init__`` imports nothing (so
   ``from hlo_lsp import __version__`` is allowed anywhere), ``__main__`` may
   import cli; nothing imports ``__main__``. A module outside the layers is an error.
-- ``pygls``: pygls/lsprotocol only in ``hlo_lsp/lsp/`` and ``hlo_lsp/cli/``.
+- ``pygls``: pygls/lsprotocol only in ``hlo_lsp/lsp/`` and ``hlo_lsp/cli/``;
+  ``hlo_lsp/analysis/`` (open documents, their analyses, the work queue) is
+  below the protocol adapter and imports neither.
 - ``lark``: lark (and lark_cython) only in ``hlo_lsp/syntax/``.
 - ``jax``: jax/jaxlib (``jax._src``) only in ``hlo_lsp/syntax/xla.py`` (XLA's
   parser in a worker process) and ``hlo_lsp/dump/deviceless.py`` (the runner that
@@ -23,8 +25,6 @@ Rules, each named in the failure message as ``file:line: [rule] ...``:
   module of the package imports it (the server never loads jax that way).
 - ``model-stdlib``: ``hlo_lsp/model/`` imports only the standard library (and,
   by ``layers``, itself and the glue ``hlo_lsp``).
-- ``documents``: ``hlo_lsp/lsp/documents.py``, when it exists, imports neither
-  pygls nor lsprotocol (the document store does not depend on pygls).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = "hlo_lsp"
-LAYERS = ("model", "syntax", "dump", "features", "lsp", "cli")
+LAYERS = ("model", "syntax", "dump", "features", "analysis", "lsp", "cli")
 RANK = {name: i for i, name in enumerate(LAYERS)}
 GLUE_INIT, GLUE_MAIN = "<__init__>", "<__main__>"
 RANK[GLUE_MAIN] = len(LAYERS)  # above cli: may import everything, imported by nothing
@@ -178,9 +178,6 @@ def check_source(path: str, source: str) -> list[Violation]:
         if _is(name, PYGLS) and layer not in ("lsp", "cli"):
             bad(line, "pygls", f"imports {name}: pygls/lsprotocol only in hlo_lsp/lsp/ "
                                "and hlo_lsp/cli/")
-        if _is(name, PYGLS) and path == f"{PACKAGE}/lsp/documents.py":
-            bad(line, "documents", f"imports {name}: the document store does not "
-                                   "depend on pygls/lsprotocol")
         if _is(name, LARK) and layer != "syntax":
             bad(line, "lark", f"imports {name}: lark only in hlo_lsp/syntax/")
         if _is(name, JAX) and path not in JAX_MODULES:
@@ -272,7 +269,7 @@ def test_checker_reports_pygls_outside_lsp_and_cli():
     assert _rules("hlo_lsp/features/x.py", source) == [(2, "pygls"), (3, "pygls")]
     assert _rules("hlo_lsp/lsp/x.py", source) == []
     assert _rules("hlo_lsp/cli/x.py", source) == []
-    assert _rules("hlo_lsp/lsp/documents.py", source) == [(2, "documents"), (3, "documents")]
+    assert _rules("hlo_lsp/analysis/documents.py", source) == [(2, "pygls"), (3, "pygls")]
 
 
 def test_checker_sees_type_checking_relative_and_dynamic_imports():
@@ -303,6 +300,7 @@ def test_checker_rules_for_third_party_and_glue():
 
 
 @pytest.mark.parametrize("path", ["hlo_lsp/model/x.py", "hlo_lsp/syntax/x.py",
-                                  "hlo_lsp/dump/x.py", "hlo_lsp/features/x.py"])
+                                  "hlo_lsp/dump/x.py", "hlo_lsp/features/x.py",
+                                  "hlo_lsp/analysis/x.py"])
 def test_checker_lower_layers_cannot_reach_cli(path):
     assert _rules(path, "from hlo_lsp.cli import main\n")[0] == (1, "layers")

@@ -25,12 +25,12 @@ from hlo_lsp.features.graph_page import graph_html, graph_title, page_title
 from hlo_lsp.features.graph_page.memory_page import MEMORY_TITLE, memory_html
 from hlo_lsp.features.text_pictures import TextPicture, graph_text, memory_text
 from hlo_lsp.lsp import messages
-from hlo_lsp.lsp.documents import Analysis
+from hlo_lsp.analysis.documents import Analysis
 from hlo_lsp.lsp.handlers.reports import memory_of
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
-from hlo_lsp.lsp.work import REPORT
+from hlo_lsp.analysis.work import REPORT
 from hlo_lsp.syntax.lines import LineIndex
 
 

@@ -31,12 +31,12 @@ from hlo_lsp.features.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, seman
 from hlo_lsp.features.summary import format_markdown, format_text, row_targets
 from hlo_lsp.lsp import messages, wire
 from hlo_lsp.lsp.convert import to_offset, to_range
-from hlo_lsp.lsp.documents import Analysis
+from hlo_lsp.analysis.documents import Analysis
 from hlo_lsp.lsp.handlers.reports import memory_of
 from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
-from hlo_lsp.lsp.work import REPORT
+from hlo_lsp.analysis.work import REPORT
 from hlo_lsp.model.folding import fold_summary
 from hlo_lsp.model.summary import KernelSummary, cost_kernels, kernel_summary
 

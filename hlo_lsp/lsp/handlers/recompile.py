@@ -77,7 +77,7 @@ from hlo_lsp.features.links import source_links
 from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp import wire
-from hlo_lsp.lsp.documents import Analysis, analyze
+from hlo_lsp.analysis.documents import Analysis, analyze
 from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.messages import RECOMPILE as COMMAND, recompile_reply
 from hlo_lsp.lsp.protocol import HloLanguageServer

@@ -34,10 +34,10 @@ from hlo_lsp.dump.names import hlo_path_for_report, is_report_file
 from hlo_lsp.dump.reports import report_links, report_names_at
 from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
 from hlo_lsp.features.memory import MemoryTimeline, timeline_for
-from hlo_lsp.lsp.documents import Analysis
+from hlo_lsp.analysis.documents import Analysis
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
-from hlo_lsp.lsp.work import REPORT
+from hlo_lsp.analysis.work import REPORT
 from hlo_lsp.syntax.lines import LineIndex
 
 log = logging.getLogger("hlo_lsp.reports")
@@ -51,7 +51,7 @@ async def memory_of(ls: HloLanguageServer, a: Analysis, priority: int = REPORT
     """Memory over the schedule of the dump ``a`` analyses, from the reports XLA
     wrote beside it (:func:`hlo_lsp.features.memory.timeline_for`), read in the
     work queue once per analysis at ``priority`` (a hover's is
-    :data:`~hlo_lsp.lsp.work.INTERACTIVE`); None without reports or outside
+    :data:`~hlo_lsp.analysis.work.INTERACTIVE`); None without reports or outside
     the file system."""
     path = to_fs_path(a.uri)
     if not path or a.lazy_only:

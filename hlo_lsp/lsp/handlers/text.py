@@ -32,11 +32,11 @@ from hlo_lsp.features.symbols import document_symbols
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp import wire
 from hlo_lsp.lsp.convert import file_location, to_offset, to_range
-from hlo_lsp.lsp.documents import View
+from hlo_lsp.analysis.documents import View
 from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
-from hlo_lsp.lsp.work import INTERACTIVE
+from hlo_lsp.analysis.work import INTERACTIVE
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.index import Kind, find_at
 from hlo_lsp.model.spans import Span

@@ -1,12 +1,12 @@
 """An edit's first diagnostics (hlo_lsp.features.diagnostics.edited_diagnostics,
-through hlo_lsp.lsp.documents.analyze's ``on_edited``): known after parsing the
+through hlo_lsp.analysis.documents.analyze's ``on_edited``): known after parsing the
 edited computation alone, and equal to the full analysis' diagnostics for every
 edit whose problems lie in that computation; what needs the whole module (a
 callee that no longer exists) comes with the full analysis only."""
 
 from __future__ import annotations
 
-from hlo_lsp.lsp.documents import Snapshot, analyze
+from hlo_lsp.analysis.documents import Snapshot, analyze
 from hlo_lsp.syntax.edits import EditWindow
 from tests.helpers import TRAIN_AFTER, read
 

@@ -170,7 +170,7 @@ def test_200_node_neighbourhood_of_a_large_generated_module_is_fast():
     lines.append("}")
     text = "\n".join(lines) + "\n"
     module = parse(text)
-    gc.freeze()  # as the server does with live models (hlo_lsp.lsp.collector)
+    gc.freeze()  # as the server does with live models (hlo_lsp.analysis.collector)
     try:
         module.entry.users_by_name  # built once per computation, kept by the model
         g, cpu_s = cpu_seconds(graph, module, around=text.index("%a15000 ="), hops=1000,

@@ -17,7 +17,7 @@ from hlo_lsp.features.inlay_hints import CATEGORIES, inlay_hints
 from hlo_lsp.features.inline_regions import KINDS, inline_regions
 from hlo_lsp.features.symbols import document_symbols
 from hlo_lsp.lsp import messages, wire
-from hlo_lsp.lsp.documents import analyze
+from hlo_lsp.analysis.documents import analyze
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 DUMPS = [ROOT / "examples/gpu/jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt",

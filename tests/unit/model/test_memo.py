@@ -73,7 +73,7 @@ def test_the_analysis_of_a_hostile_dump_keeps_none_of_its_long_texts():
 
     from hlo_lsp.features.hover import hover
     from hlo_lsp.features.inlay_hints import inlay_hints
-    from hlo_lsp.lsp.documents import analyze
+    from hlo_lsp.analysis.documents import analyze
 
     def module(tag: str) -> str:
         dims = ",".join(["2"] * 3000)

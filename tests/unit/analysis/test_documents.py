@@ -1,4 +1,4 @@
-"""The document store (hlo_lsp.lsp.documents) without pygls: analyses never
+"""The document store (hlo_lsp.analysis.documents) without pygls: analyses never
 change under a request that holds them, a request that read an old version is
 told so, closing frees the model, files on disk are read again when they change."""
 
@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from hlo_lsp.lsp.documents import DocumentChanged, DocumentStore
+from hlo_lsp.analysis.documents import DocumentChanged, DocumentStore
 from hlo_lsp.syntax.parser import parse
 from tests.helpers import TRAIN_AFTER, TRAIN_BEFORE, read
 
@@ -51,7 +51,7 @@ class _HeldChecks:
     def __init__(self, monkeypatch) -> None:
         import threading
 
-        import hlo_lsp.lsp.documents as documents
+        import hlo_lsp.analysis.documents as documents
 
         self._held = False
         self._gate = threading.Event()
@@ -279,7 +279,7 @@ def test_requests_during_an_edit_never_wait_for_the_semantic_checks(monkeypatch)
     # Issue 12, typing storms: while an edit's analysis moves the previous model's
     # computations in place, requests are answered from the new model as soon as
     # it is built, not after the checks of the whole module.
-    import hlo_lsp.lsp.documents as documents
+    import hlo_lsp.analysis.documents as documents
 
     text = read(TRAIN_AFTER)   # 60 KB: parsed computation by computation
     assert len(text) >= documents.CHUNKED_PARSE_CHARS

@@ -46,8 +46,8 @@ from cachetools import LRUCache
 from hlo_lsp.dump.names import is_non_hlo_dump_file
 from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
 from hlo_lsp.features.diagnostics import diagnostics, edited_diagnostics
-from hlo_lsp.lsp import collector
-from hlo_lsp.lsp.work import INTERACTIVE, submit
+from hlo_lsp.analysis import collector
+from hlo_lsp.analysis.work import INTERACTIVE, submit
 from hlo_lsp.model.hlo import HloModule, Problem, Severity
 from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, edited_chunk, parse_chunked
 from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
@@ -756,7 +756,7 @@ class DocumentStore:
                      *args: Any, priority: int = INTERACTIVE) -> Any:
         """``fn(*args)``, computed in ``derive_pool`` once per analysis and kept in
         ``analysis.derived[key]`` (it lives as long as the analysis); queued at
-        ``priority`` when ``derive_pool`` is a :class:`hlo_lsp.lsp.work.WorkQueue`
+        ``priority`` when ``derive_pool`` is a :class:`hlo_lsp.analysis.work.WorkQueue`
         (the priority of the first request that asks for it).
 
         Requests that ask for the same value while it is being computed (a code

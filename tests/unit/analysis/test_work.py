@@ -10,7 +10,7 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor
 
 import pytest
 
-from hlo_lsp.lsp.work import INTERACTIVE, REPORT, WorkQueue, submit
+from hlo_lsp.analysis.work import INTERACTIVE, REPORT, WorkQueue, submit
 
 
 def _blocked(queue: WorkQueue) -> threading.Event:

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.helpers import TRAIN_AFTER, read
-from hlo_lsp.lsp.collector import ModelCollector, freeze, malloc_in_use
+from hlo_lsp.analysis.collector import ModelCollector, freeze, malloc_in_use
 from hlo_lsp.syntax.chunks import parse_chunked
 from hlo_lsp.syntax.parser import parse, paused_gc
 
@@ -70,7 +70,7 @@ def test_the_idle_collection_returns_free_heap_memory_to_the_system(monkeypatch)
     level before)."""
     import platform
 
-    from hlo_lsp.lsp import collector
+    from hlo_lsp.analysis import collector
 
     if platform.libc_ver()[0] == "glibc":
         assert collector._malloc_trim() is not None  # found on this machine
@@ -162,7 +162,7 @@ def test_a_server_that_is_never_idle_returns_free_heap_memory_every_few_seconds(
     seconds), so a busy machine changes nothing."""
     from types import SimpleNamespace
 
-    from hlo_lsp.lsp import collector as module
+    from hlo_lsp.analysis import collector as module
 
     clock = SimpleNamespace(now=0.0)
     monkeypatch.setattr(module, "time", SimpleNamespace(monotonic=lambda: clock.now))
@@ -210,7 +210,7 @@ def test_malloc_in_use_counts_what_the_program_holds():
 
 _ARENAS = r"""
 import ctypes, sys, threading
-from hlo_lsp.lsp.collector import limit_malloc_arenas
+from hlo_lsp.analysis.collector import limit_malloc_arenas
 applied = limit_malloc_arenas() if sys.argv[1] == "limit" else None
 def work():
     blocks = [bytes(4096 + i) for i in range(200)]

@@ -1,0 +1,10 @@
+"""The analysis layer, between features/dump and the protocol adapter (lsp).
+
+It owns what the server must keep between requests, without pygls or lsprotocol
+(``tests/unit/test_layers.py`` checks): the opened documents and their
+incremental analyses (:mod:`.documents`), the work queue that runs
+whole-document answers off the event loop (:mod:`.work`), and the garbage
+collector's policy for the large models the analyses hold (:mod:`.collector`).
+The protocol adapter converts LSP params to offsets, asks here, and converts
+the plain data back.
+"""
