@@ -41,6 +41,7 @@ from hlo_lsp.lsp.compat import forget_progress, forget_when_done, send_encoded_r
     send_error, structure_request
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.analysis.documents import Analysis, DocumentStore
+from hlo_lsp.analysis.inputs import DumpInputs
 from hlo_lsp.lsp.settings import Settings, parse_settings
 from hlo_lsp.lsp.wire import Encoded
 from hlo_lsp.analysis.work import INTERACTIVE, WorkQueue
@@ -143,6 +144,9 @@ class HloLanguageServer(LanguageServer):
         self.settings: Settings = Settings()
         self.parse_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse")
         self.quick_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="quick")
+        #: the files beside a dump that hover reads (buffer assignment, deviceless
+        #: statement), cached; forgotten on file-change events
+        self.inputs = DumpInputs()
         #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
         self.work_pool = WorkQueue("work")
         self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")

@@ -387,6 +387,7 @@ def register(server: HloLanguageServer) -> None:
             if not path:
                 continue
             ls.store.forget_file(path)
+            ls.inputs.forget(path)
             (deleted if ev.type == types.FileChangeType.Deleted else changed).append(path)
         st = ls.workspace_state
         if st is None:
