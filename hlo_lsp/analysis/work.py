@@ -18,12 +18,15 @@ semantic tokens the editor needs to show the text.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 #: What an editor asks for by itself (outline, folding, tokens, inlay hints,
 #: code lens, links): runs first.
@@ -117,3 +120,18 @@ def submit(executor: Executor, priority: int, fn: Callable[..., Any], *args: Any
     if isinstance(executor, WorkQueue):
         return executor.submit_at(priority, fn, *args)
     return executor.submit(fn, *args)
+
+
+async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` off the event loop, in asyncio's default thread
+    pool: the short blocking calls of an answer (a file of the dump directory
+    read, a report parsed, counterparts matched, a recipe read). The handlers
+    of :mod:`hlo_lsp.lsp.handlers` choose no thread themselves; they call this,
+    :func:`in_pool` or the work queue (``tests/unit/test_layers.py`` checks)."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+async def in_pool(pool: Executor, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in ``pool`` (the server's parse pool for an analysis of a
+    file that is not open, for instance), awaited from the event loop."""
+    return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)

@@ -147,6 +147,10 @@ class HloLanguageServer(LanguageServer):
         #: the files beside a dump that hover reads (buffer assignment, deviceless
         #: statement), cached; forgotten on file-change events
         self.inputs = DumpInputs()
+        #: dump directories a recompile runs in now (one at a time per directory)
+        self.recompiles_running: set[str] = set()
+        #: unusable recipe files already reported: (path, device, inode, mtime, size)
+        self.recipes_reported: set[tuple] = set()
         #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
         self.work_pool = WorkQueue("work")
         self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")

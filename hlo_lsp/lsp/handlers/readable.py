@@ -13,7 +13,6 @@ they come from, so they live exactly as long as it does.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import Any, AsyncIterator
 
@@ -36,7 +35,7 @@ from hlo_lsp.lsp.handlers.reports import memory_of
 from hlo_lsp.lsp.messages import COMPARE_DUMPS, READABLE_VIEW, SHOW_SUMMARY
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.requests import guarded
-from hlo_lsp.analysis.work import REPORT
+from hlo_lsp.analysis.work import REPORT, in_thread
 from hlo_lsp.model.folding import fold_summary
 from hlo_lsp.model.summary import KernelSummary, cost_kernels, kernel_summary
 
@@ -150,7 +149,7 @@ def register(server: HloLanguageServer) -> None:
                 return None
             summary = await costed_summary_of(ls, a)
             path = to_fs_path(a.uri)
-            note = (await asyncio.to_thread(deviceless_statement, path) if path else None) or ""
+            note = (await in_thread(deviceless_statement, path) if path else None) or ""
             # The short report first (top kernel groups by estimated time, repeated
             # structure folded), then every kernel under "All kernels".
             device = device_for(path, ls.settings.device)

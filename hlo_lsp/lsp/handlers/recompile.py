@@ -60,6 +60,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from hlo_lsp.analysis.work import in_thread, in_pool
 from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.launchers import Launcher, LauncherError, Stage, launched_argv
@@ -92,9 +93,6 @@ MAX_LOG_LINES = 5000
 PROGRESS_EVERY_S = 0.25
 CONFIG_TIMEOUT_S = 5.0
 
-_running: set[str] = set()
-#: Unusable recipe files already reported: (path, device, inode, mtime, size).
-_reported: set[tuple] = set()
 
 
 # ---------------------------------------------------------------- helpers ---
@@ -258,9 +256,9 @@ async def dump_recipe(ls: HloLanguageServer, dump_dir: str,
     there is none). With ``report``, an unusable recipe is said once per file
     version in a ``window/showMessage`` warning; the features that do not need
     it keep working."""
-    recipe, problem, key = await asyncio.to_thread(_read_recipe, dump_dir)
-    if problem and report and key not in _reported:
-        _reported.add(key)
+    recipe, problem, key = await in_thread(_read_recipe, dump_dir)
+    if problem and report and key not in ls.recipes_reported:
+        ls.recipes_reported.add(key)
         _say(ls, types.MessageType.Warning,
              f"hlo-lsp does not use this dump's recipe: {problem}. Links, definitions "
              "and hover work without it; to recompile, fix or remove the file (or set "
@@ -300,9 +298,8 @@ async def _resolve_recipe(ls: HloLanguageServer, uri: str, path: str,
         return recipe, "", ""
     analysis = await ls.analysis(uri)
     dirs = await ls.source_dirs(uri)
-    recipe = await asyncio.to_thread(infer_recipe, dump_dir,
-                                     analysis.module if analysis else None, workspace,
-                                     dirs=dirs)
+    recipe = await in_thread(infer_recipe, dump_dir,
+                             analysis.module if analysis else None, workspace, dirs=dirs)
     if recipe is None:
         return None, ("Cannot recompile: this dump names no Python file and has no "
                       "recipe. Make it with `hlo-lsp dump -- python your_program.py`, "
@@ -362,7 +359,7 @@ async def _confirmed(ls: HloLanguageServer, reason: str, plan: RunPlan, platform
                      target: Target | None, launched: str = "") -> bool:
     """Whether ``plan`` may run: confirmed before, or the user answers Run now
     (then remembered). Any other answer, or none, is a no."""
-    if await asyncio.to_thread(trust.is_confirmed, plan):
+    if await in_thread(trust.is_confirmed, plan):
         return True
     answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
         type=types.MessageType.Warning,
@@ -373,7 +370,7 @@ async def _confirmed(ls: HloLanguageServer, reason: str, plan: RunPlan, platform
     if answer is None or answer.title != RUN:
         return False
     try:
-        await asyncio.to_thread(trust.remember, plan)
+        await in_thread(trust.remember, plan)
     except OSError as exc:
         _say(ls, types.MessageType.Warning,
              f"Could not remember the confirmation in {trust.state_dir()}: "
@@ -414,7 +411,6 @@ async def _refresh(ls, result, command_uri: str) -> list[str]:
     can_show = bool(caps.window and caps.window.show_document
                     and caps.window.show_document.support)
     shown = []
-    loop = asyncio.get_running_loop()
     for old_path, new_path in result.mapping.items():
         old_uri = from_fs_path(old_path)
         if new_path is None:
@@ -423,11 +419,10 @@ async def _refresh(ls, result, command_uri: str) -> list[str]:
             continue
         new_uri = from_fs_path(new_path)
         try:
-            text = await asyncio.to_thread(read_text, new_path)
+            text = await in_thread(read_text, new_path)
         except OSError:  # UntrustedFileError
             continue
-        a = await loop.run_in_executor(ls.parse_pool, analyze, new_uri, 0, text,
-                                       ls.position_encoding())
+        a = await in_pool(ls.parse_pool, analyze, new_uri, 0, text, ls.position_encoding())
         diags = [to_diagnostic(p, a.lines) for p in a.problems]
         if new_uri != old_uri:
             ls.text_document_publish_diagnostics(
@@ -454,13 +449,13 @@ async def run_recompile(ls, uri: str, options: dict | None = None) -> dict:
     if path is None:
         return _fail(ls, f"hlo.recompile: {uri!r} is not a file of an XLA dump directory.")
     dump_dir = os.path.dirname(path)
-    if dump_dir in _running:
+    if dump_dir in ls.recompiles_running:
         return _fail(ls, f"A recompile of {dump_dir} is already running.")
-    _running.add(dump_dir)
+    ls.recompiles_running.add(dump_dir)
     try:
         return await _run_locked(ls, uri, path, dump_dir, options)
     finally:
-        _running.discard(dump_dir)
+        ls.recompiles_running.discard(dump_dir)
 
 
 async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> dict:
@@ -483,14 +478,14 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
             return _fail(ls, f"Cannot recompile: {exc}")
     elif spec:
         try:
-            target = await asyncio.to_thread(resolve_target, spec, recipe.cwd)
+            target = await in_thread(resolve_target, spec, recipe.cwd)
         except TargetError as exc:
             return _fail(ls, f"Cannot recompile: {exc}")
         platform, note = "cpu", ""
     else:
         try:
             # May start nvidia-smi once: off the event loop.
-            platform, note = await asyncio.to_thread(
+            platform, note = await in_thread(
                 choose_platform, options.get("platform") or settings.platform,
                 recipe.platform if recipe.origin == "recipe" and not recipe.target else None,
                 hint="Set hlo.recompile.platform to cpu (or auto) to compile on the CPU.")
@@ -498,7 +493,7 @@ async def _run_locked(ls, uri: str, path: str, dump_dir: str, options: dict) -> 
             return _fail(ls, f"Cannot recompile: {exc}")
     timeout = settings.timeout
     try:
-        plan = await asyncio.to_thread(plan_run, recipe, None, launcher)
+        plan = await in_thread(plan_run, recipe, None, launcher)
         launched = launched_preview(plan, recipe, platform)
     except (RecipeError, LauncherError) as exc:
         return _fail(ls, f"Cannot recompile: {exc}")
@@ -621,7 +616,7 @@ def register(server: HloLanguageServer) -> None:
         # Anywhere in the file: on an instruction, a header, a `}`, a blank line or
         # the stack-frame tables (issue 40: "No code actions available" on `}`).
         recipe, _ = await dump_recipe(ls, os.path.dirname(path))
-        planned = await asyncio.to_thread(_planned_actions, ls.settings.recompile, recipe)
+        planned = await in_thread(_planned_actions, ls.settings.recompile, recipe)
         return [types.CodeAction(title=title, kind=ACTION_KIND, is_preferred=not extra or None,
                                  command=types.Command(title=title, command=COMMAND,
                                                        arguments=[uri, *extra]))

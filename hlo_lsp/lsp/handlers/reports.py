@@ -21,7 +21,6 @@ over the schedule (the module header's hover, the summary, ``hlo/memory``).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from typing import Callable
@@ -37,7 +36,7 @@ from hlo_lsp.features.memory import MemoryTimeline, timeline_for
 from hlo_lsp.analysis.documents import Analysis
 from hlo_lsp.lsp.convert import to_offset, to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
-from hlo_lsp.analysis.work import REPORT
+from hlo_lsp.analysis.work import REPORT, in_thread
 from hlo_lsp.syntax.lines import LineIndex
 
 log = logging.getLogger("hlo_lsp.reports")
@@ -81,7 +80,7 @@ async def _open_report(ls: HloLanguageServer, uri: str
             except UntrustedFileError as exc:
                 log.warning("report not read: %s", exc)
                 return None
-        text = await asyncio.to_thread(read)
+        text = await in_thread(read)
         if text is None:
             return None
     return path, text, LineIndex(text, ls.position_encoding())
@@ -95,7 +94,7 @@ async def _hlo_locator(ls: HloLanguageServer, report_path: str
     a = await ls.analysis(hlo_uri) if hlo_uri else None
     if a is None:
         return None, lambda name: None
-    names = await asyncio.to_thread(instruction_names, a.module)
+    names = await in_thread(instruction_names, a.module)
 
     def locate(name: str) -> types.Range | None:
         ins = names.get(name)
@@ -111,7 +110,7 @@ async def report_document_links(ls: HloLanguageServer, uri: str) -> list[types.D
         return []
     path, text, lines = report
     hlo_uri, locate = await _hlo_locator(ls, path)
-    links = await asyncio.to_thread(report_links, path, text)
+    links = await in_thread(report_links, path, text)
     out = []
     for link in links[:MAX_REPORT_LINKS]:
         start = lines.starts[link.line] + link.start if link.line < len(lines.starts) else 0
@@ -141,8 +140,7 @@ async def report_definition(ls: HloLanguageServer, uri: str,
     path, text, lines = report
     offset = to_offset(lines, position)
     line = lines.line_of(offset)
-    names = await asyncio.to_thread(report_names_at, path, text, line,
-                                    offset - lines.starts[line])
+    names = await in_thread(report_names_at, path, text, line, offset - lines.starts[line])
     if not names:
         return []
     hlo_uri, locate = await _hlo_locator(ls, path)

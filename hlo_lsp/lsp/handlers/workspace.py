@@ -42,6 +42,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from hlo_lsp.analysis.work import in_thread
 from hlo_lsp.dump.index import (SymbolHit, WorkspaceIndex, counterpart_files, find_counterparts,
                                 special_reports)
 from hlo_lsp.dump.names import HLO_FILE_GLOBS
@@ -153,7 +154,7 @@ async def index_folders(ls, st: WorkspaceState, folders: list[str]) -> None:
             shower = asyncio.get_running_loop().create_task(show_progress())
         summaries = await st.index.index_async(paths, report)
         skipped = [(s.path, s.error) for s in summaries if s.skipped]
-        skipped += await asyncio.to_thread(
+        skipped += await in_thread(
             special_reports, {os.path.dirname(p) for p in paths})
         tell_skipped(ls, st, skipped)
     except asyncio.CancelledError:
@@ -295,7 +296,7 @@ async def counterpart_file_uris(ls: HloLanguageServer, uri: str) -> list[str]:
         if a is None:
             return []
         module_name = a.module.name.name if a.module.name is not None else None
-    files = await asyncio.to_thread(counterpart_files, path, workspace_index(ls), module_name)
+    files = await in_thread(counterpart_files, path, workspace_index(ls), module_name)
     return [u for s in files if (u := from_fs_path(s.path))]
 
 
@@ -315,8 +316,7 @@ async def counterpart_locations(ls: HloLanguageServer, uri: str, position: types
         if target is None:
             return []
         module_name = a.module.name.name if a.module.name is not None else None
-        files = await asyncio.to_thread(counterpart_files, path, workspace_index(ls),
-                                        module_name)
+        files = await in_thread(counterpart_files, path, workspace_index(ls), module_name)
         for summary in files[:MAX_COUNTERPART_FILES]:
             other_uri = from_fs_path(summary.path)
             if not other_uri:
@@ -330,8 +330,7 @@ async def counterpart_locations(ls: HloLanguageServer, uri: str, position: types
                         return [types.Location(uri=b.uri, range=to_range(
                             b.lines, comp.name.start, comp.name.end))]
                     continue
-                matches = await asyncio.to_thread(find_counterparts, a.module, target,
-                                                  b.module)
+                matches = await in_thread(find_counterparts, a.module, target, b.module)
                 if matches:
                     return [types.Location(uri=b.uri, range=to_range(
                         b.lines, m.instruction.name.start, m.instruction.name.end))
@@ -375,7 +374,7 @@ def register(server: HloLanguageServer) -> None:
         index = workspace_index(ls)
         if index is None:
             return []
-        hits = await asyncio.to_thread(index.symbols, params.query or "", MAX_SYMBOLS)
+        hits = await in_thread(index.symbols, params.query or "", MAX_SYMBOLS)
         return [symbol_of(h) for h in hits]
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
