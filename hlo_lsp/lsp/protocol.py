@@ -17,33 +17,26 @@ collector is kept off the request path (:mod:`hlo_lsp.analysis.collector`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from cachetools import TTLCache
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from hlo_lsp import __version__
 from hlo_lsp.features.diagnostics import merge_xla, xla_problem
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
 from hlo_lsp.analysis.collector import ModelCollector
-from hlo_lsp.lsp.compat import forget_progress, forget_when_done, send_encoded_result, \
-    send_error, structure_request
+from hlo_lsp.lsp.pygls_adapter import HloProtocol, forget_progress
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.analysis.documents import Analysis, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs
 from hlo_lsp.lsp.settings import Settings, parse_settings
-from hlo_lsp.lsp.wire import Encoded
 from hlo_lsp.analysis.work import INTERACTIVE, WorkQueue
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.syntax.lines import LineIndex
@@ -60,79 +53,6 @@ MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
 #: How long the Python source directories of a dump are kept (seconds): a recipe
 #: written by a recompile is seen within this time.
 SOURCE_DIRS_TTL_S = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class _UnreadableRequest:
-    """A request whose params could not be read (answered with -32602)."""
-
-    msg_id: Any
-    method: str
-    jsonrpc: str = "2.0"
-
-
-class HloProtocol(LanguageServerProtocol):
-    """pygls' protocol, except that
-
-    - edits to the documents the server analyses are applied by the document
-      store: a slice per change instead of pygls' pass over every line (tens of
-      milliseconds on a dump of megabytes), and the edited window is kept for
-      the incremental analysis;
-    - a request whose params cannot be read is answered with ``InvalidParams``
-      (-32602), as JSON-RPC 2.0 wants, instead of being dropped with a logged
-      traceback;
-    - a result encoded as JSON by the handler (:class:`hlo_lsp.lsp.wire.Encoded`:
-      the answers of thousands of items) is written as it is;
-    - a handler's future is forgotten when it is done, not only when a response
-      is sent (:func:`hlo_lsp.lsp.compat.forget_when_done`)."""
-
-    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
-        super()._execute_handler(msg_id, handler, callback, args, kwargs)
-        forget_when_done(self, msg_id)
-
-    def structure_message(self, data: dict[str, Any]):
-        is_request, message = structure_request(self, data)
-        if not is_request:
-            return super().structure_message(data)
-        if message is None:
-            log.warning("invalid params for %s (request %s)", data.get("method"), data.get("id"))
-            return _UnreadableRequest(data["id"], str(data["method"]))
-        return message
-
-    def _send_response(self, msg_id, result=None, error=None):
-        if error is None and isinstance(result, Encoded):
-            if send_encoded_result(self, msg_id, result.text):
-                return
-            result = json.loads(result.text)
-        super()._send_response(msg_id, result, error)
-
-    def handle_message(self, message):
-        if isinstance(message, _UnreadableRequest):
-            send_error(self, message.msg_id, JsonRpcInvalidParams(
-                f"invalid params for {message.method}"))
-            return
-        server = self._server
-        params = getattr(message, "params", None)
-        doc = (params.get("textDocument") if isinstance(params, dict)  # a custom request's
-               else getattr(params, "text_document", None))
-        uri = doc.get("uri") if isinstance(doc, dict) else getattr(doc, "uri", None)
-        if getattr(message, "id", None) is None or not isinstance(uri, str) \
-                or not isinstance(server, HloLanguageServer):
-            super().handle_message(message)
-            return
-        # The positions of a request are in the text of the version current when
-        # it arrives; its handler runs later, after the messages read with it
-        # (edits among them) were handled. pygls runs the handler in a copy of
-        # this context, so it finds the version there.
-        with server.store.arriving(uri):
-            super().handle_message(message)
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        server = self._server
-        if isinstance(server, HloLanguageServer) and server.apply_changes(params):
-            return
-        yield from super().lsp_text_document__did_change(params)
 
 
 class HloLanguageServer(LanguageServer):

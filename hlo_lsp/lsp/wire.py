@@ -10,7 +10,7 @@ The functions here build the same JSON values from the features' plain data,
 with the field names of the LSP 3.17 specification (``tests/unit/lsp/test_wire.py``
 structures each one with lsprotocol's converter and compares it with the
 lsprotocol object it stands for), and :func:`encode` turns them into an
-:class:`Encoded` result that :class:`hlo_lsp.lsp.protocol.HloProtocol` writes
+:class:`Encoded` result that :class:`hlo_lsp.lsp.pygls_adapter.HloProtocol` writes
 into the response as it is.
 """
 

@@ -304,3 +304,150 @@ def test_checker_rules_for_third_party_and_glue():
                                   "hlo_lsp/analysis/x.py"])
 def test_checker_lower_layers_cannot_reach_cli(path):
     assert _rules(path, "from hlo_lsp.cli import main\n")[0] == (1, "layers")
+
+
+# --- the protocol adapter: pygls internals in one module, handlers convert only -----
+
+ADAPTER = f"{PACKAGE}/lsp/pygls_adapter.py"
+HANDLERS = f"{PACKAGE}/lsp/handlers/"
+#: Calls that choose a thread: in hlo_lsp/analysis/ (which owns the threads),
+#: never in a handler.
+OFF_LOOP_CALLS = ("to_thread", "run_in_executor")
+#: Constructors of mutable containers: module-level state when assigned at
+#: module level.
+MUTABLE_CALLS = ("set", "dict", "list", "defaultdict", "deque", "OrderedDict", "Counter",
+                 "TTLCache", "LRUCache", "Cache", "WeakValueDictionary", "WeakSet")
+
+
+def _pygls_private_names() -> frozenset[str]:
+    """Every ``_name`` (not dunder) pygls defines: its methods and the attributes
+    its classes assign on ``self`` (read from pygls' installed source)."""
+    import pygls
+
+    names: set[str] = set()
+    for file in pathlib.Path(pygls.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            name = None
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = node.name
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "self" and isinstance(node.ctx, ast.Store):
+                name = node.attr
+            if name and name.startswith("_") and not name.startswith("__"):
+                names.add(name)
+    return frozenset(names)
+
+
+def _own_private_names(tree: ast.AST) -> set[str]:
+    """The ``_names`` a module defines itself (methods, ``self._x = ...``)."""
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            own.add(node.attr)
+    return own
+
+
+def _pygls_bases(tree: ast.AST) -> dict[str, type]:
+    """Names imported from pygls in this module that are classes: name -> class."""
+    import importlib
+
+    out: dict[str, type] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and _is(node.module, ("pygls",)):
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                value = getattr(module, alias.name, None)
+                if isinstance(value, type):
+                    out[alias.asname or alias.name] = value
+    return out
+
+
+def check_adapter_rules(path: str, source: str,
+                        pygls_private: frozenset[str] | None = None) -> list[Violation]:
+    """The ``pygls-internals`` rule (outside :data:`ADAPTER`: no pygls private
+    name read on an object, no pygls method overridden but ``__init__``) and,
+    in ``hlo_lsp/lsp/handlers/``, the ``handlers`` rule (no off-loop call, no
+    module-level mutable state)."""
+    tree = ast.parse(source, filename=path)
+    out: list[Violation] = []
+    if path != ADAPTER and path.startswith(f"{PACKAGE}/lsp/"):
+        private = _pygls_private_names() if pygls_private is None else pygls_private
+        own = _own_private_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in private \
+                    and node.attr not in own:
+                out.append(Violation(path, node.lineno, "pygls-internals",
+                                     f"reads pygls' {node.attr}: only in {ADAPTER}"))
+        bases = _pygls_bases(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for base in node.bases:
+                cls = bases.get(base.id) if isinstance(base, ast.Name) else None
+                if cls is None:
+                    continue
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                            and item.name != "__init__" and hasattr(cls, item.name):
+                        out.append(Violation(path, item.lineno, "pygls-internals",
+                                             f"overrides pygls' {cls.__name__}.{item.name}: "
+                                             f"only in {ADAPTER}"))
+    if path.startswith(HANDLERS):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in OFF_LOOP_CALLS:
+                    out.append(Violation(path, node.lineno, "handlers",
+                                         f"{name}: a handler does not choose a thread "
+                                         "(hlo_lsp/analysis/ owns them)"))
+        for node in tree.body:
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            mutable = isinstance(value, (ast.Set, ast.Dict, ast.List, ast.SetComp,
+                                         ast.DictComp, ast.ListComp))
+            if isinstance(value, ast.Call):
+                func = value.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                mutable = name in MUTABLE_CALLS
+            if mutable:
+                out.append(Violation(path, node.lineno, "handlers",
+                                     "module-level mutable state: it belongs to the "
+                                     "server or the analysis layer"))
+    return out
+
+
+def test_pygls_internals_and_handlers():
+    private = _pygls_private_names()
+    out: list[Violation] = []
+    for file in package_files():
+        path = file.relative_to(ROOT).as_posix()
+        out.extend(check_adapter_rules(path, file.read_text(encoding="utf-8"), private))
+    assert not out, "violations:\n" + "\n".join(map(str, out))
+    assert (ROOT / ADAPTER).is_file()
+
+
+def test_adapter_rules_catch_violations():
+    private = frozenset({"_request_futures", "_send_response"})
+    where = f"{PACKAGE}/lsp/x.py"
+    assert [v.rule for v in check_adapter_rules(where, "p._request_futures.get(1)\n",
+                                                private)] == ["pygls-internals"]
+    assert check_adapter_rules(ADAPTER, "p._request_futures.get(1)\n", private) == []
+    # a private name of the module's own is its own
+    assert check_adapter_rules(where, "class A:\n    def _send_response(self): pass\n"
+                                      "A()._send_response()\n", private) == []
+    override = ("from pygls.protocol import LanguageServerProtocol\n"
+                "class P(LanguageServerProtocol):\n"
+                "    def __init__(self): pass\n"
+                "    def handle_message(self, m): pass\n"
+                "    def mine(self): pass\n")
+    assert [(v.line, v.rule) for v in check_adapter_rules(where, override, private)] == \
+        [(4, "pygls-internals")]
+    handler = f"{HANDLERS}x.py"
+    source = ("import asyncio\n_seen: set[str] = set()\nCACHE = {}\nLIMIT = 5\n"
+              "async def f(loop):\n    await asyncio.to_thread(print)\n"
+              "    await loop.run_in_executor(None, print)\n")
+    assert [(v.line, v.rule) for v in check_adapter_rules(handler, source, private)] == \
+        [(6, "handlers"), (7, "handlers"), (2, "handlers"), (3, "handlers")]
+

@@ -75,7 +75,7 @@ from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.dump.untrusted import read_text
 from hlo_lsp.model.visible import visible
 from hlo_lsp.features.links import source_links
-from hlo_lsp.lsp.compat import current_request_future, progress_cancel_future
+from hlo_lsp.lsp.pygls_adapter import current_request_future, progress_cancel_future
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.lsp import wire
 from hlo_lsp.analysis.documents import Analysis, analyze
@@ -382,7 +382,7 @@ def _watch_request_cancel(ls, cancel: asyncio.Event) -> None:
     """Set ``cancel`` when the client sends ``$/cancelRequest`` for the running
     ``workspace/executeCommand`` request. pygls answers the request as cancelled
     but keeps running the command's coroutine, so the request's future is
-    watched (:func:`hlo_lsp.lsp.compat.current_request_future`)."""
+    watched (:func:`hlo_lsp.lsp.pygls_adapter.current_request_future`)."""
     loop = asyncio.get_running_loop()
     outer = current_request_future(ls.protocol)
     if outer is not None:

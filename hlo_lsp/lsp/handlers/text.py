@@ -58,7 +58,7 @@ def register(server: HloLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: HloLanguageServer,
                          params: types.DidChangeTextDocumentParams) -> None:
-        """An edit that :class:`~hlo_lsp.lsp.protocol.HloProtocol` did not apply
+        """An edit that :class:`~hlo_lsp.lsp.pygls_adapter.HloProtocol` did not apply
         through the store (pygls applied it): analyse the whole new text."""
         uri = params.text_document.uri
         if ls.store.handles(uri):

@@ -58,7 +58,7 @@ def test_finished_notifications_and_commands_leave_nothing_behind(monkeypatch):
     """pygls keeps the future of every notification, and of every command a
     ``workspace/executeCommand`` runs, with its result, for the life of the
     server: a server open for a day kept every readable view it had sent. They
-    are dropped once done (``compat.forget_when_done``), and the results with
+    are dropped once done (``pygls_adapter.forget_when_done``), and the results with
     them."""
     server = create_server()
     client = _Client(server)

@@ -1,4 +1,24 @@
-"""The one place that touches pygls internals, each guarded by a version check.
+"""pygls behind one adapter: every override of a pygls method and every pygls
+internal the server needs lives in this module, and nowhere else
+(``tests/unit/test_layers.py`` checks: a name starting with ``_`` read on a
+pygls object, or a pygls method overridden, outside this file fails).
+
+Written against the pygls versions pinned in ``pyproject.toml`` (2.x; ``.ci/run``
+also runs the protocol tests against the newest 2.x). The internals used, each
+guarded by a version check where the server can do without it:
+
+- :class:`HloProtocol` overrides ``structure_message``, ``handle_message`` and the
+  ``didChange`` handler (public or documented pygls 2.x extension points) and
+  ``_execute_handler``, ``_send_response`` (private);
+- ``JsonRPCProtocol._request_futures``, ``msg_id`` (cancelling a command),
+  ``_converter`` (structuring params), ``_include_headers``, ``_result_types``,
+  ``writer`` (answers encoded once), ``_server`` (the server a protocol serves),
+  ``WorkDoneProgress.tokens`` (cancelling and forgetting progress reports).
+
+The server (:class:`hlo_lsp.lsp.protocol.HloLanguageServer`) is reached through
+two methods only, so this module does not import it: ``apply_changes(params)``
+(an edit applied by the document store, False to let pygls apply it) and
+``store.arriving(uri)`` (the version a request arrived with).
 
 pygls answers ``$/cancelRequest`` for a ``workspace/executeCommand`` but keeps
 running the command's coroutine, and it keeps the cancellation of a
@@ -6,9 +26,7 @@ server-initiated progress report in a future it does not expose; the recompile
 command needs both to stop its subprocess. pygls also keeps the future of
 every notification and of every handler its own handlers call (the user's
 ``didOpen``, a command) for the life of the server, with its result
-(:func:`forget_when_done`). Written against pygls 2.x
-(``JsonRPCProtocol._request_futures``, ``JsonRPCProtocol.msg_id``,
-``WorkDoneProgress.tokens``). Answers of thousands of items are written as JSON
+(:func:`forget_when_done`). Answers of thousands of items are written as JSON
 encoded once (:func:`send_encoded_result`, pygls' response framing). With another
 major version, or if these are missing, the functions return None: cancelling
 then only stops the ``$/cancelRequest`` answer, never the server.
@@ -21,8 +39,16 @@ import inspect
 import json
 import logging
 from concurrent.futures import Future
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from hlo_lsp.lsp.wire import Encoded
 
 log = logging.getLogger("hlo_lsp")
 
@@ -165,3 +191,77 @@ def send_encoded_result(protocol: Any, msg_id: Any, result_json: str) -> bool:
     except Exception:  # noqa: BLE001 - as pygls' _send_data: the client is gone
         log.exception("sending the answer to request %s failed", msg_id)
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class _UnreadableRequest:
+    """A request whose params could not be read (answered with -32602)."""
+
+    msg_id: Any
+    method: str
+    jsonrpc: str = "2.0"
+
+
+class HloProtocol(LanguageServerProtocol):
+    """pygls' protocol, except that
+
+    - edits to the documents the server analyses are applied by the document
+      store: a slice per change instead of pygls' pass over every line (tens of
+      milliseconds on a dump of megabytes), and the edited window is kept for
+      the incremental analysis;
+    - a request whose params cannot be read is answered with ``InvalidParams``
+      (-32602), as JSON-RPC 2.0 wants, instead of being dropped with a logged
+      traceback;
+    - a result encoded as JSON by the handler (:class:`hlo_lsp.lsp.wire.Encoded`:
+      the answers of thousands of items) is written as it is;
+    - a handler's future is forgotten when it is done, not only when a response
+      is sent (:func:`forget_when_done`)."""
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        forget_when_done(self, msg_id)
+
+    def structure_message(self, data: dict[str, Any]):
+        is_request, message = structure_request(self, data)
+        if not is_request:
+            return super().structure_message(data)
+        if message is None:
+            log.warning("invalid params for %s (request %s)", data.get("method"), data.get("id"))
+            return _UnreadableRequest(data["id"], str(data["method"]))
+        return message
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is None and isinstance(result, Encoded):
+            if send_encoded_result(self, msg_id, result.text):
+                return
+            result = json.loads(result.text)
+        super()._send_response(msg_id, result, error)
+
+    def handle_message(self, message):
+        if isinstance(message, _UnreadableRequest):
+            send_error(self, message.msg_id, JsonRpcInvalidParams(
+                f"invalid params for {message.method}"))
+            return
+        server = self._server
+        store = getattr(server, "store", None)
+        params = getattr(message, "params", None)
+        doc = (params.get("textDocument") if isinstance(params, dict)  # a custom request's
+               else getattr(params, "text_document", None))
+        uri = doc.get("uri") if isinstance(doc, dict) else getattr(doc, "uri", None)
+        if getattr(message, "id", None) is None or not isinstance(uri, str) \
+                or store is None:
+            super().handle_message(message)
+            return
+        # The positions of a request are in the text of the version current when
+        # it arrives; its handler runs later, after the messages read with it
+        # (edits among them) were handled. pygls runs the handler in a copy of
+        # this context, so it finds the version there.
+        with store.arriving(uri):
+            super().handle_message(message)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        apply = getattr(self._server, "apply_changes", None)
+        if apply is not None and apply(params):
+            return
+        yield from super().lsp_text_document__did_change(params)
