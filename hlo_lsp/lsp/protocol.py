@@ -21,7 +21,7 @@ import logging
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from cachetools import TTLCache
 from lsprotocol import types
@@ -37,14 +37,13 @@ from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.analysis.documents import Analysis, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs
 from hlo_lsp.lsp.settings import Settings, parse_settings
+from hlo_lsp.lsp.workspace_state import WorkspaceState
 from hlo_lsp.analysis.work import INTERACTIVE, WorkQueue
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
 from hlo_lsp.syntax.xla import SERVER_WORKER_NICE, XlaOracle, available as xla_available
 
-if TYPE_CHECKING:  # the handlers' state, created at ``initialized``
-    from hlo_lsp.lsp.handlers.workspace import WorkspaceState
 
 log = logging.getLogger("hlo_lsp")
 T = TypeVar("T")

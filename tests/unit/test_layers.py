@@ -451,3 +451,56 @@ def test_adapter_rules_catch_violations():
     assert [(v.line, v.rule) for v in check_adapter_rules(handler, source, private)] == \
         [(6, "handlers"), (7, "handlers"), (2, "handlers"), (3, "handlers")]
 
+
+def _module_graph(prefixes: tuple[str, ...]) -> dict[str, set[str]]:
+    """module -> the package modules it imports (any depth, ``TYPE_CHECKING``
+    included; ``from pkg import mod`` counts as ``pkg.mod``), for the modules
+    under ``prefixes`` (``hlo_lsp/lsp/`` ...)."""
+    files = {_module_name(f.relative_to(ROOT).as_posix()): f for f in package_files()
+             if f.relative_to(ROOT).as_posix().startswith(prefixes)}
+    graph: dict[str, set[str]] = {}
+    for module, file in files.items():
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        package = module if file.name == "__init__.py" else module.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                target = _from_target(node, package)
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    edges.add(sub if sub in files else target)
+        graph[module] = {e for e in edges if e in files and e != module}
+    return graph
+
+
+def _circle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph`` (its modules in order), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_circle_in_the_analysis_layer_and_the_adapter():
+    """``lsp/protocol`` imported ``lsp/handlers/workspace`` (for the type of the
+    workspace state) while every handler imports ``lsp/protocol``."""
+    circle = _circle(_module_graph((f"{PACKAGE}/lsp/", f"{PACKAGE}/analysis/")))
+    assert circle is None, "import circle: " + " -> ".join(circle)
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
