@@ -2,9 +2,11 @@
 
 It owns what the server must keep between requests, without pygls or lsprotocol
 (``tests/unit/test_layers.py`` checks): the opened documents and their
-incremental analyses (:mod:`.documents`), the work queue that runs
-whole-document answers off the event loop (:mod:`.work`), and the garbage
-collector's policy for the large models the analyses hold (:mod:`.collector`).
-The protocol adapter converts LSP params to offsets, asks here, and converts
-the plain data back.
+incremental analyses (:mod:`.documents`), the answers at a position with the
+fallbacks for answering while edits are analysed (:mod:`.answers`), the files
+read beside a dump, cached (:mod:`.inputs`), the work queue that runs
+whole-document answers off the event loop and the calls that leave it
+(:mod:`.work`), and the garbage collector's policy for the large models the
+analyses hold (:mod:`.collector`). The protocol adapter converts LSP params to
+positions, asks here, and converts the plain data back.
 """
