@@ -3,8 +3,8 @@ parse builds its model (:func:`paused_gc`). A process-wide switch flipped from
 worker threads: it belongs to whoever owns the threads (the analysis layer,
 issue 42), and lives here, apart from the parser, until that layer exists.
 Its users: :func:`hlo_lsp.syntax.parser.parse` and
-:func:`hlo_lsp.lsp.documents.analyze`; the rest of the scheme (freezing,
-the idle collection, malloc arenas) is :mod:`hlo_lsp.lsp.collector`.
+:func:`hlo_lsp.analysis.documents.analyze`; the rest of the scheme (freezing,
+the idle collection, malloc arenas) is :mod:`hlo_lsp.analysis.collector`.
 """
 
 from __future__ import annotations
