@@ -95,7 +95,10 @@ def _ba_sizes(assignment: BufferAssignment | None) -> dict[str, tuple]:
     return out
 
 
-def _definitions(module: HloModule | None) -> dict[str, Instruction]:
+def definitions(module: HloModule | None) -> dict[str, Instruction]:
+    """Instruction name -> its instruction, for names as XLA's reports write
+    them (no ``%``): ENTRY's first, then the other computations' in text order
+    (a name defined twice is the first one's); {} without a module."""
     out: dict[str, Instruction] = {}
     if module is None:
         return out
@@ -168,7 +171,7 @@ def memory_timeline(report: LiveRangeReport, assignment: BufferAssignment | None
     from ``assignment``, instructions located in ``module`` (both optional)."""
     sizes = _ba_sizes(assignment)
     printed = {p.instruction + p.shape_index: p.size for p in report.peak_buffers}
-    defs = _definitions(module)
+    defs = definitions(module)
     buffers: list[MemoryBuffer] = []
     unknown: list[str] = []
     for lb in report.buffers:
@@ -306,5 +309,5 @@ def format_text(t: MemoryTimeline, top: int = 20) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["MemoryBuffer", "MemoryTimeline", "estimated_timeline", "format_text",
+__all__ = ["MemoryBuffer", "MemoryTimeline", "definitions", "estimated_timeline", "format_text",
            "memory_timeline", "peak_dict", "peak_markdown", "timeline_for"]

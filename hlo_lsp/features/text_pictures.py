@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 
 from hlo_lsp.features.graph import DEFAULT_HOPS, classify_node
-from hlo_lsp.features.memory import MemoryTimeline
+from hlo_lsp.features.memory import MemoryTimeline, definitions
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.kernels import short_shape
 from hlo_lsp.model.shapes import format_bytes
@@ -312,20 +312,6 @@ def short_bytes(n: int) -> str:
     return f"{value:.1f} {unit}"
 
 
-def _definitions(module: HloModule | None) -> dict[str, Instruction]:
-    out: dict[str, Instruction] = {}
-    if module is None:
-        return out
-    comps = list(module.computations)
-    if module.entry is not None:  # ENTRY's names first
-        comps.remove(module.entry)
-        comps.insert(0, module.entry)
-    for c in comps:
-        for name, ins in c.by_name.items():
-            out.setdefault(name, ins)
-    return out
-
-
 def memory_text(t: MemoryTimeline, module: HloModule | None = None, top: int = 10,
                 rows: int = CHART_ROWS) -> TextPicture:
     """``t`` as a chart: one row per step, or per bucket of consecutive steps
@@ -337,7 +323,7 @@ def memory_text(t: MemoryTimeline, module: HloModule | None = None, top: int = 1
     steps it lives), then the notes. Each row names the instruction run at its
     step, each buffer the instruction defining it (``module`` locates them;
     without it nothing jumps). The cursor starts on the peak's row."""
-    defs = _definitions(module)
+    defs = definitions(module)
 
     def line(text: str, name: str | None) -> PictureLine:
         ins = defs.get(name) if name else None
@@ -394,4 +380,4 @@ def memory_text(t: MemoryTimeline, module: HloModule | None = None, top: int = 1
 
 
 __all__ = ["BLOCKS", "CHART_ROWS", "MAX_HOPS", "MAX_LINES", "PictureLine", "TextPicture",
-           "bar", "describe", "graph_text", "memory_text", "printable", "short_bytes"]
+           "bar", "describe", "graph_text", "memory_text", "short_bytes"]
