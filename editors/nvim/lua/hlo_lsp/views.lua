@@ -562,6 +562,24 @@ local function show_picture(name, pic, uri, encoding, mods)
   return buf
 end
 
+--- Asks `method` for a picture as text (`params` with `format = 'text'`) and shows the
+--- answer with `show_picture`, named after `kind` and the document; `empty` is the
+--- warning when the server has no picture there.
+local function request_picture(bufnr, method, params, kind, encoding, opts, empty, callback)
+  return request(bufnr, method, params, method, function(result)
+    local pic = M.parse_picture(result)
+    if pic == nil then
+      compat.notify(empty, vim.log.levels.WARN)
+      return
+    end
+    local uri = params.textDocument.uri
+    local buf = show_picture(view_name(kind, vim.uri_to_fname(uri)), pic, uri, encoding, opts.mods)
+    if callback then
+      callback(buf)
+    end
+  end)
+end
+
 --- :HloGraphText [hops] — `hlo/graph` with `format = 'text'` at the cursor: the
 --- instruction, its operands and its users as indented trees up to `hops` steps (a
 --- computation header: its parameters and ROOT) in a scratch buffer; `<CR>` on a line
@@ -581,18 +599,8 @@ function M.graph_text(bufnr, opts, callback)
   end
   params = vim.tbl_extend('force', params, { format = 'text', page = false })
   params.hops = params.hops or opts.hops
-  return request(bufnr, M.GRAPH, params, M.GRAPH, function(result)
-    local pic = M.parse_picture(result)
-    if pic == nil then
-      compat.notify('no graph here: put the cursor on an instruction or a computation header', vim.log.levels.WARN)
-      return
-    end
-    local uri = params.textDocument.uri
-    local buf = show_picture(view_name('graph', vim.uri_to_fname(uri)), pic, uri, encoding, opts.mods)
-    if callback then
-      callback(buf)
-    end
-  end)
+  return request_picture(bufnr, M.GRAPH, params, 'graph', encoding, opts,
+    'no graph here: put the cursor on an instruction or a computation header', callback)
 end
 
 --- :HloMemoryText — `hlo/memory` with `format = 'text'`: bytes live over the schedule
@@ -607,18 +615,9 @@ function M.memory_text(bufnr, opts, callback)
   local client = hlo().get_client(bufnr)
   local encoding = client and client.offset_encoding or 'utf-16'
   local params = { textDocument = { uri = uri }, format = 'text' }
-  return request(bufnr, M.MEMORY, params, M.MEMORY, function(result)
-    local pic = M.parse_picture(result)
-    if pic == nil then
-      compat.notify('no memory report beside this file (XLA writes *-live-range.txt and '
-        .. '*-buffer-assignment.txt beside after-optimizations dumps)', vim.log.levels.WARN)
-      return
-    end
-    local buf = show_picture(view_name('memory', vim.uri_to_fname(uri)), pic, uri, encoding, opts.mods)
-    if callback then
-      callback(buf)
-    end
-  end)
+  return request_picture(bufnr, M.MEMORY, params, 'memory', encoding, opts,
+    'no memory report beside this file (XLA writes *-live-range.txt and '
+      .. '*-buffer-assignment.txt beside after-optimizations dumps)', callback)
 end
 
 --- :HloGraph — `hlo/graph` with `page: true` at the cursor (an instruction: its
