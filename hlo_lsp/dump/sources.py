@@ -22,11 +22,11 @@ workspace folders and their parents, the server's working directory.
 from __future__ import annotations
 
 import os
-import re
 from typing import Iterable, Sequence
 
 from hlo_lsp.dump.recipe import RecipeError, load_recipe
 from hlo_lsp.model.visible import visible
+from hlo_lsp.model.markdown import code
 
 MAX_PARENTS = 8
 """How many parent directories of the dump directory and of each workspace
@@ -157,8 +157,7 @@ def outside_note(path: str, roots: Sequence[str], markdown: bool = False) -> str
             return ""
     shown = visible(real)
     if markdown:
-        fence = "`" * (max(map(len, re.findall("`+", shown)), default=0) + 1)
-        shown = f"{fence} {shown} {fence}"
+        shown = code(real)
     return (f"{shown} is outside the dump directory, the source roots and the "
             "workspace folders.")
 
@@ -171,10 +170,10 @@ def unresolved_hint(path: str, dirs: Iterable[str] = ()) -> str:
     if os.path.isabs(path):
         where = "it does not exist on this machine"
     else:
-        shown = ", ".join(f"`{d}`" for d in dirs[:4])
+        shown = ", ".join(f"{code(d)}" for d in dirs[:4])
         more = f" and {len(dirs) - 4} more" if len(dirs) > 4 else ""
         where = f"looked in {shown}{more}" if dirs else "no directory to look in"
-    return (f"Python file `{path}` not found ({where}). Set the source root to the "
+    return (f"Python file {code(path)} not found ({where}). Set the source root to the "
             "directory the program ran in: `hlo.sourceRoot` in VS Code, "
             "`source_root` in Neovim's `require('hlo_lsp').setup{}`.")
 

@@ -14,6 +14,7 @@ from hlo_lsp.model.collectives import (EXPLAINED_OPCODES, CollectiveExplanation,
                                        wrapped_collective)
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.shapes import format_bytes
+from hlo_lsp.model.markdown import code
 
 #: At most this many groups (or pairs) listed in a hover.
 MAX_GROUPS_LISTED = 8
@@ -39,7 +40,7 @@ def groups_lines(groups: ReplicaGroups, ids: str) -> list[str]:
     """Markdown lines for ``replica_groups``: the form as written, its reading
     (iota reshape/transpose, mesh axes and grouped axes), counts and the first
     :data:`MAX_GROUPS_LISTED` groups of ``ids`` (e.g. "partition ids")."""
-    lines = [f"- `replica_groups` ({FORMS[groups.form]}): `{groups.text}`"]
+    lines = [f"- `replica_groups` ({FORMS[groups.form]}): {code(groups.text)}"]
     if groups.error:
         lines.append(f"  - ⚠ {groups.error}")
         return lines
@@ -47,10 +48,10 @@ def groups_lines(groups: ReplicaGroups, ids: str) -> list[str]:
         lines.append("  - the ids 0…N-1 reshaped and transposed as written, read in "
                      "row-major order, cut into groups (xla/hlo/ir/tile_assignment.h)")
     if groups.mesh:
-        mesh = ", ".join(f"`{a.name}`={a.size}" for a in groups.mesh)
-        axes = ", ".join(f"`{a.text}`" for a in groups.axes) or "none (groups of one)"
+        mesh = ", ".join(f"{code(a.name)}={a.size}" for a in groups.mesh)
+        axes = ", ".join(f"{code(a.text)}" for a in groups.axes) or "none (groups of one)"
         lines.append(f"  - mesh {mesh}; grouped over {axes}"
-                     + (f"; device_ids `{groups.device_ids}`" if groups.device_ids else ""))
+                     + (f"; device_ids {code(groups.device_ids)}" if groups.device_ids else ""))
     if groups.form != "all":
         if groups.group_size is not None:
             lines.append(f"  - {_plural(groups.group_count, 'group')} of "
@@ -83,13 +84,13 @@ def _mode_line(ex: CollectiveExplanation) -> str:
         said.append(f"`use_global_device_ids={str(ex.use_global_device_ids).lower()}`")
     if ex.mode is None:
         return f"- {' and '.join(said)}: ⚠ {ex.mode_error} (*{MODE_SOURCE}*)"
-    return (f"- {' and '.join(said)}: `{ex.mode.value}`, {ex.mode.meaning} "
+    return (f"- {' and '.join(said)}: {code(ex.mode.value)}, {ex.mode.meaning} "
             f"(*{MODE_SOURCE}*)")
 
 
 def explanation_markdown(ex: CollectiveExplanation) -> str:
     """The **Collective** block of a hover for one explanation."""
-    head = (f"**Collective** `{ex.opcode}` — {ex.devices} devices "
+    head = (f"**Collective** {code(ex.opcode)} — {ex.devices} devices "
             f"(replica_count={ex.replicas} × num_partitions={ex.partitions})")
     lines = [head, "", _mode_line(ex)]
     if ex.warning:
@@ -142,19 +143,19 @@ def collective_parts(module: HloModule, ins: Instruction) -> list[str]:
     partner = async_partner(ins)
     if ins.opcode.endswith("-done") and partner:
         start = partner[0]
-        out.append(f"completes `%{start.name.name}` (`{start.opcode}`)")
+        out.append(f"completes {code('%' + start.name.name)} ({code(start.opcode)})")
         ex = explain_collective(start, module)
         if ex is not None:
             out.append(explanation_markdown(ex))
         return out
     wrapped = wrapped_collective(ins, module)
     if wrapped is not None:
-        out.append(f"runs `%{wrapped.name.name}` (`{wrapped.opcode}`) asynchronously")
+        out.append(f"runs {code('%' + wrapped.name.name)} ({code(wrapped.opcode)}) asynchronously")
     ex = explain_collective(ins, module)
     if ex is not None:
         out.append(explanation_markdown(ex))
     if ins.opcode.endswith("-start") and partner:
-        out.append("completed by " + ", ".join(f"`%{d.name.name}`" for d in partner))
+        out.append("completed by " + ", ".join(f"{code('%' + d.name.name)}" for d in partner))
     return out
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlo_lsp.model.markdown import cell, code, fence, text
 from hlo_lsp.features.summary import MAX_COLUMN
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
 from hlo_lsp.model.comparison import (FusionChange, TargetChange, compare_kernels,
@@ -53,7 +54,7 @@ class DumpDiff:
         fusions by backend kind, then kind changes)."""
         out: list[str] = []
         for t in self.custom_calls:
-            call = f"{t.library} call `{t.target}`"
+            call = f"{t.library} call {code(t.target)}"
             if t.status == "disappeared":
                 out.append(f"{call} disappeared ({t.before} -> 0)")
             elif t.status == "appeared":
@@ -152,9 +153,9 @@ def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") 
 
 def format_markdown(diff: DumpDiff, old_label: str = "old", new_label: str = "new") -> str:
     """Markdown form of :func:`format_text` (the ``hlo.compareDumps`` command)."""
-    parts = [f"### {old_label} -> {new_label}",
-             f"- **{old_label}** `{diff.old.module}`: {diff.old.headline()}\n"
-             f"- **{new_label}** `{diff.new.module}`: {diff.new.headline()}"]
+    parts = [f"### {text(old_label)} -> {text(new_label)}",
+             f"- **{text(old_label)}** {code(diff.old.module)}: {diff.old.headline()}\n"
+             f"- **{text(new_label)}** {code(diff.new.module)}: {diff.new.headline()}"]
     findings = diff.findings()
     ins = diff.instructions
     if ins is not None and ins.warnings:
@@ -164,12 +165,12 @@ def format_markdown(diff: DumpDiff, old_label: str = "old", new_label: str = "ne
     if ins is not None:
         body = ins.lines(max_lines=40)[len(ins.warnings) + 1:]
         parts.append(f"**Instructions**: {ins.headline()}" +
-                     ("\n\n```\n" + "\n".join(body) + "\n```" if body else ""))
+                     ("\n\n" + fence("\n".join(body)) if body else ""))
     if diff.costs is not None:
         body = diff.costs.lines()
-        parts.append(f"**{body[0]}**\n\n```\n" + "\n".join(body[1:]) + "\n```")
+        parts.append(f"**{text(body[0])}**\n\n" + fence("\n".join(body[1:])))
     rows = ["| | before | after |", "|---|---:|---:|"]
-    rows.extend(f"| `{k}` | {b} | {a} |" for k, (b, a) in diff.counts.items())
+    rows.extend(f"| {cell(code(k))} | {b} | {a} |" for k, (b, a) in diff.counts.items())
     parts.append("\n".join(rows))
     return "\n\n".join(parts) + "\n"
 

@@ -17,6 +17,7 @@ from hlo_lsp.model.roofline import kernel_precision, roofline
 from hlo_lsp.model.units import format_count, format_seconds
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.opcodes import COMPUTE
+from hlo_lsp.model.markdown import code
 
 #: Instructions whose hover has a Cost section: kernels and matrix or reducing
 #: work (control flow and bookkeeping have none; a while's body is costed
@@ -47,7 +48,7 @@ def cost_section(module: HloModule, ins: Instruction, device: Accelerator | None
     lines.append(f"**Cost** ({where}): {_quantities(cost)}")
     fusion = _enclosing_fusion(module, ins)
     if fusion is not None:
-        lines.append(f"Part of the fusion `%{fusion}`: its bytes stay on chip; the "
+        lines.append(f"Part of the fusion {code('%' + fusion)}: its bytes stay on chip; the "
                      "fusion's hover has the kernel's cost and time.")
         return "\n\n".join(lines)
     precision = kernel_precision(module, ins)

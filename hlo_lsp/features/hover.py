@@ -26,6 +26,7 @@ from hlo_lsp.model.backend_config import HLO_FUSION_KINDS, decode_backend_config
 from hlo_lsp.model.frames import format_frame, python_stack
 from hlo_lsp.model.index import Kind, Occurrence, find_at
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, ShapeToken, decode_metadata
+from hlo_lsp.model.markdown import code, fence, text
 from hlo_lsp.model.kernels import (KernelExplanation, custom_call_target, explain_kernel,
                                    result_names, tuple_element)
 from hlo_lsp.model.opcodes import family
@@ -124,16 +125,16 @@ def _hover(module: HloModule, occ: Occurrence) -> HoverResult | None:
     if isinstance(target, Instruction):
         return HoverResult(instruction_markdown(module, target), occ.start, occ.end)
     if occ.kind == Kind.INSTRUCTION_USE:
-        return HoverResult(f"`%{occ.name}` is not defined in computation "
-                           f"`{occ.computation.name.name}`", occ.start, occ.end)
+        return HoverResult(f"{code('%' + occ.name)} is not defined in computation "
+                           + code(occ.computation.name.name), occ.start, occ.end)
     if occ.kind == Kind.COMPUTATION_USE:
-        return HoverResult(f"computation `{occ.name}` is not defined in this module",
+        return HoverResult(f"computation {code(occ.name)} is not defined in this module",
                            occ.start, occ.end)
     return None
 
 
-def _code(text: str, lang: str = "hlo") -> str:
-    return f"```{lang}\n{text}\n```"
+def _code(body: str, lang: str = "hlo") -> str:
+    return fence(body, lang)
 
 
 def shape_markdown(shape: ShapeToken) -> str:
@@ -143,8 +144,8 @@ def shape_markdown(shape: ShapeToken) -> str:
     try:
         lines = describe_shape(decode_shape(shape))
     except ValueError as exc:
-        return f"`{shape.text}`: {exc}"
-    return "\n".join([f"`{shape.text}`", ""] + [f"- {line}" for line in lines])
+        return f"{code(shape.text)}: {text(str(exc))}"
+    return "\n".join([code(shape.text), ""] + [f"- {line}" for line in lines])
 
 
 def _shape_summary(shape: ShapeToken | None) -> str:
@@ -153,8 +154,8 @@ def _shape_summary(shape: ShapeToken | None) -> str:
     try:
         size = decode_shape(shape).byte_size
     except ValueError:
-        return f"`{shape.text}`"
-    return f"`{shape.text}`" + (f" ({format_bytes(size)})" if size is not None else "")
+        return code(shape.text)
+    return code(shape.text) + (f" ({format_bytes(size)})" if size is not None else "")
 
 
 def instruction_markdown(module: HloModule, ins: Instruction) -> str:
@@ -162,7 +163,7 @@ def instruction_markdown(module: HloModule, ins: Instruction) -> str:
     comp = ins.computation
     # A fusion is a kernel, not control flow (its kind is said below).
     fam = None if ins.opcode == "fusion" else family(ins.opcode)
-    head = f"**%{ins.name.name}** — `{ins.opcode}`" + (f" ({fam})" if fam else "")
+    head = f"**%{ins.name.name}** — {code(ins.opcode)}" + (f" ({fam})" if fam else "")
     if ins.is_root:
         head += " — ROOT"
     parts = [head]
@@ -174,10 +175,10 @@ def instruction_markdown(module: HloModule, ins: Instruction) -> str:
         parts.append(_code(ins.shape.text))
         parts.append("\n".join(f"- {line}" for line in lines))
     if ins.parameter_number is not None and comp is not None:
-        parts.append(f"parameter {ins.parameter_number} of `{comp.name.name}`")
+        parts.append(f"parameter {ins.parameter_number} of {code(comp.name.name)}")
     if ins.literal is not None:
         lit = ins.literal if len(ins.literal) < 200 else ins.literal[:197] + "..."
-        parts.append(f"literal: `{lit}`")
+        parts.append(f"literal: {code(lit)}")
     # Operands, with shapes resolved through their definitions.
     if ins.operands:
         rows = ["**Operands**", ""]
@@ -186,13 +187,13 @@ def instruction_markdown(module: HloModule, ins: Instruction) -> str:
             defined = scope.get(op.ref.name)
             shape = op.shape or (defined.shape if defined is not None else None)
             where = "" if defined is not None else " — **undefined**"
-            rows.append(f"{i}. `%{op.ref.name}`: {_shape_summary(shape)}{where}")
+            rows.append(f"{i}. {code('%' + op.ref.name)}: {_shape_summary(shape)}{where}")
         if len(ins.operands) > MAX_LISTED * 2:
             rows.append(f"... and {len(ins.operands) - MAX_LISTED * 2} more")
         parts.append("\n".join(rows))
     used_by = users(ins)
     if used_by:
-        names = ", ".join(f"`%{u.name.name}`" for u in used_by[:MAX_LISTED])
+        names = ", ".join(code('%' + u.name.name) for u in used_by[:MAX_LISTED])
         more = f" and {len(used_by) - MAX_LISTED} more" if len(used_by) > MAX_LISTED else ""
         parts.append(f"**Users** ({len(used_by)}): {names}{more}")
     elif comp is not None and not ins.is_root and comp.root is not ins:
@@ -206,11 +207,11 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
     out: list[str] = []
     kind = ins.attribute("kind")
     if ins.opcode == "fusion" and kind is not None:
-        out.append(f"**Fusion kind** `{kind.value}`: "
+        out.append(f"**Fusion kind** {code(kind.value)}: "
                    f"{HLO_FUSION_KINDS.get(kind.value, 'backend-specific fusion')}")
     target = custom_call_target(ins)
     if target is not None:
-        out.append(f"**custom_call_target** `{target}`: {explain_target(target)}")
+        out.append(f"**custom_call_target** {code(target)}: {explain_target(target)}")
         names = result_names(ins)
         if names:
             out.append("**Results**: " + ", ".join(
@@ -219,7 +220,7 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
     for cref in ins.called:
         callee = module.resolve(cref.ref.name, cref.ref.start)
         if callee is not None:
-            out.append(f"`{cref.attr}` → `{callee.name.name}`, "
+            out.append(f"{code(cref.attr)} → {code(callee.name.name)}, "
                        f"{len(callee.instructions)} instructions\n\n" +
                        _code(callee.signature()))
     config = ins.attribute("backend_config")
@@ -234,20 +235,20 @@ def _opcode_specific(module: HloModule, ins: Instruction) -> list[str]:
         lang = "json" if explained.data is not None else "text"
         block += "\n\n" + _code(explained.pretty, lang)
         if notes:
-            block += "\n\n" + "\n".join(f"- `{path}` = {note}" for path, note in notes)
+            block += "\n\n" + "\n".join(f"- {code(path)} = {text(note)}" for path, note in notes)
         out.append(block)
         if kernel is not None:
             out.append(kernel_markdown(kernel))
     out.extend(collective_parts(module, ins))
     element = tuple_element(ins)
     if element is not None:
-        out.append(f"element {{{element.index}}} of `%{element.producer.name.name}`: "
+        out.append(f"element {{{element.index}}} of {code('%' + element.producer.name.name)}: "
                    f"{element.meaning}")
     return out
 
 
-def _code_span(text: str) -> str:
-    return f"`{text}`"
+def _code_span(s: str) -> str:
+    return code(s)
 
 
 def _bold_head(sentence: str) -> str:
@@ -286,7 +287,7 @@ def kernel_markdown(kernel: KernelExplanation) -> str:
     lines = [f"**Kernel**: {kernel.title} — {kernel.summary}"]
     if kernel.facts:
         lines.append("")
-        lines.extend(f"- `{f.field}` = `{f.value}`: {f.meaning} (*{f.source}*)"
+        lines.extend(f"- {code(f.field)} = {code(f.value)}: {f.meaning} (*{f.source}*)"
                      for f in kernel.facts)
     if kernel.note:
         lines += ["", f"*{kernel.note}*"]
@@ -315,48 +316,48 @@ def _metadata_parts(module: HloModule, ins: Instruction) -> list[str]:
     meta = decode_metadata(meta_attr.value)
     out: list[str] = []
     if "op_name" in meta:
-        out.append(f"**op_name** `{meta['op_name']}`")
+        out.append(f"**op_name** {code(meta['op_name'])}")
     if "op_type" in meta:
-        out.append(f"**op_type** `{meta['op_type']}`")
+        out.append(f"**op_type** {code(meta['op_type'])}")
     stack = python_stack(module, ins)
     if stack:
         # Frames as code spans: "(<module>)" is HTML to a Markdown renderer.
-        lines = [f"**Python** `{format_frame(stack[0])}`"]
+        lines = [f"**Python** {code(format_frame(stack[0]))}"]
         if len(stack) > 1:
             lines += ["", "called from:", ""]
-            lines.extend(f"{i}. `{format_frame(f)}`" for i, f in enumerate(stack[1:], 1))
+            lines.extend(f"{i}. {code(format_frame(f))}" for i, f in enumerate(stack[1:], 1))
         out.append("\n".join(lines))
     return out
 
 
 def computation_markdown(module: HloModule, comp: Computation) -> str:
     """The hover of a computation: signature, size, callers."""
-    parts = [("**ENTRY** " if comp.is_entry else "**computation** ") + f"`{comp.name.name}`",
+    parts = [("**ENTRY** " if comp.is_entry else "**computation** ") + code(comp.name.name),
              _code(comp.signature())]
     parts.append(f"{len(comp.instructions)} instructions" +
-                 (f", ROOT `%{comp.root.name.name}` = `{comp.root.opcode}`"
+                 (f", ROOT {code('%' + comp.root.name.name)} = {code(comp.root.opcode)}"
                   if comp.root is not None else ""))
     callers = module.callers_of(comp.name.name, comp.start)
     if callers:
-        listed = ", ".join(f"`%{ins.name.name}` ({ins.opcode}, `{c.attr}`)"
+        listed = ", ".join(f"{code('%' + ins.name.name)} ({text(ins.opcode)}, {code(c.attr)})"
                            for ins, c in callers[:MAX_LISTED])
         more = f" and {len(callers) - MAX_LISTED} more" if len(callers) > MAX_LISTED else ""
         parts.append(f"**Callers** ({len(callers)}): {listed}{more}")
     elif not comp.is_entry and module.entry is not comp:
         parts.append("**Callers**: none")
     if comp.execution_thread:
-        parts.append(f"execution_thread `{comp.execution_thread}`")
+        parts.append(f"execution_thread {code(comp.execution_thread)}")
     return "\n\n".join(parts)
 
 
 def module_markdown(module: HloModule) -> str:
     """The hover of the module name in the header."""
-    parts = [f"**HloModule** `{module.name.name if module.name else '?'}`",
+    parts = [f"**HloModule** {code(module.name.name if module.name else '?')}",
              f"{len(module.computations)} computations, {module.instruction_count()} "
              "instructions"]
     for attr in module.header_attributes:
         value = attr.value if len(attr.value) <= 200 else attr.value[:197] + "..."
-        parts.append(f"- `{attr.name}` = `{value}`")
+        parts.append(f"- {code(attr.name)} = {code(value)}")
     return "\n\n".join(parts)
 
 
@@ -365,10 +366,10 @@ def describe_value(alloc: Allocation, value: BufferValue) -> str:
     offset 32768, 1,280 B (1.2 KiB) `f32[32,10]{1,0}```. Sizes and offsets in bytes
     (``BufferAllocation::ToShortString``, ``HloValue::ToShortString``)."""
     flags = ", ".join([format_bytes(alloc.size)] + alloc.flags)
-    index = f" `{value.shape_index}`" if value.shape_index else ""
+    index = f" {code(value.shape_index)}" if value.shape_index else ""
     phi = " (phi)" if value.phi else ""
     return (f"allocation {alloc.index} ({flags}){index}{phi}: offset {value.offset}, "
-            f"{format_bytes(value.size)} `{value.shape}`")
+            f"{format_bytes(value.size)} {code(value.shape)}")
 
 
 def buffer_lines(assignment: BufferAssignment, instruction_name: str) -> list[str]:
@@ -380,7 +381,7 @@ def buffer_lines(assignment: BufferAssignment, instruction_name: str) -> list[st
     values = assignment.values_of(instruction_name)
     if not values:
         return []
-    lines = [f"**Buffer assignment** (`{os.path.basename(assignment.path)}`)"]
+    lines = [f"**Buffer assignment** ({code(os.path.basename(assignment.path))})"]
     lines += [f"- {describe_value(a, v)}" for a, v in values[:MAX_HOVER_VALUES]]
     if len(values) > MAX_HOVER_VALUES:
         lines.append(f"- ... {len(values) - MAX_HOVER_VALUES} more values")

@@ -33,6 +33,7 @@ from hlo_lsp.dump.reports import (BufferAssignment, LiveRangeReport, load_buffer
                                   load_live_range_for)
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.shapes import format_bytes
+from hlo_lsp.model.markdown import code
 
 
 @dataclass(slots=True)
@@ -266,10 +267,10 @@ def peak_markdown(t: MemoryTimeline, top: int = 5) -> str:
         else "end"
     estimate = " (estimate)" if t.source == "estimate" else ""
     lines = [f"**Memory at the peak{estimate}**: {format_bytes(t.peak_bytes)} at step "
-             f"{t.peak_step} of {len(t.steps)} (`%{name}`), {len(t.peak_buffers)} buffers live; "
+             f"{t.peak_step} of {len(t.steps)} ({code('%' + name)}), {len(t.peak_buffers)} buffers live; "
              "largest:", ""]
     for b in t.peak_buffers[:top]:
-        lines.append(f"- `%{b.key}` {format_bytes(b.size)}" + (f" `{b.shape}`" if b.shape else "")
+        lines.append(f"- {code('%' + b.key)} {format_bytes(b.size)}" + (f" {code(b.shape)}" if b.shape else "")
                      + f", steps {b.start}-{b.end}")
     if len(t.peak_buffers) > top:
         lines.append(f"- ... {len(t.peak_buffers) - top} more (`hlo-lsp memory FILE`)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hlo_lsp.model.markdown import cell, code, fence, text
 from hlo_lsp.model.visible import visible
 from hlo_lsp.model.units import format_count, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
@@ -107,7 +108,7 @@ def format_markdown(summary: KernelSummary, note: str = "",
         tables = format_markdown(summary).replace("#### ", "##### ").split("\n\n", 2)[2:]
         return (format_folded_markdown(folded, note) + "\n" +
                 f"#### All kernels ({len(summary.kernels)})\n\n" + "".join(tables))
-    parts = [f"### Kernels of `{summary.module or '?'}` (ENTRY `%{summary.entry or '?'}`)",
+    parts = [f"### Kernels of {code(summary.module or '?')} (ENTRY {code('%' + (summary.entry or '?'))})",
              f"**{summary.headline()}**", *([f"*{note}*"] if note else [])]
     headers = {"fusion": "| fusion | kind | backend | contains | source | in |",
                "custom-call": "| custom-call | target | library | | source | in |",
@@ -122,7 +123,7 @@ def format_markdown(summary: KernelSummary, note: str = "",
         notes = _note_lines(ks, "")
         if notes:
             # Text from the dump (names) in a code block: nothing to escape.
-            rows += ["", notes[0], "", "```", *notes[1:], "```"]
+            rows += ["", notes[0], "", fence("\n".join(notes[1:]))]
         parts.append("\n".join(rows))
     return "\n\n".join(parts) + "\n"
 
@@ -146,8 +147,9 @@ def _markdown_row(cells: list[str]) -> str:
     """One table row of :func:`format_markdown`: the name and the kind (or
     target, or opcode) as code, the other cells with ``|`` escaped."""
     name, kind, *rest = cells
-    return "| " + " | ".join([f"`{name}`" if name else name, f"`{kind}`" if kind else kind,
-                              *(c.replace("|", "\\|") for c in rest)]) + " |"
+    return "| " + " | ".join([cell(code(name)) if name else name,
+                              cell(code(kind)) if kind else kind,
+                              *(cell(text(c)) for c in rest)]) + " |"
 
 
 def format_top(groups: list[KernelGroup], device: Accelerator, top: int) -> str:
