@@ -22,6 +22,10 @@ try {
   await page.addInitScript(() => {
     window.__posted = [];
     window.addEventListener("message", (ev) => window.__posted.push(ev.data));
+    // what the page's Content-Security-Policy refused (directive and source)
+    window.__violations = [];
+    document.addEventListener("securitypolicyviolation",
+      (ev) => window.__violations.push([ev.effectiveDirective, ev.blockedURI]));
   });
   const t0 = Date.now();
   await page.goto(spec.url);
@@ -85,6 +89,9 @@ try {
     }
   }
   if (spec.screenshot) await page.screenshot({ path: spec.screenshot });
+  // a script the page did not bring sets window.__pwned (tests of the CSP)
+  out.pwned = await page.evaluate(() => window.__pwned || null);
+  out.violations = await page.evaluate(() => window.__violations);
   out.errors = errors;
 } finally {
   await browser.close();

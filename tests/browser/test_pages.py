@@ -236,3 +236,57 @@ def test_memory_page_shows_the_reports_peak(drive, tmp_path):
     assert f"{report.peak_bytes:,} B" in got["peakText"]
     assert max(got["bars"]) == report.peak_bytes and len(got["bars"]) == report.end + 1
     assert sorted(got["rows"]) == sorted([p.instruction, p.size] for p in report.peak_buffers)
+
+
+#: What an escaping bug would let a label put into a page (issue 41 item 4).
+INJECTED = ('<script>window.__pwned = "script"</script>'
+            '<img src="x" onerror="window.__pwned = \'onerror\'">'
+            '<img src="https://attacker.invalid/pixel.png">'
+            '<svg><script>window.__pwned = "svg script"</script></svg>'
+            '<div style="background:url(https://attacker.invalid/css.png)">x</div>')
+
+
+def _inject(page: str) -> str:
+    """``page`` with :data:`INJECTED` written unescaped into its header, as if a
+    label escaped nothing."""
+    assert page.count("<body>\n") == 1
+    return page.replace("<body>\n", "<body>\n" + INJECTED, 1)
+
+
+def test_a_script_injected_into_a_page_does_not_run_and_the_page_still_works(drive, tmp_path):
+    from hlo_lsp.features.graph_page import graph_html
+    text = read(FP8_REGRESSION)
+    module = parse(text)
+    fusion = next(i for i in module.entry.instructions
+                  if i.opcode == "fusion" and "gemm" in i.name.name)
+    fused = next(c.ref.name for c in fusion.called if c.attr == "calls")
+    dot_ins = next(i for i in module.by_name[fused].instructions if i.opcode == "dot")
+    html = graph_html(graph(module, computation=fused), LineIndex(text), FP8_REGRESSION.name,
+                      FP8_REGRESSION.resolve().as_uri(), "graph")
+    # the policy is the head's first element after the charset, before any script
+    head = html.split("</head>")[0]
+    assert head.index('http-equiv="Content-Security-Policy"') < head.index("<style")
+    assert "default-src 'none'" in head and "'unsafe-inline'" not in head
+    page = tmp_path / "injected.html"
+    page.write_text(_inject(html))
+    got = drive({"url": page.as_uri(), "kind": "graph", "click": dot_ins.name.name})
+    assert got["pwned"] is None, got["pwned"]
+    assert {"script-src-elem", "script-src-attr", "img-src", "style-src-attr"} <= \
+        {d for d, _ in got["violations"]}, got["violations"]
+    # the page's own scripts ran: Graphviz drew the graph, a click posts the range
+    assert got["errors"] == [] and got["rendered"] == "true"
+    (posted,) = got["posted"]
+    assert posted["name"] == dot_ins.name.name
+
+    hlo = next(GPU.glob("deviceless/conv_bias_relu/*_gpu_after_optimizations.txt"))
+    text = hlo.read_text()
+    module = parse(text)
+    page = tmp_path / "memory.html"
+    timeline = timeline_for(str(hlo), module)
+    page.write_text(_inject(memory_html(timeline, "memory", hlo.name, hlo.as_uri(),
+                                        LineIndex(text))))
+    largest = max(timeline.peak_buffers, key=lambda b: b.size).instruction
+    got = drive({"url": page.as_uri(), "kind": "memory", "click": largest})
+    assert got["pwned"] is None and got["errors"] == []
+    assert "script-src-elem" in {d for d, _ in got["violations"]}
+    assert got["posted"][0]["type"] == "hlo-graph-reveal"

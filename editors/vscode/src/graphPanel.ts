@@ -32,6 +32,20 @@ export function revealMessage(m: unknown): RevealMessage | undefined {
   return r;
 }
 
+/**
+ * Options of the graph and memory panels. The page (hlo_lsp/features/graph_page) is
+ * self-contained and carries its own Content-Security-Policy (default-src 'none',
+ * scripts and styles by a nonce per page, WebAssembly for Graphviz, images data:
+ * only): it needs no file, so the webview may load none (localResourceRoots []),
+ * and no command: URI runs from it.
+ */
+export const WEBVIEW_OPTIONS: vscode.WebviewPanelOptions & vscode.WebviewOptions = {
+  enableScripts: true,
+  enableCommandUris: false,
+  localResourceRoots: [],
+  retainContextWhenHidden: true,
+};
+
 export class HloGraphPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private memoryPanel: vscode.WebviewPanel | undefined;
@@ -87,8 +101,7 @@ export class HloGraphPanel implements vscode.Disposable {
     const title = `Graph: ${typeof reply.computation === 'string' ? reply.computation : 'HLO'}`;
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel('hloGraph', title, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
-        enableScripts: true,
-        retainContextWhenHidden: true,
+        ...WEBVIEW_OPTIONS,
       });
       this.panel.onDidDispose(() => {
         this.panel = undefined;
@@ -124,8 +137,7 @@ export class HloGraphPanel implements vscode.Disposable {
     }
     if (!this.memoryPanel) {
       this.memoryPanel = vscode.window.createWebviewPanel('hloMemory', 'Memory', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
-        enableScripts: true,
-        retainContextWhenHidden: true,
+        ...WEBVIEW_OPTIONS,
       });
       this.memoryPanel.onDidDispose(() => (this.memoryPanel = undefined));
       this.memoryPanel.webview.onDidReceiveMessage((m) => void this.reveal(m));

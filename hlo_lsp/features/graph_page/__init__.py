@@ -7,7 +7,11 @@ and ``page.css``.
 
 Everything from the dump is escaped: text in HTML with :func:`html.escape`, the
 data in a JSON ``<script>`` with ``<``, ``>`` and ``&`` as ``\\uXXXX``, names in
-DOT by :func:`hlo_lsp.features.graph.dot_quote`.
+DOT by :func:`hlo_lsp.features.graph.dot_quote`. Should one escaping fail, the
+page's Content-Security-Policy (:func:`csp_meta`, the first element of its
+head) still runs no script and loads nothing the page did not bring: scripts
+and styles only with the page's nonce, WebAssembly for Graphviz, images only
+``data:``, no connections, frames, forms or fonts (issue 41 item 4).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import secrets
 from importlib import resources
 
 from hlo_lsp.features.graph import KIND_COLORS, Graph, dot_ids, stub_edges, to_dot
@@ -25,6 +30,25 @@ from hlo_lsp.syntax.lines import LineIndex
 def asset(name: str) -> str:
     """The text of one file of this directory (``graphviz.js``, ``page.js``, ``page.css``)."""
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def new_nonce() -> str:
+    """A fresh nonce for one page's ``<script>`` and ``<style>`` elements (128
+    bits from :mod:`secrets`, URL-safe base64: valid in a CSP source)."""
+    return secrets.token_urlsafe(16)
+
+
+def csp_meta(nonce: str) -> str:
+    """The ``<meta http-equiv="Content-Security-Policy">`` of a page whose own
+    scripts and styles carry ``nonce``: ``default-src 'none'``; scripts by nonce
+    (and ``'wasm-unsafe-eval'``: Graphviz is WebAssembly compiled in the page);
+    styles by nonce (no ``style`` attributes); images ``data:`` only; no base
+    URL, form target or frame ancestor. VS Code's webviews and a browser
+    opening the file apply it alike (CSP Level 3, https://www.w3.org/TR/CSP3/)."""
+    policy = (f"default-src 'none'; script-src 'nonce-{nonce}' 'wasm-unsafe-eval'; "
+              f"style-src 'nonce-{nonce}'; img-src data:; base-uri 'none'; "
+              "form-action 'none'")
+    return f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
 
 
 def script_json(data: object) -> str:
@@ -85,26 +109,32 @@ def page_data(g: Graph, lines: LineIndex, file: str, uri: str) -> dict:
     }
 
 
-def graph_html(g: Graph, lines: LineIndex, file: str, uri: str, title: str) -> str:
+def graph_html(g: Graph, lines: LineIndex, file: str, uri: str, title: str,
+               nonce: str | None = None) -> str:
     """The page for ``g`` (see the module docstring); ``file`` and ``uri`` name
-    the HLO file a click refers to, ``title`` heads the page."""
+    the HLO file a click refers to, ``title`` heads the page. ``nonce``: of its
+    scripts and styles (:func:`csp_meta`), fresh (:func:`new_nonce`) when None."""
     data = page_data(g, lines, file, uri)
-    legend = "".join(f'<span style="background:{color}">{html.escape(kind)}</span>'
-                     for kind, color in KIND_COLORS.items())
+    nonce = nonce or new_nonce()
+    # Colours by class: a CSP without 'unsafe-inline' drops style attributes.
+    legend = "".join(f'<span class="kind{i}">{html.escape(kind)}</span>'
+                     for i, kind in enumerate(KIND_COLORS))
+    legend_css = "".join(f".legend .kind{i}{{background:{color}}}"
+                         for i, color in enumerate(KIND_COLORS.values()))
     counts = f"{len(g.nodes)} nodes, {len(g.edges)} edges"
     note = f'<div class="note" id="omitted">{html.escape(g.message)}</div>' if g.message else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{html.escape(title)}</title>"
-        f"<style>{asset('page.css')}</style></head>\n<body>\n"
+        f"{csp_meta(nonce)}<title>{html.escape(title)}</title>"
+        f"<style nonce=\"{nonce}\">{asset('page.css')}{legend_css}</style></head>\n<body>\n"
         f"<header><h1>{html.escape(title)}</h1>"
         f"<div>{html.escape(counts)} · <span class=\"legend\">{legend}</span></div>{note}"
         "<div id=\"selected\">click a node to go to its instruction</div></header>\n"
         "<div id=\"graph\"></div><div id=\"error\"></div>\n"
         f"<script type=\"application/json\" id=\"hlo-graph-data\">{script_json(data)}</script>\n"
-        f"<script>{asset('graphviz.js')}</script>\n"
-        f"<script>{asset('post.js')}</script>\n"
-        f"<script>{asset('page.js')}</script>\n</body></html>\n")
+        f"<script nonce=\"{nonce}\">{asset('graphviz.js')}</script>\n"
+        f"<script nonce=\"{nonce}\">{asset('post.js')}</script>\n"
+        f"<script nonce=\"{nonce}\">{asset('page.js')}</script>\n</body></html>\n")
 
 
-__all__ = ["asset", "graph_html", "graph_title", "page_data", "page_title", "script_json"]
+__all__ = ["asset", "csp_meta", "graph_html", "new_nonce", "graph_title", "page_data", "page_title", "script_json"]

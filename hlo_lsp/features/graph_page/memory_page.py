@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import json
 
-from hlo_lsp.features.graph_page import asset, script_json
+from hlo_lsp.features.graph_page import asset, csp_meta, new_nonce, script_json
 from hlo_lsp.features.memory import MemoryTimeline
 from hlo_lsp.model.shapes import format_bytes, format_integer
 from hlo_lsp.syntax.lines import LineIndex
@@ -58,11 +58,14 @@ def _chart(t: MemoryTimeline) -> str:
 
 
 def memory_html(t: MemoryTimeline, title: str, file: str, uri: str | None = None,
-                lines: LineIndex | None = None) -> str:
+                lines: LineIndex | None = None, nonce: str | None = None) -> str:
     """The page for timeline ``t`` of the HLO ``file`` (a name shown, not read).
     With ``uri`` and ``lines`` (the line index of that file's text), a click on
     a buffer's row posts ``{type: "hlo-graph-reveal", name, uri, range}`` (its
-    defining instruction's start) to the page's host, as the graph page does."""
+    defining instruction's start) to the page's host, as the graph page does.
+    ``nonce``: of its scripts and style (:func:`hlo_lsp.features.graph_page.csp_meta`),
+    fresh when None."""
+    nonce = nonce or new_nonce()
     name = t.steps[t.peak_step] if t.peak_step < len(t.steps) and t.steps[t.peak_step] \
         else "end"
     rows = []
@@ -85,13 +88,14 @@ def memory_html(t: MemoryTimeline, title: str, file: str, uri: str | None = None
     estimate = " (estimate)" if t.source == "estimate" else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{html.escape(title)}</title><style>"
+        f"{csp_meta(nonce)}<title>{html.escape(title)}</title><style nonce=\"{nonce}\">"
         "body{font:13px/1.4 system-ui,sans-serif;margin:0;padding:12px;color:#212529;background:#fff}"
         "h1{font-size:15px;margin:0 0 4px}#chart{width:100%;max-width:960px;display:block}"
         "rect.step:hover{fill:#1864ab}table{border-collapse:collapse;margin-top:8px}"
         "td,th{padding:2px 8px;border-bottom:1px solid #e9ecef;text-align:left}"
         "td.num{text-align:right;font-variant-numeric:tabular-nums}.notes{color:#495057}"
         "tr.buffer[data-range]{cursor:pointer}tr.buffer[data-range]:hover{background:#e7f5ff}"
+        "h2{font-size:14px}"
         "</style></head>\n<body>\n"
         f"<h1>{html.escape(title)}</h1>"
         f'<div>peak{estimate}: <strong id="peak" data-bytes="{t.peak_bytes}" '
@@ -99,11 +103,12 @@ def memory_html(t: MemoryTimeline, title: str, file: str, uri: str | None = None
         f"at step {t.peak_step} of {len(t.steps)} (<code>{html.escape(name)}</code>){report}"
         f" · {html.escape(file)}</div>\n{_chart(t)}\n"
         f"<ul class=notes>{notes}</ul>"
-        f"<h2 style=\"font-size:14px\">{len(t.peak_buffers)} buffers live at the peak</h2>"
+        f"<h2>{len(t.peak_buffers)} buffers live at the peak</h2>"
         "<table><tr><th>bytes</th><th>value</th><th>shape</th><th>live steps</th>"
         f"<th>allocation +offset</th></tr>{''.join(rows)}</table>\n"
-        f"<script>{asset('post.js')}</script>\n"
-        f"<script>{_REVEAL_SCRIPT % script_json(uri or '')}</script>\n</body></html>\n")
+        f"<script nonce=\"{nonce}\">{asset('post.js')}</script>\n"
+        f"<script nonce=\"{nonce}\">{_REVEAL_SCRIPT % script_json(uri or '')}</script>\n"
+        "</body></html>\n")
 
 
 #: A click on a buffer row posts where its instruction is (see :func:`memory_html`).
