@@ -5,6 +5,7 @@
 // HLO_BARE_PYTHON (a Python without hlo_lsp).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -384,6 +385,67 @@ async function summaryTableScenario(folder) {
   await command('View: Close All Editor Groups').catch(() => {});
 }
 
+/**
+ * Issue 41, item 3: text from a dump is data in a hover. A dump made in a temp directory
+ * whose custom-call has Markdown, HTML, ESC, bidi and newlines in its op_name, source_file,
+ * custom_call_target and backend_config, opened by its absolute path in Quick Open: the
+ * hover on the instruction shows that text, and its DOM holds no image, link or heading
+ * (on main the op_name's `# H [l](...) ![t](...)` rendered an <h1>, an <a> and an <img>
+ * fetched from attacker.invalid).
+ */
+async function hostileHoverScenario() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-hostile-'));
+  const hostile = 'x` \n\n# H [l](https://attacker.invalid/a) ![t](https://attacker.invalid/b.png) `y'
+    + ' <img src=https://attacker.invalid/p.png onerror=alert(1)><a href="https://attacker.invalid/c">c</a>'
+    + ' \u001b[2J\u202eevil <script>alert(1)</script>';
+  const q = (s) => JSON.stringify(s).replace(/\\u001b/g, '\u001b'); // an HLO string (ESC as itself)
+  const config = q(JSON.stringify({ name: hostile }));
+  const name = 'module_0001.jit_hostile.cpu_after_optimizations.txt';
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, [
+    'HloModule jit_hostile, entry_computation_layout={(f32[2]{0})->f32[2]{0}}',
+    '',
+    'ENTRY %main (p: f32[2]) -> f32[2] {',
+    '  %p = f32[2]{0} parameter(0)',
+    `  ROOT %hostile_call = f32[2]{0} custom-call(f32[2]{0} %p), custom_call_target=${q(hostile)}, backend_config=${config}, metadata={op_type=${q(hostile)} op_name=${q(hostile)} source_file=${q(hostile)} source_line=3}`,
+    '}',
+    ''].join('\n'));
+  await check('hover on an instruction whose op_name holds Markdown, HTML and ESC shows them as text', async () => {
+    await palette(false, file);
+    await waitFor(`${name} in Quick Open`, () =>
+      page.evaluate((n) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(n)), name), 15000);
+    await page.keyboard.press('Enter');
+    await waitFor(`editor for ${name}`, async () => (await activeTab())?.label.includes(name));
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+    await gotoLine(5, 10);
+    const h = await showHover('op_name');
+    console.log(`hostile hover text:\n${h}\n---`);
+    const dom = await page.evaluate(() => {
+      const hs = [...document.querySelectorAll('.monaco-hover')].filter((e) => !e.classList.contains('hidden') && e.offsetParent !== null);
+      const all = (sel) => hs.flatMap((e) => [...e.querySelectorAll(sel)]);
+      return {
+        imgs: all('img').map((e) => e.getAttribute('src')),
+        links: all('a').map((e) => e.getAttribute('href') || e.getAttribute('data-href') || e.textContent),
+        headings: all('h1, h2, h3, h4, h5, h6').map((e) => e.textContent),
+        scripts: all('script').length,
+        codes: all('code').map((e) => e.textContent),
+      };
+    });
+    console.log(`hostile hover DOM: ${JSON.stringify(dom)}`);
+    await screenshot('hostile-hover');
+    assert.deepEqual(dom.imgs, [], 'no image from dump text');
+    assert.ok(!dom.links.some((l) => /attacker|^l$|^c$/.test(l || '')), `no link from dump text: ${JSON.stringify(dom.links)}`);
+    assert.deepEqual(dom.headings, [], 'no heading from dump text');
+    assert.equal(dom.scripts, 0);
+    // the op_name is shown whole, as text, with its newlines and ESC made visible
+    assert.ok(dom.codes.some((c) => c.includes('# H [l](https://attacker.invalid/a) ![t](https://attacker.invalid/b.png)')
+      && c.includes('\\n\\n') && c.includes('\\x1b[2J') && c.includes('\\u202e')), `the op_name as one code span: ${JSON.stringify(dom.codes)}`);
+    await dismiss();
+  });
+  await command('View: Close All Editor Groups').catch(() => {});
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 if (mode === 'examples') {
   await check('a GPU dump opens as HLO (filenamePatterns)', async () => {
     await openFile('jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt');
@@ -511,6 +573,7 @@ if (mode === 'examples') {
   });
 
   await summaryTableScenario(new URL(url).searchParams.get('folder'));
+  await hostileHoverScenario();
 
   await check('-buffer-assignment.txt stays Plain Text', async () => {
     await openFile('cpu_after_optimizations-buffer-assignment.txt');

@@ -77,5 +77,5 @@ def test_vscode_in_code_server():
         pytest.fail(f"{RUN} took more than 20 minutes:\n{out[-12000:]}")
     assert proc.returncode == 0, f"{RUN} failed (exit {proc.returncode}):\n{out[-12000:]}"
     # Every mode ran and reported (a mode that silently did nothing would pass).
-    for mode, checks in (("first-hour", 7), ("examples", 11), ("no-server", 1), ("broken-server", 1)):
+    for mode, checks in (("first-hour", 7), ("examples", 12), ("no-server", 1), ("broken-server", 1)):
         assert f"{mode}: {checks} passed, 0 failed" in out, f"{mode} did not run all its checks:\n{out[-6000:]}"
