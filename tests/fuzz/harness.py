@@ -5,7 +5,12 @@ its SOURCES.tsv) and of ``examples/`` (only ``examples/`` when the corpus is
 absent). Each document is a seed file changed by one or two mutations (tokens
 and lines deleted, duplicated or swapped, truncation, flipped bytes, CR / CRLF /
 mixed line endings, tuples nested hundreds to ten thousand deep, lines of
-100 KB and more, lone surrogates, huge metadata strings), opened in the server
+100 KB and more, lone surrogates, huge metadata strings, :data:`INJECTIONS`
+(Markdown, HTML, ESC, bidi, newlines) in op_name, op_type, source_file,
+custom_call_target, backend_config and frontend_attributes), a quarter of them
+with special files beside them (:class:`SpecialFiles`: FIFOs, ``/dev/zero``
+links, sockets, a report replaced while read, named like the document's reports,
+its other stage and an unopened document asked about), opened in the server
 (``python -m hlo_lsp`` driven by pytest-lsp's client, with VS Code's
 capabilities), then edited with random incremental ``didChange`` ranges (CRLF
 positions included) between batches of every request the server answers.
@@ -23,7 +28,10 @@ documents of a megabyte and more, within
 wait for the analysis of the whole document) and at all within
 :data:`UNANSWERED_S` (``unanswered``); no error answer but ContentModified / RequestCancelled
 (``errors``); no ``Traceback`` in the server's stderr (``tracebacks``); no
-``window/showMessage`` of type Error (``error_popups``); every range, position,
+``window/showMessage`` of type Error (``error_popups``); no hover whose
+Markdown renders an element the server does not write (an image, link, heading
+or raw HTML) or holds a control character (``markup``, :func:`hover_markup`,
+with markdown-it-py); every range, position,
 semantic token and folding range lies inside the document per the
 specification's line rules (``off_document``: lines end at ``\\n``, ``\\r\\n``
 or ``\\r``; columns in UTF-16 code units; an independent implementation, not
@@ -93,7 +101,7 @@ SUITE_SLOW_FACTOR = 10.0
 STALL_S = 0.05
 CONTENT_MODIFIED, REQUEST_CANCELLED = -32801, -32800
 FAILURE_KINDS = ("crashes", "slow", "unanswered", "errors", "tracebacks", "error_popups",
-                 "off_document", "mismatches")
+                 "off_document", "mismatches", "markup")
 TRACEBACK = "Traceback (most recent call last)"
 #: Seed files larger than this are used as "a few large files" only.
 LARGE = 1_000_000
@@ -566,9 +574,72 @@ def huge_metadata(t, rng):
     return t[:m.end()] + meta + t[m.end():]
 
 
+#: The share of documents with special files beside them (:class:`SpecialFiles`).
+SPECIAL_SHARE = 0.25
+#: Text an attacker shipping a dump writes where a person reads it (issue 41):
+#: Markdown (heading, link, remote image, emphasis, table), HTML, entities,
+#: autolinks, terminal control, bidi overrides, line breaks, backtick runs.
+INJECTIONS = (
+    "x` \n\n# H [l](https://attacker.invalid/a) ![t](https://attacker.invalid/b.png) `y",
+    "<img src=https://attacker.invalid/p.png onerror=alert(1)><script>alert(1)</script>",
+    "<a href='https://attacker.invalid/c'>c</a><h1>head</h1><iframe src=x></iframe>",
+    "\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m",
+    "\u202eevil\u2066txt.exe\u2069\u200f",
+    "```\n# fenced\n```\n<h2>after</h2>",
+    "a|b| c\n\n| x | y |\n|---|---|",
+    "https://attacker.invalid/auto www.attacker.invalid <https://attacker.invalid/x>",
+    "&lt;img src=x&gt; &#60;b&#62; &amp;",
+    "*em* _u_ **b** [ref]\n\n[ref]: https://attacker.invalid/r",
+    "\\`\\*` `` ``` ```` `",
+    "\r\n- item\r1. one\n> quote\n===\u2028\u2029\x85",
+)
+#: The text fields of an instruction :func:`inject_text` writes into.
+INJECTED_FIELDS = ("op_name", "op_type", "source_file", "custom_call_target",
+                   "backend_config", "frontend_attributes")
+_QUOTED_FIELD = re.compile(r'\b(op_name|op_type|source_file|custom_call_target|backend_config)='
+                           r'"(?:[^"\\\n]|\\.)*"')
+
+
+def hlo_quoted(s: str) -> str:
+    """``s`` as an HLO quoted string: ``\\``, ``"`` and ``\\n`` escaped
+    (xla/hlo/parser/hlo_lexer.cc), every other character (ESC, bidi, CR) as it is."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def inject_text(t, rng):
+    """An :data:`INJECTIONS` string in a text field of one to three instructions:
+    an existing op_name, op_type, source_file, custom_call_target or
+    backend_config value replaced, or a field added (a backend_config as JSON
+    holding the string, frontend_attributes)."""
+    for _ in range(rng.randint(1, 3)):
+        value = rng.choice(INJECTIONS)
+        found = list(_QUOTED_FIELD.finditer(t))
+        if found and rng.random() < 0.5:
+            m = rng.choice(found)
+            field_ = m.group(1)
+            v = json.dumps({"name": value}) if field_ == "backend_config" and \
+                rng.random() < 0.5 else value
+            t = t[:m.start()] + f"{field_}={hlo_quoted(v)}" + t[m.end():]
+            continue
+        ms = list(_INSTRUCTION.finditer(t))
+        if not ms:
+            return t + f'\n%x = f32[] constant(0), metadata={{op_name={hlo_quoted(value)}}}\n'
+        m = rng.choice(ms)
+        field_ = rng.choice(INJECTED_FIELDS)
+        q = hlo_quoted(value)
+        extra = {"op_name": f", metadata={{op_name={q} source_file={q} source_line=1}}",
+                 "op_type": f", metadata={{op_type={q} op_name={q}}}",
+                 "source_file": f", metadata={{source_file={q} source_line=2}}",
+                 "custom_call_target": f", custom_call_target={q}",
+                 "backend_config": f", backend_config={hlo_quoted(json.dumps({'k': value}))}",
+                 "frontend_attributes": f", frontend_attributes={{a={q}}}"}[field_]
+        t = t[:m.end()] + extra + t[m.end():]
+    return t
+
+
 MUTATIONS = [delete_tokens, duplicate_tokens, swap_tokens, delete_lines, duplicate_lines,
              swap_lines, truncate, flip_bytes, line_endings, deep_tuple, long_line,
-             lone_surrogates, huge_metadata]
+             lone_surrogates, huge_metadata, inject_text, inject_text]
 
 
 def random_change(text: str, rng: random.Random) -> types.TextDocumentContentChangePartial:
@@ -590,6 +661,111 @@ def random_change(text: str, rng: random.Random) -> types.TextDocumentContentCha
                       text[a:b] * 2, "%p = f32[] parameter(0)\n"])
     return types.TextDocumentContentChangePartial(
         range=types.Range(start=start, end=end), text=new)
+
+
+# ----------------------------------------------------- untrusted surroundings ---
+#: What a special file beside a document is made as (issue 41 items 1 and 2).
+SPECIAL_KINDS = ("fifo", "dev_zero", "socket", "replaced")
+#: The names a special file takes beside ``X.txt``: its reports, and the other
+#: optimization stage's dump.
+SPECIAL_SUFFIXES = ("-buffer-assignment.txt", "-memory-usage-report.txt", "-live-range.txt",
+                    "-buffer-assignment-values.txt")
+
+
+class SpecialFiles:
+    """Special files made beside a document's path (which the server reads for
+    hover, ``hlo/memory`` and the counterparts): FIFOs, symlinks to
+    ``/dev/zero``, Unix sockets, and a report replaced again and again, between a
+    regular file and a FIFO, while the server may read it. :meth:`close`
+    removes them."""
+
+    def __init__(self, directory: pathlib.Path, name: str, rng: random.Random) -> None:
+        self.paths: list[pathlib.Path] = []
+        self._sockets: list[Any] = []
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        base = name[:-4] if name.endswith(".txt") else name
+        names = [base + suffix for suffix in rng.sample(SPECIAL_SUFFIXES, rng.randint(1, 3))]
+        if "after_optimizations" in name:
+            names.append(name.replace("after_optimizations", "before_optimizations"))
+        names.append(f"special{rng.randrange(10**6)}.hlo")  # a request about it unopened
+        for n in names:
+            self._make(directory / n, rng.choice(SPECIAL_KINDS))
+
+    def _make(self, path: pathlib.Path, kind: str) -> None:
+        import socket
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dev_zero":
+            path.symlink_to("/dev/zero")
+        elif kind == "socket":
+            if len(os.fsencode(path)) >= 100:  # sun_path's limit
+                os.mkfifo(path)
+            else:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.bind(str(path))
+                self._sockets.append(sock)
+        else:
+            thread = threading.Thread(target=self._replace, args=(path,), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        self.paths.append(path)
+
+    def _replace(self, path: pathlib.Path) -> None:
+        regular, fifo = path.with_name(path.name + ".r"), path.with_name(path.name + ".f")
+        text = "BufferAssignment:\nallocation 0: size 4, parameter 0\n" * 2000
+        while not self._stop.is_set():
+            with contextlib.suppress(OSError):
+                regular.write_text(text)
+                os.replace(regular, path)
+                time.sleep(0.002)
+                os.mkfifo(fifo)
+                os.replace(fifo, path)
+            time.sleep(0.002)
+
+    def close(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(5)
+        for sock in self._sockets:
+            sock.close()
+        for path in self.paths:
+            for p in (path, path.with_name(path.name + ".r"), path.with_name(path.name + ".f")):
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+
+
+#: The elements a hover's Markdown renders to (headings, links, images, HTML
+#: and block quotes come only from text the server did not escape).
+HOVER_ELEMENTS = frozenset({"p", "strong", "em", "code", "pre", "ul", "ol", "li", "hr", "br",
+                            "table", "thead", "tbody", "tr", "th", "td"})
+
+
+def hover_markup(result: Any) -> list[str]:
+    """What in a hover answer's Markdown, rendered by a CommonMark renderer
+    (markdown-it-py, HTML allowed as VS Code's hover renderer sees it), is not
+    what the server writes: elements beyond :data:`HOVER_ELEMENTS` (an ``<img>``,
+    ``<a>``, heading, raw HTML), a control character. [] when markdown-it-py is
+    not installed or the answer is empty."""
+    try:
+        import markdown_it
+    except ImportError:
+        return []
+    contents = _get(result, "contents") if result is not None else None
+    if contents is None:
+        return []
+    parts = contents if isinstance(contents, list) else [contents]
+    md = "\n\n".join(p if isinstance(p, str) else str(_get(p, "value") or "") for p in parts)
+    html = markdown_it.MarkdownIt("commonmark").enable("table").render(md)
+    bad = sorted({tag for tag in re.findall(r"<([a-zA-Z][a-zA-Z0-9]*)", html)
+                  if tag.lower() not in HOVER_ELEMENTS})
+    out = [f"<{tag}> in the rendered hover" for tag in bad]
+    controls = sorted({f"U+{ord(ch):04X}" for ch in md if not ch.isprintable() and ch != "\n"})
+    if controls:
+        out.append("control characters in the Markdown: " + ", ".join(controls[:5]))
+    return out
 
 
 # -------------------------------------------------------------- the client ---
@@ -1003,6 +1179,10 @@ class Report:
     documents: int = 0
     edits: int = 0
     requests: int = 0
+    #: special files made beside documents (:class:`SpecialFiles`), hover answers
+    #: rendered as Markdown (:func:`hover_markup`)
+    special_files: int = 0
+    hovers_rendered: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAILURE_KINDS, 0))
     failures: list[Failure] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
@@ -1113,7 +1293,8 @@ class Report:
         rig = "" if self.rig_nice is None else f" (the rig at niceness {self.rig_nice})"
         head = (f"fuzz seed={self.seed}, {self.lanes} lane(s){rig}: {self.seconds:.0f} s, "
                 f"{self.documents} documents, "
-                f"{self.edits} edits, {self.requests} requests; " +
+                f"{self.edits} edits, {self.requests} requests, "
+                f"{self.special_files} special files, {self.hovers_rendered} hovers rendered; " +
                 ", ".join(f"{k} {v}" for k, v in self.counts.items()))
         lines = [head, f"  answers over their limit ({SLOW_S:.0f} s, {SLOW_S_PER_MB:.0f} s per "
                        f"MB from 1 MB): {self.over_budget}" + (
@@ -1343,6 +1524,20 @@ class Fuzzer:
             text, what = mutate(text, rng)
             history.append(what)
         uri = (self.tmp / f"doc{doc}.{source.name}").as_uri()
+        special = None
+        if rng.random() < SPECIAL_SHARE:
+            special = SpecialFiles(self.tmp, f"doc{doc}.{source.name}", rng)
+            self.report.special_files += len(special.paths)
+            history.append("special files: " + ", ".join(p.name for p in special.paths))
+        try:
+            return await self._document(server, doc, source, rng, text, history, uri, special)
+        finally:
+            if special is not None:
+                special.close()
+
+    async def _document(self, server: Server, doc: int, source: pathlib.Path,
+                        rng: random.Random, text: str, history: list[str], uri: str,
+                        special: "SpecialFiles | None") -> Server:
         client = server.client
         version = 1
         versions = {1: text}
@@ -1369,6 +1564,11 @@ class Fuzzer:
                 versions[version] = text
                 self.report.edits += 1
             batch = requests_for(uri, text, rng, rng.randint(2, 5))
+            if special is not None and rng.random() < 0.5:
+                # a document not open in the editor: the server reads it from disk
+                unopened = special.paths[-1].as_uri()
+                batch.append((types.TEXT_DOCUMENT_HOVER, types.HoverParams(
+                    _doc(unopened), types.Position(line=0, character=0))))
             raw = answers_stay_json(text)
             wait_s = self.wait_s(len(text))
             outcomes = await asyncio.gather(*(send(server, k, p, raw, wait_s)
@@ -1437,6 +1637,12 @@ class Fuzzer:
         if bad:
             self.fail("off_document", f"{o.method}: {'; '.join(bad[:5])}", doc, source, text,
                       req, history)
+        if method == types.TEXT_DOCUMENT_HOVER and o.result is not None:
+            self.report.hovers_rendered += 1
+            bad = hover_markup(o.result)
+            if bad:
+                self.fail("markup", f"{o.method}: {'; '.join(bad)}", doc, source, text, req,
+                          history)
 
     async def compare(self, server: Server, fresh: Server, uri: str, version: int,
                       versions: dict[int, str], doc: int, source: str, text: str,

@@ -484,3 +484,36 @@ def test_the_rig_runs_below_the_servers_it_times(tmp_path, monkeypatch):
     assert seen == {"lane 0": {own}, "lane 1": {own}, "fresh": {rig}, "harness": {rig}}
     assert f"(the rig at niceness {rig})" in reports[0].summary()
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own
+
+
+def test_injections_special_files_and_the_hover_markup_check(tmp_path):
+    """Issue 41: inject_text writes hostile text into fields the parser still
+    reads as values; SpecialFiles makes FIFOs, /dev/zero links, sockets and a
+    file replaced while read beside a document and removes them; hover_markup
+    finds what an unescaped op_name renders (on main's hover: <h1>, <a>, <img>)."""
+    from hlo_lsp.model.hlo import decode_metadata
+    from hlo_lsp.syntax.parser import parse
+    text = harness.EXAMPLES.joinpath(
+        "cpu_dump", "module_0002.jit__threefry_seed.cpu_after_optimizations.txt").read_text()
+    seen = set()
+    for seed in range(40):
+        module = parse(harness.inject_text(text, random.Random(seed)))
+        for ins in (i for c in module.computations for i in c.instructions):
+            meta = ins.attribute("metadata")
+            values = decode_metadata(meta.value).values() if meta is not None else ()
+            seen |= {v for v in values if v in harness.INJECTIONS}
+    assert len(seen) >= 6
+    special = harness.SpecialFiles(tmp_path, "doc1.m.cpu_after_optimizations.txt",
+                                   random.Random(2))
+    assert len(special.paths) >= 3 and all(p.exists() or p.is_symlink() or
+                                           p.name.endswith(".txt") for p in special.paths)
+    assert not any(p.is_file() and not p.is_symlink() and p.suffix == ".hlo"
+                   for p in special.paths)
+    special.close()
+    assert list(tmp_path.iterdir()) == []
+    bad = harness.hover_markup(types.Hover(contents=types.MarkupContent(
+        kind=types.MarkupKind.Markdown, value="**op_name** `x` \n\n# H [l](https://a.invalid) "
+        "![t](https://a.invalid/b.png) `y\x1b")))
+    assert bad == ["<a> in the rendered hover", "<h1> in the rendered hover",
+                   "<img> in the rendered hover", "control characters in the Markdown: U+001B"]
+    assert harness.hover_markup({"contents": {"kind": "markdown", "value": "`a` **b**"}}) == []
