@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from hlo_lsp.model.markdown import code
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.memo import short_text_cache
 from hlo_lsp.model.shapes import format_bytes
@@ -339,7 +340,7 @@ def _parse_mesh(text: str, limit: int) -> ReplicaGroups:
     for part in head.group(1).split(",") if head.group(1) else []:
         am = _MESH_AXIS.fullmatch(part)
         if am is None:
-            return _invalid(text, f"malformed mesh axis `{_short(part, 40)}`: expected "
+            return _invalid(text, f"malformed mesh axis {code(_short(part, 40))}: expected "
                                   "'name'=size")
         mesh.append(MeshAxis(am.group(2), int(am.group(3))))
         if len(mesh) > MAX_DIMS:
@@ -361,7 +362,7 @@ def _parse_mesh(text: str, limit: int) -> ReplicaGroups:
     for part in axes_text.split(",") if axes_text else []:
         xm = _AXIS_REF.fullmatch(part)
         if xm is None or xm.group(2) not in names:
-            return _invalid(text, f"grouped axis `{_short(part, 40)}` is not an axis of the mesh")
+            return _invalid(text, f"grouped axis {code(_short(part, 40))} is not an axis of the mesh")
         if xm.group(3) is not None:
             axes.append(AxisRef(xm.group(2), int(xm.group(3)), int(xm.group(4))))
         else:
@@ -432,7 +433,7 @@ def _device_ids(spec: str, total: int) -> list[int] | range | str:
         dims = _ints(m.group(1))
         perm = _ints(m.group(2)) if m.group(2) is not None else None
         if dims is None or (m.group(2) is not None and perm is None):
-            return f"device_ids `{_short(spec, 60)}`: bad dimensions"
+            return f"device_ids {code(_short(spec, 60))}: bad dimensions"
         if math.prod(dims) != total:
             return (f"device_ids [{m.group(1)}] hold {math.prod(dims)} devices, the mesh "
                     f"{total}")
