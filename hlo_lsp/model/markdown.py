@@ -9,10 +9,13 @@ Three writers, pure and standard library only, following CommonMark 0.31
   one of which the renderer strips), e.g. ``code("a`b") == "`` a`b ``"``;
 - :func:`fence`: a fenced code block the text cannot close (section 4.5: a fence
   of backticks longer than any run of backticks in the text);
-- :func:`text`: plain inline text in which no character starts Markdown: the
-  ASCII punctuation CommonMark lets a backslash escape (section 2.4) that
-  starts emphasis, links, images, headings, lists, tables, autolinks, HTML and
-  code is backslash-escaped, ``&`` is written ``&amp;`` (no entity reference).
+- :func:`text`: plain inline text in which no character starts Markdown: each
+  character that would start emphasis, a link, an image, an autolink (GitHub's
+  bare ``https://`` and ``www.`` too), raw HTML, code, a table cell or, first on
+  the line, a heading, list, quote or rule is backslash-escaped (section 2.4),
+  ``&`` is written ``&amp;`` (no entity reference); punctuation that is text
+  where it stands is left alone, so names like ``KERNEL_STRATEGY_ONE_SHOT``
+  read the same in a client that shows the Markdown source (Neovim 0.7).
 
 All three first write every non-printable character (newlines, ESC, the
 bidirectional overrides) as its Python escape with
@@ -27,10 +30,19 @@ import re
 
 from hlo_lsp.model.visible import visible
 
-#: CommonMark's backslash-escapable punctuation that can start markup inline or
-#: at the start of a line, and ``:`` (a bare ``https://`` is a link to renderers
-#: with autolinking, GitHub's and VS Code's among them).
-_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:=\"'$^])")
+#: Characters that start inline markup wherever they are (CommonMark 6.x and
+#: GitHub's strikethrough, tables): backslash, code, emphasis, links and images,
+#: autolinks and raw HTML, tables; ``&`` (entity references) is written ``&amp;``.
+_ALWAYS = re.compile(r"([\\`*\[\]!<>|~])")
+#: ``_`` opens or closes emphasis only when not between two letters or digits
+#: (CommonMark 6.2, left- and right-flanking runs).
+_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+#: Bare autolinks of GitHub-flavoured renderers (VS Code's among them):
+#: ``scheme://`` and ``www.``.
+_AUTOLINK = re.compile(r"(?<=[A-Za-z]):(?=//)|(?<=www)\.", re.IGNORECASE)
+#: What makes a block of a line's first characters: a heading, a list item, a
+#: block quote, a thematic break or setext underline, an ordered list item.
+_LINE_START = re.compile(r"^(?:[#+\-=]|\d+(?=[.)]))")
 _BACKTICKS = re.compile("`+")
 
 
@@ -64,11 +76,23 @@ def fence(s: str, lang: str = "") -> str:
 
 
 def text(s: str) -> str:
-    """``s`` as Markdown that renders as exactly these characters: control
-    characters made visible, CommonMark punctuation backslash-escaped (no
-    emphasis, link, image, heading, list, HTML, autolink or code span starts in
-    it), ``&`` written ``&amp;``."""
-    return _PUNCTUATION.sub(r"\\\1", visible(s)).replace("&", "&amp;")
+    """``s`` as Markdown that renders as exactly these characters, on one line:
+    control characters made visible; backslash-escaped (CommonMark 2.4) every
+    character that starts inline markup (`` \\ ` * [ ] ! < > | ~ ``), ``_`` where it
+    could delimit emphasis, the ``:`` of ``scheme://`` and the ``.`` of ``www.``
+    (GitHub-flavoured bare links), and a first character that would start a
+    heading, list, quote or rule; ``&`` written ``&amp;``. Characters that are
+    text wherever they stand (``.``, ``-``, ``(``, ``{`` ... mid-line) stay as they
+    are, so ``KERNEL_STRATEGY_ONE_SHOT (block_k)`` is unchanged."""
+    out = _ALWAYS.sub(r"\\\1", visible(s))
+    out = _UNDERSCORE.sub(r"\\_", out)
+    out = _AUTOLINK.sub(lambda m: "\\" + m.group(0), out)
+    out = out.replace("&", "&amp;")
+    m = _LINE_START.match(out)
+    if m:
+        out = out[:m.end()] + "\\" + out[m.end():] if m.group(0)[0].isdigit() \
+            else "\\" + out
+    return out
 
 
 def cell(markdown: str) -> str:

@@ -49,8 +49,8 @@ def test_hover_on_the_gemm_fusion_says_fp8_to_bf16_and_split_k():
 
 def test_hover_on_the_nested_gemm_dot_explains_sizes():
     md = _hover(_dump("fp8_splitk"), "%dot.1 = ")
-    # The note holds the dump's value: plain Markdown text, its brackets escaped.
-    assert "`sizes` = \\[16\\]\\: tile of the contracting dimension K \\(block\\_k\\)" in md
+    # The note holds the dump's value: Markdown text, its brackets escaped.
+    assert "`sizes` = \\[16\\]: tile of the contracting dimension K (block_k)" in md
     assert "**Split-K 4**" in md and "**Computes in bf16**" in md
 
 

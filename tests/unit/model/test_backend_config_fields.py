@@ -85,7 +85,7 @@ def test_sizes_of_the_nested_gemm_dot():
     text = _dump("fp8_splitk")
     notes = _notes(text, "dot.1")
     assert notes["sizes"].startswith("[16]: tile of the contracting dimension K (block_k)")
-    assert "`sizes` = [16]: tile of the contracting dimension K" in _hover(text, "%dot.1 = ")
+    assert "`sizes` = \\[16\\]: tile of the contracting dimension K" in _hover(text, "%dot.1 = ")
 
 
 def test_a_false_flag_is_not_explained_as_true():
