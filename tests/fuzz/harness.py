@@ -737,6 +737,20 @@ class SpecialFiles:
                     p.unlink()
 
 
+def injected_hover(uri: str, text: str, rng: random.Random) -> types.HoverParams | None:
+    """A hover on the name of an instruction whose line holds an
+    :data:`INJECTIONS` string (the hover shows its op_name, source_file,
+    custom_call_target and backend_config), None when there is none."""
+    spots = [m.start() for m in re.finditer(r"(?m)^[ \t]*(?:ROOT )?(%[\w.\-]+ = )"
+                                            r"(?=[^\n]*(?:attacker\.invalid|\x1b|\u202e|```))",
+                                            text)]
+    if not spots:
+        return None
+    at = rng.choice(spots)
+    at = text.index("%", at) + 1
+    return types.HoverParams(_doc(uri), lines_of(text).position(at))
+
+
 #: The elements a hover's Markdown renders to (headings, links, images, HTML
 #: and block quotes come only from text the server did not escape).
 HOVER_ELEMENTS = frozenset({"p", "strong", "em", "code", "pre", "ul", "ol", "li", "hr", "br",
@@ -1564,6 +1578,9 @@ class Fuzzer:
                 versions[version] = text
                 self.report.edits += 1
             batch = requests_for(uri, text, rng, rng.randint(2, 5))
+            injected = injected_hover(uri, text, rng)
+            if injected is not None:
+                batch.append((types.TEXT_DOCUMENT_HOVER, injected))
             if special is not None and rng.random() < 0.5:
                 # a document not open in the editor: the server reads it from disk
                 unopened = special.paths[-1].as_uri()
