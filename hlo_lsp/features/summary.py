@@ -299,11 +299,12 @@ def format_folded_markdown(folded: FoldedSummary, note: str = "",
     parts = []
     for i, (title, body) in enumerate(_sections(folded, note, top)):
         if i == 0:
-            parts.append(f"### {title}\n\n" + "\n\n".join(f"**{body[0]}**" if j == 0 else b
-                                                        for j, b in enumerate(body)))
+            parts.append(f"### {text(title)}\n\n" + "\n\n".join(
+                f"**{text(body[0])}**" if j == 0 else text(b) for j, b in enumerate(body)))
         else:
-            parts.append(f"#### {title}" + ("\n\n```\n" + "\n".join(body) + "\n```"
-                                            if body else ""))
+            # Dump text (names, labels) in a block no backtick run in it can close.
+            parts.append(f"#### {text(title)}" + ("\n\n" + fence("\n".join(body))
+                                                  if body else ""))
     return "\n\n".join(parts) + "\n"
 
 
