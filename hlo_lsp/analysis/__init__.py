@@ -1,7 +1,8 @@
 """The analysis layer, between features/dump and the protocol adapter (lsp).
 
 It owns what the server must keep between requests, without pygls or lsprotocol
-(``tests/unit/test_layers.py`` checks): the opened documents and their
+(``tests/unit/test_layers.py`` checks): the host that owns it all and answers
+through immutable snapshots (:mod:`.host`), the opened documents and their
 incremental analyses (:mod:`.documents`), the answers at a position with the
 fallbacks for answering while edits are analysed (:mod:`.answers`), the files
 read beside a dump, cached (:mod:`.inputs`), the work queue that runs

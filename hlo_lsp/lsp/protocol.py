@@ -1,7 +1,7 @@
 """The pygls server class: the state one server holds, and how edits arrive.
 
-:class:`HloLanguageServer` owns the :class:`~hlo_lsp.analysis.documents.DocumentStore`,
-the typed :class:`~hlo_lsp.lsp.settings.Settings`, the worker pools, the XLA
+:class:`HloLanguageServer` holds the :class:`~hlo_lsp.analysis.host.AnalysisHost`
+(documents, analyses, the dump's inputs, the parse/quick/work threads), the typed :class:`~hlo_lsp.lsp.settings.Settings`, the worker pools, the XLA
 oracle and the workspace index state; the handlers
 (:mod:`hlo_lsp.lsp.handlers`) read them. :func:`hlo_lsp.lsp.server.create_server`
 builds one and registers the handlers.
@@ -34,11 +34,11 @@ from hlo_lsp.dump.sources import source_dirs, trusted_roots
 from hlo_lsp.analysis.collector import ModelCollector
 from hlo_lsp.lsp.pygls_adapter import HloProtocol, forget_progress
 from hlo_lsp.lsp.convert import to_diagnostic
-from hlo_lsp.analysis.documents import Analysis, DocumentStore
-from hlo_lsp.analysis.inputs import DumpInputs
+from hlo_lsp.analysis.documents import Analysis
+from hlo_lsp.analysis.host import AnalysisHost
 from hlo_lsp.lsp.settings import Settings, parse_settings
 from hlo_lsp.lsp.workspace_state import WorkspaceState
-from hlo_lsp.analysis.work import INTERACTIVE, WorkQueue
+from hlo_lsp.analysis.work import INTERACTIVE
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
@@ -61,24 +61,25 @@ class HloLanguageServer(LanguageServer):
         super().__init__("hlo-lsp", __version__, protocol_cls=HloProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings: Settings = Settings()
-        self.parse_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse")
-        self.quick_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="quick")
-        #: the files beside a dump that hover reads (buffer assignment, deviceless
-        #: statement), cached; forgotten on file-change events
-        self.inputs = DumpInputs()
+        #: the documents, their analyses, the dump's inputs and the threads that
+        #: compute (:class:`~hlo_lsp.analysis.host.AnalysisHost`); the names
+        #: below are its parts
+        self.host = AnalysisHost(to_fs_path, self)
+        self.parse_pool = self.host.parse_pool
+        self.quick_pool = self.host.quick_pool
+        self.inputs = self.host.inputs
         #: dump directories a recompile runs in now (one at a time per directory)
         self.recompiles_running: set[str] = set()
         #: unusable recipe files already reported: (path, device, inode, mtime, size)
         self.recipes_reported: set[tuple] = set()
         #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
-        self.work_pool = WorkQueue("work")
+        self.work_pool = self.host.work_pool
         self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
         self._oracle: XlaOracle | None = None
         #: XLA's checks run one at a time, in the order of the analyses
         self._xla_turn = asyncio.Lock()
         self.collector = ModelCollector(self.parse_pool)
-        self.store = DocumentStore(to_fs_path, self.parse_pool, self,
-                                   derive_pool=self.work_pool)
+        self.store = self.host.store
         self.workspace_state: WorkspaceState | None = None
         self._tasks: set[asyncio.Task] = set()
         self.shutdown_requested = False
@@ -103,8 +104,8 @@ class HloLanguageServer(LanguageServer):
             self._oracle.close()
         for task in list(self._tasks):
             task.cancel()
-        for pool in (self.parse_pool, self.quick_pool, self.work_pool, self._oracle_pool):
-            pool.shutdown(wait=False, cancel_futures=True)
+        self.host.close()
+        self._oracle_pool.shutdown(wait=False, cancel_futures=True)
 
     async def work(self, fn: Callable[..., T], *args: Any, priority: int = INTERACTIVE) -> T:
         """``fn(*args)`` in the work queue (:mod:`hlo_lsp.analysis.work`): the

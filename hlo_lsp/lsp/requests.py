@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from pygls.exceptions import JsonRpcContentModified
 
-from hlo_lsp.analysis.documents import DocumentChanged
+from hlo_lsp.analysis.host import ContentModified
 
 log = logging.getLogger("hlo_lsp")
 
@@ -40,7 +40,7 @@ def guarded(default: Any = None) -> Callable:
                 return result
             except asyncio.CancelledError:
                 raise
-            except DocumentChanged as exc:
+            except ContentModified as exc:
                 raise JsonRpcContentModified(str(exc)) from None
             except Exception:  # noqa: BLE001 - never crash, never an error response
                 log.exception("%s failed", fn.__name__)

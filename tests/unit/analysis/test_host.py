@@ -1,0 +1,134 @@
+"""The analysis host's snapshot (hlo_lsp.analysis.host), without a server or
+pygls, in the style of rust-analyzer's ``check(fixture, expect)``: the fixture
+is HLO text with ``$0`` at the cursor; the expectation is what the editor would
+be shown (the text of each place, the outline's names, the folded lines)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hlo_lsp.analysis.host import AnalysisHost, ContentModified
+from hlo_lsp.analysis.inputs import HoverInputs
+
+URI = "file:///nowhere/module.hlo"
+
+FIXTURE = """\
+HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+ENTRY main {
+  p = f32[4]{0} parameter(0)
+  n = f32[4]{0} negate(p$0)
+  ROOT a = f32[4]{0} add(p, n)
+}
+"""
+
+NO_INPUTS = HoverInputs(None, None, [], [], None)
+
+
+def _cursor(fixture: str) -> tuple[str, int, int]:
+    """(text, line, character) of ``$0`` in ``fixture``."""
+    offset = fixture.index("$0")
+    text = fixture.replace("$0", "", 1)
+    line = text.count("\n", 0, offset)
+    return text, line, offset - (text.rfind("\n", 0, offset) + 1)
+
+
+def ask(fixture: str, question):
+    """``await question(snapshot, line, character)`` on a host with the fixture
+    opened and analysed; (text, answer)."""
+    text, line, character = _cursor(fixture)
+
+    async def run():
+        host = AnalysisHost(lambda uri: None)
+        try:
+            host.store.open(URI, 1, text)
+            await host.store.analysis(URI)
+            return await question(host.snapshot(), line, character)
+        finally:
+            host.close()
+
+    return text, asyncio.run(run())
+
+
+def check_places(fixture: str, question, expected: list[str]) -> None:
+    text, got = ask(fixture, question)
+    assert [text[p.start:p.end] for p in got] == expected
+
+
+async def _no_memory(analysis):
+    return None
+
+
+def test_hover_through_the_snapshot():
+    text, got = ask(FIXTURE, lambda s, line, ch: s.hover(URI, line, ch, NO_INPUTS, _no_memory))
+    assert text[got.start:got.end] == "p"
+    assert "f32[4]" in got.markdown
+
+
+def test_definition_through_the_snapshot():
+    check_places(FIXTURE, lambda s, line, ch: s.definition(URI, line, ch, []), ["p"])
+
+
+def test_references_with_and_without_the_declaration():
+    check_places(FIXTURE, lambda s, line, ch: s.references(URI, line, ch, True),
+                 ["p", "p", "p"])
+    check_places(FIXTURE, lambda s, line, ch: s.references(URI, line, ch, False),
+                 ["p", "p"])
+
+
+def test_references_of_an_unknown_document_are_empty():
+    _, got = ask(FIXTURE, lambda s, line, ch: s.references("file:///closed.hlo", 0, 0, True))
+    assert got == []
+
+
+def test_symbols_are_encoded_by_the_callers_function_once_per_analysis():
+    calls = []
+
+    def names(symbols, lines):
+        calls.append(1)
+        return [(s.kind, s.name, [c.name for c in s.children]) for s in symbols]
+
+    async def twice(s, line, ch):
+        return await s.symbols(URI, names), await s.symbols(URI, names)
+
+    _, (first, second) = ask(FIXTURE, twice)
+    assert first == second
+    assert any("main" == name for _, name, _ in first) or \
+        any("main" in children for _, _, children in first), first
+    assert len(calls) == 1
+
+
+def test_folding_gives_the_computations_lines():
+    _, got = ask(FIXTURE, lambda s, line, ch: s.folding(
+        URI, lambda folds, lines: [(f.start_line, f.end_line) for f in folds]))
+    assert (2, 6) in got or (2, 5) in got, got
+
+
+def test_whole_document_answers_of_an_unknown_document_are_none():
+    _, got = ask(FIXTURE, lambda s, line, ch: s.folding("file:///closed.hlo",
+                                                        lambda f, l: f))
+    assert got is None
+
+
+def test_an_edit_during_a_question_is_content_modified():
+    text, line, character = _cursor(FIXTURE)
+
+    async def run():
+        host = AnalysisHost(lambda uri: None)
+        try:
+            host.store.open(URI, 1, text)
+            await host.store.analysis(URI)
+            token = host.store.track_reads(URI)
+            try:
+                await host.snapshot().references(URI, line, character, True)
+                host.store.replace(URI, 2, text + "\n")
+                host.store.check_current()
+            finally:
+                host.store.untrack(token)
+        finally:
+            host.close()
+
+    with pytest.raises(ContentModified):
+        asyncio.run(run())
