@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import BinaryIO
 
 from hlo_lsp.analysis.collector import limit_malloc_arenas
+from hlo_lsp.lsp.dispatch import unrouted
 from hlo_lsp.lsp.handlers import graph, readable, recompile, text, workspace
 from hlo_lsp.lsp.protocol import HloLanguageServer
 
@@ -29,10 +30,14 @@ HANDLERS: tuple[ModuleType, ...] = (text, readable, workspace, recompile, graph)
 
 def create_server() -> HloLanguageServer:
     """A new hlo-lsp server with every handler registered (start it with
-    ``start_io()``). Raises whatever a handler's registration raises."""
+    ``start_io()``). Raises whatever a handler's registration raises, and
+    RuntimeError for a method or command without a row in
+    :data:`hlo_lsp.lsp.dispatch.ROUTES`."""
     server = HloLanguageServer()
     for module in HANDLERS:
         module.register(server)
+    if missing := unrouted(server):
+        raise RuntimeError(f"no row in lsp.dispatch.ROUTES for {', '.join(missing)}")
     return server
 
 

@@ -18,44 +18,42 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from hlo_lsp.dump.names import device_for
-from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
+from hlo_lsp.analysis.answers import Placed
 from hlo_lsp.analysis.inputs import HoverInputs
-from hlo_lsp.features.folding import folding_ranges
+from hlo_lsp.features.folding import Fold
 from hlo_lsp.features.inline_regions import KINDS, inline_regions
-from hlo_lsp.features.references import references
-from hlo_lsp.features.symbols import document_symbols
+from hlo_lsp.features.symbols import Symbol
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp import wire
-from hlo_lsp.lsp.convert import file_location, to_offset, to_range
+from hlo_lsp.lsp.convert import file_location, to_range
 from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.protocol import HloLanguageServer
-from hlo_lsp.lsp.requests import guarded
+from hlo_lsp.lsp.dispatch import route
 from hlo_lsp.analysis.work import INTERACTIVE
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.syntax.lines import LineIndex
 
-MAX_OUTLINE_INSTRUCTIONS = 20_000
-
 
 def register(server: HloLanguageServer) -> None:
-    """Register the lifecycle and core request handlers on ``server``."""
+    """Register the lifecycle and core request handlers on ``server``, each as
+    its row of :data:`hlo_lsp.lsp.dispatch.ROUTES` says."""
 
-    @server.feature(types.INITIALIZE)
+    @route(server, types.INITIALIZE)
     def on_initialize(ls: HloLanguageServer, params: types.InitializeParams) -> None:
         ls.configure(params.initialization_options)
 
-    @server.feature(types.SHUTDOWN)
+    @route(server, types.SHUTDOWN)
     def on_shutdown(ls: HloLanguageServer, params: Any) -> None:
         ls.shutdown_requested = True
         ls.shut_down()
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @route(server, types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: HloLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         doc = params.text_document
         if ls.store.handles(doc.uri):
             ls.store.open(doc.uri, doc.version, doc.text)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @route(server, types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: HloLanguageServer,
                          params: types.DidChangeTextDocumentParams) -> None:
         """An edit that :class:`~hlo_lsp.lsp.pygls_adapter.HloProtocol` did not apply
@@ -65,14 +63,13 @@ def register(server: HloLanguageServer) -> None:
             doc = ls.workspace.get_text_document(uri)
             ls.store.replace(uri, params.text_document.version, doc.source)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @route(server, types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: HloLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.store.close(uri)
         ls.clear_diagnostics(uri)
 
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    @guarded()
+    @route(server, types.TEXT_DOCUMENT_HOVER)
     async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Hover | None:
         uri, pos = params.text_document.uri, params.position
         path = to_fs_path(uri) or ""
@@ -83,19 +80,17 @@ def register(server: HloLanguageServer) -> None:
         async def memory(analysis):
             return await reports.memory_of(ls, analysis, INTERACTIVE)
 
-        got = await hover_at(ls.store, uri, pos.line, pos.character, inputs,
-                             ls.quick_pool, memory)
+        got = await ls.host.snapshot().hover(uri, pos.line, pos.character, inputs, memory)
         return None if got is None else _hover(got.lines, got.markdown, (got.start, got.end))
 
-    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    @guarded(default=[])
+    @route(server, types.TEXT_DOCUMENT_DEFINITION)
     async def on_definition(ls: HloLanguageServer,
                             params: types.DefinitionParams) -> list[types.Location]:
         uri, pos = params.text_document.uri, params.position
         if reports.is_report_uri(uri):
             return await reports.report_definition(ls, uri, pos)
-        targets = await definition_at(ls.store, uri, pos.line, pos.character,
-                                      await ls.source_dirs(uri))
+        targets = await ls.host.snapshot().definition(uri, pos.line, pos.character,
+                                                      await ls.source_dirs(uri))
         out = []
         for target in targets:
             if isinstance(target, Placed):
@@ -105,46 +100,32 @@ def register(server: HloLanguageServer) -> None:
                 out.append(loc)
         return out
 
-    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
-    @guarded(default=[])
+    @route(server, types.TEXT_DOCUMENT_REFERENCES)
     async def on_references(ls: HloLanguageServer,
                             params: types.ReferenceParams) -> list[types.Location]:
-        uri = params.text_document.uri
-        async with ls.lease(uri) as a:
-            if a is None:
-                return []
-            spans = references(a.module, to_offset(a.lines, params.position),
-                               params.context.include_declaration)
-            return [types.Location(uri=uri, range=to_range(a.lines, s.start, s.end))
-                    for s in spans]
+        uri, pos = params.text_document.uri, params.position
+        places = await ls.host.snapshot().references(uri, pos.line, pos.character,
+                                                      params.context.include_declaration)
+        return [types.Location(uri=uri, range=to_range(p.lines, p.start, p.end))
+                for p in places]
 
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @guarded(default=[])
+    @route(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def on_document_symbol(ls: HloLanguageServer, params: types.DocumentSymbolParams
                                  ) -> list[types.DocumentSymbol] | wire.Encoded:
-        async with ls.lease(params.text_document.uri) as a:
-            if a is None:
-                return []
-            # Tens of thousands of entries on a dump of megabytes: computed in
-            # the work pool, once per analysis (an editor asks again after a
-            # save, a focus change, a configuration change).
-            return await ls.store.derive(a, "outline", _outline, a.module, a.lines)
+        # Tens of thousands of entries on a dump of megabytes: computed and
+        # encoded in the work queue, once per analysis (an editor asks again
+        # after a save, a focus change, a configuration change).
+        got = await ls.host.snapshot().symbols(params.text_document.uri, _outline)
+        return [] if got is None else got
 
-    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
-    @guarded(default=[])
+    @route(server, types.TEXT_DOCUMENT_FOLDING_RANGE)
     async def on_folding_range(ls: HloLanguageServer,
                                params: types.FoldingRangeParams
                                ) -> list[types.FoldingRange] | wire.Encoded:
-        async with ls.lease(params.text_document.uri) as a:
-            if a is None:
-                return []
-            # every computation and multi-line instruction of a dump of
-            # megabytes: once per analysis, in the work pool
-            return await ls.store.derive(a, "folding ranges", _folding_answer, a.module,
-                                         a.lines)
+        got = await ls.host.snapshot().folding(params.text_document.uri, _folding_answer)
+        return [] if got is None else got
 
-    @server.feature(messages.INLINE_REGIONS)
-    @guarded(default=[])
+    @route(server, messages.INLINE_REGIONS)
     async def on_inline_regions(ls: HloLanguageServer, params: Any) -> list | wire.Encoded:
         parsed = messages.parse_params(messages.DocumentParams, params)
         if parsed is None:
@@ -155,16 +136,14 @@ def register(server: HloLanguageServer) -> None:
             return await ls.store.derive(a, "inline regions", _inline_regions, a.module, a.lines)
 
 
-def _outline(module: HloModule, lines: LineIndex) -> wire.Encoded:
-    """The outline of ``module`` as the LSP ``DocumentSymbol[]`` answer (every
-    instruction up to :data:`MAX_OUTLINE_INSTRUCTIONS`, computations only past)."""
-    full = module.instruction_count() <= MAX_OUTLINE_INSTRUCTIONS
-    return wire.encode([wire.document_symbol(s, lines) for s in document_symbols(module, full)])
+def _outline(symbols: list[Symbol], lines: LineIndex) -> wire.Encoded:
+    """The outline as the LSP ``DocumentSymbol[]`` answer."""
+    return wire.encode([wire.document_symbol(s, lines) for s in symbols])
 
 
-def _folding_answer(module: HloModule, lines: LineIndex) -> wire.Encoded:
-    """The ``textDocument/foldingRange`` answer for ``module``."""
-    return wire.encode(wire.folding_ranges(folding_ranges(module, lines)))
+def _folding_answer(folds: list[Fold], lines: LineIndex) -> wire.Encoded:
+    """The ``textDocument/foldingRange`` answer."""
+    return wire.encode(wire.folding_ranges(folds))
 
 
 def _inline_regions(module: HloModule, lines: LineIndex) -> wire.Encoded:
