@@ -209,6 +209,27 @@ function M.readable(bufnr, opts, callback)
   end)
 end
 
+--- Makes the buffer of `uri` current, after marking the jump (<C-o> comes back): in a
+--- window already showing it, else in the current window, or in a new window made by the
+--- command `split` (e.g. 'aboveleft split') when given. Returns its bufnr.
+local function go_to_source(uri, split)
+  local src = vim.uri_to_bufnr(uri)
+  vim.cmd("normal! m'")
+  local win = vim.fn.bufwinid(src)
+  if win ~= -1 then
+    vim.api.nvim_set_current_win(win)
+    return src
+  end
+  if not vim.api.nvim_buf_is_loaded(src) then
+    vim.fn.bufload(src)
+  end
+  if split then
+    vim.cmd(split)
+  end
+  vim.api.nvim_win_set_buf(0, src)
+  return src
+end
+
 --- From a readable view line to its line in the original file (a window showing the
 --- file, else the current window). Returns the 0-based source line, or nil.
 function M.jump_to_source(bufnr)
@@ -224,17 +245,7 @@ function M.jump_to_source(bufnr)
     compat.notify('this line shows nothing of the original file', vim.log.levels.INFO)
     return nil
   end
-  local src = vim.uri_to_bufnr(info.source_uri)
-  vim.cmd("normal! m'") -- <C-o> comes back
-  local win = vim.fn.bufwinid(src)
-  if win ~= -1 then
-    vim.api.nvim_set_current_win(win)
-  else
-    if not vim.api.nvim_buf_is_loaded(src) then
-      vim.fn.bufload(src)
-    end
-    vim.api.nvim_win_set_buf(0, src)
-  end
+  local src = go_to_source(info.source_uri, nil)
   local count = vim.api.nvim_buf_line_count(src)
   vim.api.nvim_win_set_cursor(0, { math.min(line + 1, count), 0 })
   vim.cmd('normal! ^')
@@ -512,18 +523,7 @@ function M.jump_to_target(bufnr)
     compat.notify('this line names no instruction', vim.log.levels.INFO)
     return nil
   end
-  local src = vim.uri_to_bufnr(info.source_uri)
-  vim.cmd("normal! m'")
-  local win = vim.fn.bufwinid(src)
-  if win ~= -1 then
-    vim.api.nvim_set_current_win(win)
-  else
-    if not vim.api.nvim_buf_is_loaded(src) then
-      vim.fn.bufload(src)
-    end
-    vim.cmd('aboveleft split')
-    vim.api.nvim_win_set_buf(0, src)
-  end
+  local src = go_to_source(info.source_uri, 'aboveleft split')
   local line = math.min(range.start.line, vim.api.nvim_buf_line_count(src) - 1)
   local text = vim.api.nvim_buf_get_lines(src, line, line + 1, false)[1] or ''
   vim.api.nvim_win_set_cursor(0, { line + 1, compat.byte_col(text, range.start.character, info.encoding) })
