@@ -21,6 +21,7 @@ protocol adapter answers with LSP's ``ContentModified``. No pygls.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -69,7 +70,7 @@ class AnalysisHost:
 
     def snapshot(self) -> AnalysisSnapshot:
         """The questions' entry point (:class:`AnalysisSnapshot`)."""
-        return AnalysisSnapshot(self.store, self.inputs, self.quick_pool)
+        return AnalysisSnapshot(self.store, self.inputs, self.quick_pool, self.work_pool)
 
     def close(self) -> None:
         """Stop the threads (queued work is dropped). Idempotent."""
@@ -90,6 +91,11 @@ class AnalysisSnapshot:
     store: DocumentStore
     inputs: DumpInputs
     quick_pool: ThreadPoolExecutor
+    work_pool: WorkQueue
+
+    async def _work(self, fn: Callable[..., T], *args: Any, priority: int = INTERACTIVE) -> T:
+        """``fn(*args)`` in the work queue at ``priority``, awaited."""
+        return await asyncio.wrap_future(self.work_pool.submit_at(priority, fn, *args))
 
     async def hover(self, uri: str, line: int, character: int, inputs: HoverInputs,
                     memory: Callable[[Analysis], Awaitable[MemoryTimeline | None]]
@@ -132,6 +138,24 @@ class AnalysisSnapshot:
         (:func:`hlo_lsp.features.folding.folding_ranges`); None for a document
         not analysable."""
         return await self._derived(uri, "folding ranges", _folding, encode)
+
+    # -- readable HLO: inlay hints, semantic tokens, code lens, summary, readable
+    # view, comparison (lsp/handlers/readable.py) ---------------------------
+
+
+    # (end of readable HLO)
+
+    # -- pictures and reports: graph, memory, XLA's reports beside a dump
+    # (lsp/handlers/graph.py, reports.py) -------------------------------------
+
+
+    # (end of pictures and reports)
+
+    # -- the dump directory: workspace symbols, counterparts, document links
+    # (lsp/handlers/workspace.py, recompile.py) --------------------------------
+
+
+    # (end of the dump directory)
 
     async def _derived(self, uri: str, key: str, fn: Callable[..., Any],
                        encode: Callable[..., Any]) -> Any:
