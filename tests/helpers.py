@@ -6,7 +6,10 @@ Import as ``from tests.helpers import ...`` (pytest puts the repository root on
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import pathlib
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -35,6 +38,38 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 #: bundled examples run on the examples alone; the run's header says which).
 CORPUS_ABSENT = (f"the shared corpus is not present: {CORPUS} (../shared/corpus beside "
                  "this checkout, real HLO files, read only); this test runs where it is")
+
+
+#: Whether jax[cuda12] (hlo-lsp's ``cuda`` extra) is installed: XLA's GPU compiler,
+#: for the deviceless H100 compiles of tests/e2e/test_gpu_*.py and the Neovim test.
+HAS_CUDA = importlib.util.find_spec("jax_cuda12_plugin") is not None
+#: .ci/run sets HLO_LSP_REQUIRE_GPU_COMPILE: then a missing extra is a failure.
+GPU_COMPILE_REQUIRED = bool(os.environ.get("HLO_LSP_REQUIRE_GPU_COMPILE"))
+NO_CUDA = ("needs the cuda extra: pip install -e '.[test,cuda]' (or set "
+           "HLO_LSP_REQUIRE_GPU_COMPILE to make this a failure)")
+
+
+def needs_gpu_compile():
+    """The pytest marks of a test that compiles for a GPU here (deviceless): slow,
+    and skipped without the ``cuda`` extra. Raises RuntimeError at import when
+    HLO_LSP_REQUIRE_GPU_COMPILE is set and the extra is missing."""
+    import pytest
+
+    if not HAS_CUDA and GPU_COMPILE_REQUIRED:
+        raise RuntimeError("HLO_LSP_REQUIRE_GPU_COMPILE is set but jax[cuda12] (the `cuda` "
+                           f"extra of hlo-lsp) is not installed for {sys.executable}")
+    return [pytest.mark.slow, pytest.mark.skipif(not HAS_CUDA, reason=NO_CUDA)]
+
+
+def compile_env(xla_flags: str = "") -> dict[str, str]:
+    """The environment of a deviceless compile in a child process: this
+    environment with ``XLA_FLAGS`` set to ``xla_flags`` (XLA's defaults when
+    empty), no ``JAX_PLATFORMS``, and this checkout first on ``PYTHONPATH``."""
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = xla_flags
+    env.pop("JAX_PLATFORMS", None)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
 
 
 def corpus_file(name: str) -> pathlib.Path:

@@ -12,7 +12,6 @@ Skipped when the extra is absent, unless HLO_LSP_REQUIRE_GPU_COMPILE is set
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import pathlib
@@ -30,17 +29,9 @@ from hlo_lsp.dump.recipe import RECIPE_FILE
 from hlo_lsp.dump.recompile import hlo_files
 from hlo_lsp.dump.targets import NO_AUTOTUNING, RECORD_FILE
 
-from tests.helpers import EXAMPLES, position_of
+from tests.helpers import EXAMPLES, compile_env, needs_gpu_compile, position_of
 
-HAS_CUDA = importlib.util.find_spec("jax_cuda12_plugin") is not None
-REQUIRED = bool(os.environ.get("HLO_LSP_REQUIRE_GPU_COMPILE"))
-if not HAS_CUDA and REQUIRED:
-    raise RuntimeError("HLO_LSP_REQUIRE_GPU_COMPILE is set but jax[cuda12] (the `cuda` extra "
-                       f"of hlo-lsp) is not installed for {sys.executable}")
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not HAS_CUDA, reason="needs the cuda extra: "
-                                 "pip install -e '.[test,cuda]' (or set "
-                                 "HLO_LSP_REQUIRE_GPU_COMPILE to make this a failure)")]
+pytestmark = needs_gpu_compile()
 
 PROGRAM = EXAMPLES / "gpu" / "programs" / "fp8_matmul.py"
 SERVER = [sys.executable, "-m", "hlo_lsp"]
@@ -49,21 +40,12 @@ AFTER = "sm_9.0a_gpu_after_optimizations.txt"
 TIMEOUT_S = 300
 
 
-def _env(xla_flags: str = "") -> dict:
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = xla_flags
-    env.pop("JAX_PLATFORMS", None)
-    root = str(pathlib.Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def _dump(out: pathlib.Path, program: pathlib.Path, cwd: pathlib.Path,
           xla_flags: str = "", target: str = "h100") -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "hlo_lsp", "dump", "--target", target, "--out", str(out),
          "--", sys.executable, str(program)],
-        cwd=cwd, env=_env(xla_flags), capture_output=True, text=True, timeout=TIMEOUT_S)
+        cwd=cwd, env=compile_env(xla_flags), capture_output=True, text=True, timeout=TIMEOUT_S)
 
 
 def _after(dump: pathlib.Path, module: str = "jit_matmul_fn_with_scale") -> pathlib.Path:
@@ -125,7 +107,7 @@ def test_seed_001_pair_by_flags_and_diff_names_the_change(fp8_dumps):
     assert "__cublas$lt$matmul$f8" not in triton_text
     assert "__triton_nested_gemm_fusion" in triton_text or "__triton_gemm" in triton_text
     diff = subprocess.run([sys.executable, "-m", "hlo_lsp", "diff", str(cublas), str(triton)],
-                          env=_env(), capture_output=True, text=True, timeout=120)
+                          env=compile_env(), capture_output=True, text=True, timeout=120)
     assert diff.returncode in (0, 1), diff.stderr
     assert "__cublas$lt$matmul$f8" in diff.stdout and "triton" in diff.stdout.lower(), \
         diff.stdout
@@ -134,7 +116,7 @@ def test_seed_001_pair_by_flags_and_diff_names_the_change(fp8_dumps):
 def test_summary_says_without_autotuning(fp8_dumps):
     done = subprocess.run([sys.executable, "-m", "hlo_lsp", "summary",
                            str(_after(fp8_dumps["cublaslt"]))],
-                          env=_env(), capture_output=True, text=True, timeout=120)
+                          env=compile_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert NO_AUTOTUNING in done.stdout and "H100" in done.stdout
 

@@ -13,8 +13,6 @@ HLO_LSP_REQUIRE_GPU_COMPILE is set (.ci/run sets it): then it is a failure.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import pathlib
 import re
 import shutil
@@ -28,31 +26,14 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.dump.recompile import hlo_files
 
-from tests.helpers import EXAMPLES, position_of
+from tests.helpers import EXAMPLES, compile_env, needs_gpu_compile, position_of
 
-HAS_CUDA = importlib.util.find_spec("jax_cuda12_plugin") is not None
-REQUIRED = bool(os.environ.get("HLO_LSP_REQUIRE_GPU_COMPILE"))
-if not HAS_CUDA and REQUIRED:
-    raise RuntimeError("HLO_LSP_REQUIRE_GPU_COMPILE is set but jax[cuda12] (the `cuda` extra "
-                       f"of hlo-lsp) is not installed for {sys.executable}")
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not HAS_CUDA, reason="needs the cuda extra: "
-                                 "pip install -e '.[test,cuda]' (or set "
-                                 "HLO_LSP_REQUIRE_GPU_COMPILE to make this a failure)")]
+pytestmark = needs_gpu_compile()
 
 PROGRAM = EXAMPLES / "gpu" / "programs" / "fp8_matmul_bias.py"
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 AFTER = "sm_9.0a_gpu_after_optimizations.txt"
 TIMEOUT_S = 300
-
-
-def _env() -> dict:
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = ""  # XLA's defaults: the issue's case
-    env.pop("JAX_PLATFORMS", None)
-    root = str(pathlib.Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    return env
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +45,7 @@ def fp8_bias_dump(tmp_path_factory) -> pathlib.Path:
     done = subprocess.run(
         [sys.executable, "-m", "hlo_lsp", "dump", "--target", "h100", "--out", str(out),
          "--", sys.executable, str(project / PROGRAM.name)],
-        cwd=project, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
+        cwd=project, env=compile_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr
     [name] = [n for n, d in hlo_files(out).items()
               if d.module_name == "jit_fp8_block" and n.endswith(AFTER)]
@@ -90,7 +71,7 @@ def test_the_dump_shows_the_issue(fp8_bias_dump):
 
 def test_summary_says_fp8_to_bf16_and_split_k(fp8_bias_dump):
     done = subprocess.run([sys.executable, "-m", "hlo_lsp", "summary", str(fp8_bias_dump)],
-                          env=_env(), capture_output=True, text=True, timeout=120)
+                          env=compile_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     name = _gemm_fusion(fp8_bias_dump.read_text())
     assert (f"%{name}: Computes in bf16: its f8e4m3fn operands are converted to bf16 "

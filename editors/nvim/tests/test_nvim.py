@@ -8,7 +8,6 @@ Skipped when a binary is missing, unless HLO_LSP_REQUIRE_EDITORS is set.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -17,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import GPU_COMPILE_REQUIRED, HAS_CUDA, NO_CUDA
 
 NVIM_TESTS = Path(__file__).resolve().parent
 REPO = NVIM_TESTS.parents[2]
@@ -170,12 +171,8 @@ def test_nvim_pictures_without_a_browser(nvim, tmp_path) -> None:
                          HLO_TEST_FAKE_BIN=str(fake_bin), HLO_TEST_OPENED_LOG=str(opened)))
 
 
-HAS_CUDA = importlib.util.find_spec("jax_cuda12_plugin") is not None
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_CUDA and not os.environ.get("HLO_LSP_REQUIRE_GPU_COMPILE"),
-                    reason="needs the cuda extra (jax[cuda12]) for the deviceless H100 compile")
+@pytest.mark.skipif(not HAS_CUDA and not GPU_COMPILE_REQUIRED, reason=NO_CUDA)
 def test_nvim_h100_code_action_writes_an_sm90a_dump(nvim, tmp_path) -> None:
     """Issue 40: on a CPU dump of a JAX program outside the repository, the "Compile
     for H100 here, no GPU needed" code action applied from the editor (at a `}`)
