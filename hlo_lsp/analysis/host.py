@@ -3,10 +3,13 @@ asked of it.
 
 :class:`AnalysisHost` owns the opened documents and their incremental analyses
 (:class:`~hlo_lsp.analysis.documents.DocumentStore`), the files read beside a
-dump (:class:`~hlo_lsp.analysis.inputs.DumpInputs`), and the threads that
+dump (:class:`~hlo_lsp.analysis.inputs.DumpInputs`), the workspace index
+(:class:`~hlo_lsp.analysis.workspace.Workspace`), XLA's second opinion on each
+analysis (:class:`~hlo_lsp.analysis.xla_check.XlaCheck`), and the threads that
 compute: ``parse`` (2 threads, analyses), ``quick`` (2 threads, hover of a big
-document while its analysis runs) and the work queue (``work``, one thread,
-whole-document answers; :mod:`hlo_lsp.analysis.work`).
+document while its analysis runs), the work queue (``work``, one thread,
+whole-document answers; :mod:`hlo_lsp.analysis.work`) and ``xla`` (one thread
+talking to XLA's parser).
 
 :meth:`AnalysisHost.snapshot` gives an :class:`AnalysisSnapshot`, an immutable
 handle with one method per question, answering with the features' plain data
@@ -28,9 +31,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
-from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore, StoreListener
+from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs, HoverInputs
 from hlo_lsp.analysis.work import INTERACTIVE, WorkQueue
+from hlo_lsp.analysis.workspace import MAX_SYMBOLS, Workspace
+from hlo_lsp.analysis.xla_check import XlaCheck, XlaListener
+from hlo_lsp.dump.index import SymbolHit
 from hlo_lsp.features.folding import Fold, folding_ranges
 from hlo_lsp.features.memory import MemoryTimeline
 from hlo_lsp.features.references import references
@@ -52,12 +58,15 @@ MAX_OUTLINE_INSTRUCTIONS = 20_000
 class AnalysisHost:
     """The analysis state of one server; see the module docstring.
 
-    ``to_path(uri) -> str | None`` turns a ``file:`` URI into a path;
-    ``listener`` hears of each analysis and edit (the server publishes
+    ``to_path(uri) -> str | None`` turns a ``file:`` URI into a path and
+    ``to_uri(path) -> str | None`` a path into the URI documents are known by
+    (default: ``file:`` and the path as it is); ``listener`` hears of each
+    analysis and edit, after which XLA's parser is asked (the server publishes
     diagnostics from it)."""
 
     def __init__(self, to_path: Callable[[str], str | None],
-                 listener: StoreListener | None = None) -> None:
+                 listener: XlaListener | None = None,
+                 to_uri: Callable[[str], str | None] = lambda path: "file://" + path) -> None:
         self.parse_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse")
         self.quick_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="quick")
         #: whole-document answers, one at a time, the editor's own first
@@ -65,15 +74,35 @@ class AnalysisHost:
         #: the files beside a dump that hover reads, cached; forgotten on
         #: file-change events (:meth:`DumpInputs.forget`)
         self.inputs = DumpInputs()
-        self.store = DocumentStore(to_path, self.parse_pool, listener,
+        #: XLA's verdict on each analysis, between the store and ``listener``
+        self.xla = XlaCheck(listener, lambda uri: self.store.snapshot(uri))
+        self.store = DocumentStore(to_path, self.parse_pool,
+                                   self.xla if listener is not None else None,
                                    derive_pool=self.work_pool)
+        #: the workspace index (on once the server turns it on)
+        self.workspace = Workspace(self.store, to_uri)
 
     def snapshot(self) -> AnalysisSnapshot:
         """The questions' entry point (:class:`AnalysisSnapshot`)."""
-        return AnalysisSnapshot(self.store, self.inputs, self.quick_pool, self.work_pool)
+        return AnalysisSnapshot(self.store, self.inputs, self.quick_pool, self.work_pool,
+                                workspace=self.workspace)
+
+    async def files_changed(self, changed: list[str], deleted: list[str],
+                            tell: Callable[[str], None]) -> None:
+        """Files ``changed`` (or created) and ``deleted`` on disk (paths): forget
+        what was read of them (the store's analysis of a file read from disk,
+        the inputs beside them) and re-index or drop them
+        (:meth:`Workspace.files_changed`, ``tell`` shows a warning)."""
+        for path in (*changed, *deleted):
+            self.store.forget_file(path)
+            self.inputs.forget(path)
+        await self.workspace.files_changed(changed, deleted, tell)
 
     def close(self) -> None:
-        """Stop the threads (queued work is dropped). Idempotent."""
+        """Stop the workspace index, XLA's check and the threads (queued work is
+        dropped). Idempotent."""
+        self.workspace.close()
+        self.xla.close()
         for pool in (self.parse_pool, self.quick_pool, self.work_pool):
             pool.shutdown(wait=False, cancel_futures=True)
 
@@ -92,6 +121,7 @@ class AnalysisSnapshot:
     inputs: DumpInputs
     quick_pool: ThreadPoolExecutor
     work_pool: WorkQueue
+    workspace: Workspace | None = None
 
     async def _work(self, fn: Callable[..., T], *args: Any, priority: int = INTERACTIVE) -> T:
         """``fn(*args)`` in the work queue at ``priority``, awaited."""
@@ -154,6 +184,32 @@ class AnalysisSnapshot:
     # -- the dump directory: workspace symbols, counterparts, document links
     # (lsp/handlers/workspace.py, recompile.py) --------------------------------
 
+    async def counterparts(self, uri: str, line: int, character: int
+                           ) -> list[tuple[str, Placed]]:
+        """``(uri, place)`` of the instruction(s) (or the computation) of the
+        other optimization stage of the same module matching the one at the
+        position (:meth:`hlo_lsp.analysis.workspace.Workspace.counterparts`);
+        [] when there is none."""
+        if self.workspace is None:
+            return []
+        return await self.workspace.counterparts(uri, line, character)
+
+    async def counterpart_files(self, uri: str) -> list[str]:
+        """The paths of the files of the other optimization stage of ``uri``'s
+        module, best first, wherever the cursor is
+        (:meth:`hlo_lsp.analysis.workspace.Workspace.counterpart_files`)."""
+        if self.workspace is None:
+            return []
+        return await self.workspace.counterpart_files(uri)
+
+    async def workspace_symbols(self, query: str, limit: int = MAX_SYMBOLS
+                                ) -> list[SymbolHit]:
+        """The symbols of the indexed files matching ``query``, best first, at
+        most ``limit`` (:meth:`hlo_lsp.analysis.workspace.Workspace.symbols`);
+        [] while indexing is off."""
+        if self.workspace is None:
+            return []
+        return await self.workspace.symbols(query, limit)
 
     # (end of the dump directory)
 

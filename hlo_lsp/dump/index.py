@@ -1,7 +1,7 @@
 """The dump directory as a workspace: an index of every HLO file under some
 folders, and navigation between the stages of one module.
 
-No LSP types here (the wiring is :mod:`hlo_lsp.lsp.handlers.workspace`).
+No LSP types here (indexing in the server: :mod:`hlo_lsp.analysis.workspace`).
 
 Index
     :func:`discover` walks folders for HLO files (:func:`hlo_lsp.dump.names.is_hlo_path`:

@@ -1,9 +1,11 @@
 """The pygls server class: the state one server holds, and how edits arrive.
 
 :class:`HloLanguageServer` holds the :class:`~hlo_lsp.analysis.host.AnalysisHost`
-(documents, analyses, the dump's inputs, the parse/quick/work threads), the typed :class:`~hlo_lsp.lsp.settings.Settings`, the worker pools, the XLA
-oracle and the workspace index state; the handlers
-(:mod:`hlo_lsp.lsp.handlers`) read them. :func:`hlo_lsp.lsp.server.create_server`
+(documents, analyses, the dump's inputs, the workspace index, XLA's check, the
+parse/quick/work/xla threads) and the typed :class:`~hlo_lsp.lsp.settings.Settings`,
+and does what pygls must: the position encoding, the workspace folders,
+publishing diagnostics, progress; the handlers (:mod:`hlo_lsp.lsp.handlers`)
+read them. :func:`hlo_lsp.lsp.server.create_server`
 builds one and registers the handlers.
 
 Threads and processes: the event loop answers requests; ``parse`` (2 threads)
@@ -20,38 +22,28 @@ import asyncio
 import logging
 import os
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
-from cachetools import TTLCache
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp import __version__
-from hlo_lsp.features.diagnostics import merge_xla, xla_problem
-from hlo_lsp.dump.sources import source_dirs, trusted_roots
+from hlo_lsp.features.diagnostics import merge_xla
 from hlo_lsp.analysis.collector import ModelCollector
 from hlo_lsp.lsp.pygls_adapter import HloProtocol, forget_progress
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.analysis.documents import Analysis
 from hlo_lsp.analysis.host import AnalysisHost
 from hlo_lsp.lsp.settings import Settings, parse_settings
-from hlo_lsp.lsp.workspace_state import WorkspaceState
 from hlo_lsp.analysis.work import INTERACTIVE
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.syntax.lines import LineIndex
 from hlo_lsp.syntax.parser import warm_up as parser_threads_ready
-from hlo_lsp.syntax.xla import SERVER_WORKER_NICE, XlaOracle, available as xla_available
 
 
 log = logging.getLogger("hlo_lsp")
 T = TypeVar("T")
-
-MAX_XLA_CHECK_CHARS = 64 * 1024 * 1024
-#: How long the Python source directories of a dump are kept (seconds): a recipe
-#: written by a recompile is seen within this time.
-SOURCE_DIRS_TTL_S = 5.0
 
 
 class HloLanguageServer(LanguageServer):
@@ -64,7 +56,7 @@ class HloLanguageServer(LanguageServer):
         #: the documents, their analyses, the dump's inputs and the threads that
         #: compute (:class:`~hlo_lsp.analysis.host.AnalysisHost`); the names
         #: below are its parts
-        self.host = AnalysisHost(to_fs_path, self)
+        self.host = AnalysisHost(to_fs_path, self, from_fs_path)
         self.parse_pool = self.host.parse_pool
         self.quick_pool = self.host.quick_pool
         self.inputs = self.host.inputs
@@ -74,38 +66,27 @@ class HloLanguageServer(LanguageServer):
         self.recipes_reported: set[tuple] = set()
         #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
         self.work_pool = self.host.work_pool
-        self._oracle_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xla")
-        self._oracle: XlaOracle | None = None
-        #: XLA's checks run one at a time, in the order of the analyses
-        self._xla_turn = asyncio.Lock()
         self.collector = ModelCollector(self.parse_pool)
         self.store = self.host.store
-        self.workspace_state: WorkspaceState | None = None
         self._tasks: set[asyncio.Task] = set()
         self.shutdown_requested = False
-        self._source_dirs: TTLCache = TTLCache(maxsize=256, ttl=SOURCE_DIRS_TTL_S)
         #: uri -> (version, problems) published by :meth:`edited`, until the
         #: analysis of that version publishes (or not, when they are the same).
         self._published: dict[str, tuple[int, list[Problem]]] = {}
 
     # -- lifecycle ------------------------------------------------------------
     def shut_down(self) -> None:
-        """Release what the server started: the workspace index and its worker
-        processes, XLA's parser process, the thread pools. Idempotent; called at
-        ``shutdown`` and when the process is told to stop."""
+        """Release what the server started: the host's workspace index and its
+        worker processes, XLA's parser process, the thread pools
+        (:meth:`AnalysisHost.close`). Idempotent; called at ``shutdown`` and
+        when the process is told to stop."""
         try:
             self.store.close_all()
         except RuntimeError:  # no event loop any more (after start_io returned)
             pass
-        st, self.workspace_state = self.workspace_state, None
-        if st is not None:
-            st.close()
-        if self._oracle is not None:
-            self._oracle.close()
         for task in list(self._tasks):
             task.cancel()
         self.host.close()
-        self._oracle_pool.shutdown(wait=False, cancel_futures=True)
 
     async def work(self, fn: Callable[..., T], *args: Any, priority: int = INTERACTIVE) -> T:
         """``fn(*args)`` in the work queue (:mod:`hlo_lsp.analysis.work`): the
@@ -134,6 +115,7 @@ class HloLanguageServer(LanguageServer):
         """Read the settings and the negotiated position encoding (at initialize)."""
         self.settings = parse_settings(initialization_options)
         self.store.encoding = self.position_encoding()
+        self.host.xla.enabled = self.settings.xla_diagnostics
         # Build the grammar's parsers for this thread now (quick definitions run
         # here), so the first answer does not pay for it; worker threads build
         # their own on first use.
@@ -168,36 +150,17 @@ class HloLanguageServer(LanguageServer):
 
     async def source_dirs(self, uri: str) -> list[str]:
         """Where relative Python paths in the metadata of the dump ``uri`` are
-        looked for: the one answer for hover, definition, documentLink and recipe
-        inference (see :func:`hlo_lsp.dump.sources.source_dirs`). It reads the
-        dump's recipe and stats directories, so it runs off the event loop (a
-        recipe file could be a FIFO), and the answer is kept for
-        :data:`SOURCE_DIRS_TTL_S` per dump directory and workspace."""
-        path = to_fs_path(uri)
-        folders = self.workspace_folders()
-        key = (os.path.dirname(path or ""), tuple(folders), str(self.settings.source_root))
-        dirs = self._source_dirs.get(key)
-        if dirs is None:
-            dirs = self._source_dirs[key] = await asyncio.to_thread(
-                source_dirs, path, folders, self.settings.source_root)
-        return dirs
+        looked for, with this workspace's folders and ``sourceRoot``
+        (:meth:`hlo_lsp.analysis.inputs.DumpInputs.source_dirs`, cached)."""
+        return await self.inputs.source_dirs(to_fs_path(uri), self.workspace_folders(),
+                                             self.settings.source_root)
 
     def source_roots(self, uri: str) -> list[str]:
         """Where a source file named by the dump ``uri`` may lie without hover and
-        the link's tooltip saying so: the dump directory, the source roots and
-        the workspace folders (:func:`hlo_lsp.dump.sources.trusted_roots`; a few
-        ``realpath`` calls)."""
-        return trusted_roots(to_fs_path(uri), self.workspace_folders(),
-                             self.settings.source_root)
-
-    def oracle(self) -> XlaOracle | None:
-        """XLA's parser in a worker process, unless the setting ``xlaDiagnostics``
-        is false or jaxlib is missing."""
-        if not self.settings.xla_diagnostics or not xla_available():
-            return None
-        if self._oracle is None:
-            self._oracle = XlaOracle(nice=SERVER_WORKER_NICE)
-        return self._oracle
+        the link's tooltip saying so
+        (:meth:`hlo_lsp.analysis.inputs.DumpInputs.source_roots`)."""
+        return self.inputs.source_roots(to_fs_path(uri), self.workspace_folders(),
+                                        self.settings.source_root)
 
     # -- documents ------------------------------------------------------------
     def apply_changes(self, params: types.DidChangeTextDocumentParams) -> bool:
@@ -230,43 +193,13 @@ class HloLanguageServer(LanguageServer):
         """``async with ls.lease(uri) as analysis``: see :meth:`DocumentStore.lease`."""
         return self.store.lease(uri)
 
-    # -- StoreListener --------------------------------------------------------
+    # -- StoreListener (XlaListener: the host's XLA check publishes through it)
     def analysed(self, analysis: Analysis, current: bool) -> None:
-        """Publish the diagnostics of a new analysis, then ask XLA's parser."""
+        """Publish the diagnostics of a new analysis (the host then asks XLA's
+        parser: :class:`hlo_lsp.analysis.xla_check.XlaCheck`)."""
         self.collector.analysed()
         if current:
             self.publish(analysis)
-        oracle = self.oracle()
-        if (oracle is not None and not analysis.lazy_only
-                and len(analysis.module.text) <= MAX_XLA_CHECK_CHARS):
-            self.spawn(self._xla_check(oracle, analysis))
-
-    async def _xla_check(self, oracle: XlaOracle, analysis: Analysis) -> None:
-        """XLA's verdict on ``analysis``' text, kept on it and published when it
-        finds a problem. An analysis whose text is no longer the document's by
-        its turn (:meth:`_is_current`: edited again, closed, or opened again
-        with another text) is not checked: its verdict could never be
-        published, and a typing storm on a large dump would queue a parse of
-        the whole text per edit."""
-        loop = asyncio.get_running_loop()
-        async with self._xla_turn:
-            if not self._is_current(analysis):
-                return
-            verdict = await loop.run_in_executor(self._oracle_pool, oracle.check,
-                                                 analysis.module.text)
-        problems = [xla_problem(verdict, analysis.lines)] \
-            if verdict is not None and not verdict.ok else []
-        analysis.derived["xla"] = problems
-        if problems and self._is_current(analysis):
-            self.publish(analysis)
-
-    def _is_current(self, analysis: Analysis) -> bool:
-        """Whether ``analysis`` is of the text the editor has open now: the same
-        version and the same text (a document closed and opened again starts
-        over at version 1, with any text)."""
-        snapshot = self.store.snapshot(analysis.uri)
-        return (snapshot is not None and snapshot.version == analysis.version
-                and snapshot.text == analysis.module.text)
 
     def spawn(self, coro) -> asyncio.Task:
         """Run ``coro`` as a task the server keeps until it is done."""

@@ -326,7 +326,7 @@ def test_xla_checks_only_the_versions_still_current_at_their_turn():
 
     server = create_server()
     oracle = Oracle()
-    server.oracle = lambda: oracle
+    server.host.xla.oracle = lambda: oracle
     client = _Client(server)
     text = DUMP.read_text()
     uri, other = DUMP.as_uri(), DUMP.as_uri() + ".closed.hlo"

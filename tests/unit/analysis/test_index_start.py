@@ -1,5 +1,5 @@
 """Workspace indexing waits for the opened documents' analyses
-(hlo_lsp.lsp.handlers.workspace._documents_settled).
+(hlo_lsp.analysis.workspace.documents_settled).
 
 The wait runs on a clock of its own (:class:`_Clock`: the event loop's time and
 ``asyncio.sleep`` advance it, nothing else does), so the tests check what the
@@ -8,14 +8,13 @@ wait decides at each poll, not how long a busy machine took to get there."""
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import pytest
 
-from hlo_lsp.lsp.handlers import workspace
-from hlo_lsp.lsp.handlers.workspace import _documents_settled
+from hlo_lsp.analysis import workspace
+from hlo_lsp.analysis.workspace import documents_settled
 
-POLL_S = 0.05   # _documents_settled looks at the store every 50 ms
+POLL_S = 0.05   # documents_settled looks at the store every 50 ms
 
 
 class _Clock:
@@ -58,7 +57,7 @@ def _wait(monkeypatch, busy_until: float, quiet: float, limit: float) -> tuple[f
 
     async def run() -> float:
         asyncio.get_running_loop().time = clock.time
-        await _documents_settled(SimpleNamespace(store=store), quiet, limit)
+        await documents_settled(store, quiet, limit)
         return clock.now
 
     return asyncio.run(run()), store
