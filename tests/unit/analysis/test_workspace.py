@@ -15,8 +15,6 @@ import sys
 import threading
 import urllib.parse
 
-import pytest
-
 from hlo_lsp.analysis import workspace as workspace_mod
 from hlo_lsp.analysis.host import AnalysisHost
 from hlo_lsp.analysis.inputs import DumpInputs
