@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from hlo_lsp.analysis import readable
 from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
 from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs, HoverInputs
@@ -172,6 +173,56 @@ class AnalysisSnapshot:
     # -- readable HLO: inlay hints, semantic tokens, code lens, summary, readable
     # view, comparison (lsp/handlers/readable.py) ---------------------------
 
+    async def inlay_hints(self, uri: str, start_line: int, start_char: int, end_line: int,
+                          end_char: int, categories: tuple[str, ...],
+                          encode: Callable[[list[readable.InlayHint], LineIndex], T]) -> T | None:
+        """``encode(hints, lines)`` of the inlay hints of ``categories`` for the
+        instructions overlapping the range
+        (:func:`hlo_lsp.analysis.readable.inlay_hints`: the whole document's
+        once per analysis); None for a document not analysable."""
+        return await readable.inlay_hints(self.store, self._work, uri,
+                                          (start_line, start_char), (end_line, end_char),
+                                          categories, encode)
+
+    async def semantic_tokens(self, uri: str,
+                              span: tuple[tuple[int, int], tuple[int, int]] | None,
+                              encode: Callable[[list[int]], T]) -> T | None:
+        """``encode(data)`` of the semantic tokens starting in ``span``
+        (``((line, character), (line, character))``; None: the whole document,
+        once per analysis; :func:`hlo_lsp.analysis.readable.semantic_tokens`);
+        None for a document not analysable."""
+        return await readable.semantic_tokens(self.store, uri, span, encode)
+
+    async def code_lens(self, uri: str) -> list[readable.EntryLens]:
+        """The ENTRY computation's lens with the kernel summary's headline
+        (:func:`hlo_lsp.analysis.readable.code_lens`); [] without one."""
+        return await readable.code_lens(self.store, uri)
+
+    async def summary(self, uri: str, device: str | None, markdown: bool,
+                      encode: Callable[[str, list[readable.SummaryRow]], T] | None = None
+                      ) -> str | T | None:
+        """The kernel summary report, Markdown or text (with ``encode``:
+        ``encode(text, rows)``), times on ``device`` (a setting; None: the
+        dump's own) (:func:`hlo_lsp.analysis.readable.summary`); None for a
+        document not analysable."""
+        return await readable.summary(self.store, self.inputs, self._work, uri, device,
+                                      markdown, encode)
+
+    async def readable_view(self, uri: str, inline_fusions: bool, keep_metadata: bool,
+                            encode: Callable[[readable.ReadableView, LineIndex], T]) -> T | None:
+        """``encode(view, lines)`` of the readable view, once per analysis and
+        options (:func:`hlo_lsp.analysis.readable.readable_view`); None for a
+        document not analysable."""
+        return await readable.readable_view(self.store, uri, inline_fusions, keep_metadata,
+                                            encode)
+
+    async def compare(self, uri: str, other_uri: str, device: str | None, markdown: bool,
+                      labels: tuple[str, str]) -> str | None:
+        """The comparison of the dump ``uri`` (old) with ``other_uri`` (new) as
+        text or Markdown (:func:`hlo_lsp.analysis.readable.compare`); None when
+        either is not analysable."""
+        return await readable.compare(self.store, self._work, uri, other_uri, device,
+                                      markdown, labels)
 
     # (end of readable HLO)
 

@@ -66,7 +66,7 @@ def test_finished_notifications_and_commands_leave_nothing_behind(monkeypatch):
     text = DUMP.read_text()
     views: list[weakref.ref] = []
 
-    from hlo_lsp.lsp.handlers import readable
+    from hlo_lsp.analysis import readable  # where the readable view is rendered
     render = readable.render
 
     def kept_render(*args):
