@@ -13,6 +13,7 @@ the work queue.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from lsprotocol import types
@@ -80,12 +81,8 @@ def register(server: HloLanguageServer) -> None:
             return None
         uri, options = parsed
         text = options.format == "text"
-
-        def table(report: str, rows: list[SummaryRow]) -> dict:
-            return _summary_table(uri, report, rows)
-
-        return await ls.host.snapshot().summary(uri, ls.settings.device, not text,
-                                                table if text and options.targets else None)
+        table = functools.partial(_summary_table, uri) if text and options.targets else None
+        return await ls.host.snapshot().summary(uri, ls.settings.device, not text, table)
 
     @route(server, READABLE_VIEW)
     async def readable_view(ls: HloLanguageServer, *args: Any) -> dict | None:
