@@ -30,11 +30,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from hlo_lsp.analysis import readable
+from hlo_lsp.analysis import pictures, readable, reports
 from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
 from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs, HoverInputs
-from hlo_lsp.analysis.work import INTERACTIVE, WorkQueue
+from hlo_lsp.analysis.work import INTERACTIVE, REPORT, WorkQueue
 from hlo_lsp.analysis.workspace import MAX_SYMBOLS, Workspace
 from hlo_lsp.analysis.xla_check import XlaCheck, XlaListener
 from hlo_lsp.dump.index import SymbolHit
@@ -229,6 +229,98 @@ class AnalysisSnapshot:
     # -- pictures and reports: graph, memory, XLA's reports beside a dump
     # (lsp/handlers/graph.py, reports.py) -------------------------------------
 
+    async def graph(self, uri: str, computation: str | None,
+                    position: tuple[int, int] | None, hops: int | None, limit: int | None,
+                    page: bool, encode: pictures.GraphEncoder) -> T | None:
+        """``encode(graph, lines, page)`` of the dataflow graph of ``computation``
+        (a name) or around ``position`` (``(line, character)``: an instruction's
+        neighbourhood of ``hops`` hops, or a computation header's computation),
+        at most ``limit`` nodes, with its HTML page when ``page`` (else "")
+        (:func:`hlo_lsp.analysis.pictures.graph_answer`); computed and encoded in
+        the work queue at :data:`~hlo_lsp.analysis.work.REPORT`. None for a
+        document not analysable or no such computation or instruction. Raises
+        :data:`ContentModified` when the document was edited meanwhile."""
+        async with self.store.lease(uri) as a:
+            if a is None:
+                return None
+            got = await self._work(pictures.graph_answer, self.store, a, computation,
+                                   position, hops, limit, page, encode,
+                                   priority=REPORT)
+        self.store.check_current()
+        return got
+
+    async def graph_text(self, uri: str, computation: str | None,
+                         position: tuple[int, int] | None, hops: int | None,
+                         encode: pictures.PictureEncoder) -> T | None:
+        """``encode(picture, lines)`` of the dataflow as text for a terminal
+        (:func:`hlo_lsp.analysis.pictures.graph_text_answer`; arguments as
+        :meth:`graph`'s), in the work queue at :data:`~hlo_lsp.analysis.work.REPORT`;
+        None as :meth:`graph`. Raises :data:`ContentModified` as :meth:`graph`."""
+        async with self.store.lease(uri) as a:
+            if a is None:
+                return None
+            got = await self._work(pictures.graph_text_answer, a, computation,
+                                   position, hops, encode, priority=REPORT)
+        self.store.check_current()
+        return got
+
+    async def memory(self, of: str | Analysis, priority: int = REPORT
+                     ) -> MemoryTimeline | None:
+        """Memory over the schedule (bytes live per step) of the dump ``of``, a
+        URI (its current analysis) or an analysis (a hover's, maybe of an earlier
+        version), from the reports XLA wrote beside it; read in the work queue at
+        ``priority`` once per analysis (:func:`hlo_lsp.analysis.pictures.timeline_of`).
+        None without reports, outside the file system, for a document too big
+        for a full model or not analysable."""
+        if not isinstance(of, str):
+            return await pictures.timeline_of(self.store, of, priority)
+        async with self.store.lease(of) as a:
+            return None if a is None else await pictures.timeline_of(self.store, a, priority)
+
+    async def memory_page(self, uri: str) -> pictures.MemoryPage | None:
+        """The memory page of the dump ``uri`` (:class:`~hlo_lsp.analysis.pictures.MemoryPage`:
+        the HTML ``hlo-lsp memory -o`` writes, the peak), built in the work queue
+        at :data:`~hlo_lsp.analysis.work.REPORT`; None as :meth:`memory`. Raises
+        :data:`ContentModified` when the document was edited meanwhile."""
+        async with self.store.lease(uri) as a:
+            t = None if a is None else await pictures.timeline_of(self.store, a)
+            if t is None:
+                return None
+            got = await self._work(pictures.memory_page_answer, a,
+                                   pictures.dump_path(self.store, a), t, priority=REPORT)
+        self.store.check_current()
+        return got
+
+    async def memory_text(self, uri: str, encode: pictures.PictureEncoder) -> T | None:
+        """``encode(picture, lines)`` of memory over the schedule as a bar chart of
+        text (:func:`hlo_lsp.analysis.pictures.memory_text_answer`), in the work
+        queue at :data:`~hlo_lsp.analysis.work.REPORT`; None as :meth:`memory`.
+        Raises :data:`ContentModified` as :meth:`memory_page`."""
+        async with self.store.lease(uri) as a:
+            t = None if a is None else await pictures.timeline_of(self.store, a)
+            if t is None:
+                return None
+            got = await self._work(pictures.memory_text_answer, a, t, encode,
+                                   priority=REPORT)
+        self.store.check_current()
+        return got
+
+    async def report_links(self, uri: str, text: str | None, to_uri: reports.ToUri
+                           ) -> list[reports.ReportLink]:
+        """The links of the report ``uri`` (``text``: the editor's copy when it is
+        open, else None to read the file) into the HLO dump it describes and the
+        buffer-assignment report (:func:`hlo_lsp.analysis.reports.report_links`);
+        ``to_uri(path)``: a file's URI. [] when the report cannot be read."""
+        return await reports.report_links(self.store, uri, text, to_uri)
+
+    async def report_definition(self, uri: str, line: int, character: int,
+                                text: str | None, to_uri: reports.ToUri
+                                ) -> reports.Elsewhere | None:
+        """The instructions of the HLO dump that the report ``uri`` names at the
+        position (:func:`hlo_lsp.analysis.reports.report_definition`; ``text`` and
+        ``to_uri`` as :meth:`report_links`'s); None when there are none."""
+        return await reports.report_definition(self.store, uri, line, character, text,
+                                               to_uri)
 
     # (end of pictures and reports)
 
@@ -279,3 +371,4 @@ def _outline(a: Analysis, encode: Callable[[list[Symbol], LineIndex], T]) -> T:
 
 def _folding(a: Analysis, encode: Callable[[list[Fold], LineIndex], T]) -> T:
     return encode(folding_ranges(a.module, a.lines), a.lines)
+

@@ -4,38 +4,31 @@ with ``format: "text"`` each answers the picture as text
 (:mod:`hlo_lsp.features.text_pictures`, a :class:`hlo_lsp.lsp.messages.TextPictureReply`:
 Neovim's view for a terminal without a browser).
 
-The graph is :func:`hlo_lsp.features.graph.graph` (offsets in, plain data out);
-this module only converts its offsets to LSP ranges with the document's line
-index and its dataclasses to :class:`hlo_lsp.lsp.messages.GraphReply`, with
-the page of :mod:`hlo_lsp.features.graph_page` when asked (VS Code's "HLO: Show
-Graph" panel, Neovim's ``:HloGraph``).
+The pictures are the analysis layer's (:mod:`hlo_lsp.analysis.pictures`, asked
+through the host's snapshot): this module only converts positions to
+``(line, character)``, and the graph's offsets to LSP ranges with the document's
+line index and its dataclasses to :class:`hlo_lsp.lsp.messages.GraphReply`
+(with the page of :mod:`hlo_lsp.features.graph_page` when asked: VS Code's "HLO:
+Show Graph" panel, Neovim's ``:HloGraph``), in the work queue where the
+analysis layer computes them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 from typing import Any
 
-import attrs
-from pygls.uris import to_fs_path
-
-from hlo_lsp.features.graph import DEFAULT_LIMIT, Graph, graph
-from hlo_lsp.features.graph_page import graph_html, graph_title, page_title
-from hlo_lsp.features.graph_page.memory_page import MEMORY_TITLE, memory_html
-from hlo_lsp.features.text_pictures import TextPicture, graph_text, memory_text
+from hlo_lsp.features.graph import Graph
+from hlo_lsp.features.text_pictures import TextPicture
 from hlo_lsp.lsp import messages
-from hlo_lsp.analysis.documents import Analysis
-from hlo_lsp.lsp.handlers.reports import memory_of
-from hlo_lsp.lsp.convert import to_offset, to_range
+from hlo_lsp.lsp.convert import to_range
+from hlo_lsp.lsp.dispatch import route
 from hlo_lsp.lsp.protocol import HloLanguageServer
-from hlo_lsp.lsp.requests import guarded
-from hlo_lsp.analysis.work import REPORT
 from hlo_lsp.syntax.lines import LineIndex
 
 
-def graph_reply(g: Graph, lines: LineIndex) -> messages.GraphReply:
-    """``g`` with LSP ranges (instruction and name) instead of offsets."""
+def graph_reply(g: Graph, lines: LineIndex, page: str = "") -> messages.GraphReply:
+    """``g`` with LSP ranges (instruction and name) instead of offsets, and its
+    ``page`` ("" when not asked)."""
     nodes = [messages.GraphNodeInfo(
         n.id, n.name, n.opcode, n.shape, n.kind, n.computation,
         to_range(lines, n.start, n.end), to_range(lines, n.name_start, n.name_end),
@@ -45,7 +38,12 @@ def graph_reply(g: Graph, lines: LineIndex) -> messages.GraphReply:
     clusters = [messages.GraphClusterInfo(c.id, c.computation, c.owner, c.attr, c.size,
                                           c.shown, c.expanded, c.parent) for c in g.clusters]
     return messages.GraphReply(g.computation, g.focus, nodes, edges, clusters, g.total,
-                               g.omitted, g.message, g.hops, g.limit)
+                               g.omitted, g.message, g.hops, g.limit, page)
+
+
+def graph_json(g: Graph, lines: LineIndex, page: str) -> dict:
+    """The ``hlo/graph`` answer (:func:`graph_reply`) as JSON."""
+    return messages.to_json(graph_reply(g, lines, page))
 
 
 def picture_reply(pic: TextPicture, lines: LineIndex) -> dict:
@@ -57,45 +55,28 @@ def picture_reply(pic: TextPicture, lines: LineIndex) -> dict:
         pic.title, [line.text for line in pic.lines], targets, pic.cursor, pic.message))
 
 
-def page_of(g: Graph, a: Analysis, around: bool) -> str:
-    """The graph's page (:func:`hlo_lsp.features.graph_page.graph_html`, as
-    ``hlo-lsp graph`` writes it), titled by the module and what it shows."""
-    path = to_fs_path(a.uri) or a.uri
-    return graph_html(g, a.lines, os.path.basename(path), a.uri,
-                      graph_title(a.module, path, g, around))
-
-
 def register(server: HloLanguageServer) -> None:
-    """Register ``hlo/graph`` and ``hlo/memory`` on ``server``."""
+    """Register ``hlo/graph`` and ``hlo/memory`` on ``server``, each as its row of
+    :data:`hlo_lsp.lsp.dispatch.ROUTES` says."""
 
-    @server.feature(messages.GRAPH)
-    @guarded(default=None)
+    @route(server, messages.GRAPH)
     async def on_graph(ls: HloLanguageServer, params: Any) -> dict | None:
+        """:class:`messages.GraphParams` -> :class:`messages.GraphReply` (with
+        ``format: "text"``: :class:`messages.TextPictureReply`); null for no such
+        computation or instruction."""
         parsed = messages.parse_params(messages.GraphParams, params)
         if parsed is None:
             return None
-        async with ls.lease(parsed.text_document.uri) as a:
-            if a is None:
-                return None
-            around = None if parsed.position is None else to_offset(a.lines, parsed.position)
-            limit = parsed.limit if parsed.limit is not None else DEFAULT_LIMIT
+        uri, pos = parsed.text_document.uri, parsed.position
+        at = None if pos is None else (pos.line, pos.character)
+        snapshot = ls.host.snapshot()
+        if parsed.format == "text":
+            return await snapshot.graph_text(uri, parsed.computation, at, parsed.hops,
+                                             picture_reply)
+        return await snapshot.graph(uri, parsed.computation, at, parsed.hops, parsed.limit,
+                                    bool(parsed.page), graph_json)
 
-            def compute() -> dict | None:
-                if parsed.format == "text":
-                    pic = graph_text(a.module, parsed.computation, around, parsed.hops)
-                    return None if pic is None else picture_reply(pic, a.lines)
-                g = graph(a.module, parsed.computation, around, parsed.hops, limit)
-                if g is None:
-                    return None
-                reply = graph_reply(g, a.lines)
-                if parsed.page:
-                    reply = attrs.evolve(reply, page=page_of(g, a, around is not None))
-                return messages.to_json(reply)
-
-            return await ls.work(compute, priority=REPORT)
-
-    @server.feature(messages.MEMORY)
-    @guarded(default=None)
+    @route(server, messages.MEMORY)
     async def on_memory(ls: HloLanguageServer, params: Any) -> dict | None:
         """``{textDocument}`` -> ``{page, peakBytes, peakStep, source}``: memory over
         the schedule from XLA's reports beside the dump, as the page ``hlo-lsp
@@ -104,18 +85,9 @@ def register(server: HloLanguageServer) -> None:
         parsed = messages.parse_params(messages.MemoryParams, params)
         if parsed is None:
             return None
-        async with ls.lease(parsed.text_document.uri) as a:
-            path = to_fs_path(parsed.text_document.uri) if a is not None else None
-            if a is None or not path or a.lazy_only:
-                return None
-            timeline = await memory_of(ls, a)
-            if timeline is None:
-                return None
-            if parsed.format == "text":
-                return await ls.work(lambda: picture_reply(memory_text(timeline, a.module),
-                                                           a.lines), priority=REPORT)
-            page = await ls.work(
-                memory_html, timeline, page_title(a.module, path, MEMORY_TITLE),
-                os.path.basename(path), a.uri, a.lines, priority=REPORT)
-            return {"page": page, "peakBytes": timeline.peak_bytes,
-                    "peakStep": timeline.peak_step, "source": timeline.source}
+        uri = parsed.text_document.uri
+        if parsed.format == "text":
+            return await ls.host.snapshot().memory_text(uri, picture_reply)
+        got = await ls.host.snapshot().memory_page(uri)
+        return None if got is None else {"page": got.html, "peakBytes": got.peak_bytes,
+                                         "peakStep": got.peak_step, "source": got.source}

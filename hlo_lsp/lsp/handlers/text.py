@@ -76,11 +76,9 @@ def register(server: HloLanguageServer) -> None:
         inputs = HoverInputs(await ls.inputs.buffer_assignment(path),
                              await ls.inputs.deviceless(path), await ls.source_dirs(uri),
                              ls.source_roots(uri), device_for(path, ls.settings.device))
-
-        async def memory(analysis):
-            return await reports.memory_of(ls, analysis, INTERACTIVE)
-
-        got = await ls.host.snapshot().hover(uri, pos.line, pos.character, inputs, memory)
+        snapshot = ls.host.snapshot()
+        got = await snapshot.hover(uri, pos.line, pos.character, inputs,
+                                   lambda a: snapshot.memory(a, INTERACTIVE))
         return None if got is None else _hover(got.lines, got.markdown, (got.start, got.end))
 
     @route(server, types.TEXT_DOCUMENT_DEFINITION)
