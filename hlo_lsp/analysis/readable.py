@@ -31,13 +31,14 @@ from typing import Any, TypeVar
 from hlo_lsp.analysis.answers import Placed
 from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs
+from hlo_lsp.analysis.pictures import timeline_of
 from hlo_lsp.analysis.work import INTERACTIVE, REPORT
 from hlo_lsp.dump.names import device_for
 from hlo_lsp.features.compare import compare as compare_summaries, \
     format_markdown as diff_markdown, format_text as diff_text
 from hlo_lsp.features.inlay_hints import InlayHint, inlay_hints as hints_in
 from hlo_lsp.features.memory import MemoryTimeline, format_text as memory_text, \
-    peak_markdown, timeline_for
+    peak_markdown
 from hlo_lsp.features.readable import ReadableView, render
 from hlo_lsp.features.semantic_tokens import semantic_tokens as tokens_in
 from hlo_lsp.features.summary import format_markdown, format_text, row_targets
@@ -103,21 +104,6 @@ async def _folded(store: DocumentStore, a: Analysis, summary: KernelSummary,
     (:func:`hlo_lsp.model.folding.fold_summary`), once per analysis and device."""
     return await store.derive(a, f"folded:{device.key}", fold_summary, a.module, summary,
                               device, priority=REPORT)
-
-
-async def _memory(store: DocumentStore, a: Analysis, path: str | None
-                  ) -> MemoryTimeline | None:
-    """Memory over the schedule of the dump ``a`` analyses (the file ``path``),
-    from the reports XLA wrote beside it (:func:`hlo_lsp.features.memory.timeline_for`),
-    once per analysis at :data:`REPORT`; None without reports or a path.
-
-    The one call of this module for it: the same derived value
-    (``"memory"``) as ``hlo_lsp.lsp.handlers.reports.memory_of``, which the
-    hover and the memory page ask; when that question moves to the analysis
-    layer, this calls it."""
-    if not path or a.lazy_only:
-        return None
-    return await store.derive(a, "memory", timeline_for, path, a.module, priority=REPORT)
 
 
 # -- the questions ------------------------------------------------------------
@@ -246,7 +232,7 @@ async def summary(store: DocumentStore, inputs: DumpInputs, work: Work, uri: str
         path = store.to_path(a.uri)
         note = await inputs.deviceless(path or "") or ""
         folded = await _folded(store, a, summary, device_for(path, device))
-        memory = await _memory(store, a, path)
+        memory = await timeline_of(store, a, REPORT)
         got = await work(_report, a, summary, note, folded, memory, markdown, encode,
                          priority=REPORT)
         _unchanged(store, a)

@@ -9,8 +9,7 @@ position go to the analysis layer (:mod:`hlo_lsp.analysis.reports`, through the
 host's snapshot), its plain answers come back as LSP links and locations.
 
 For an HLO dump itself, memory over the schedule from the reports beside it is
-the snapshot's :meth:`~hlo_lsp.analysis.host.AnalysisSnapshot.memory`;
-:func:`memory_of` is that under its former name.
+the snapshot's :meth:`~hlo_lsp.analysis.host.AnalysisSnapshot.memory`.
 """
 
 from __future__ import annotations
@@ -18,20 +17,9 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from hlo_lsp.analysis.documents import Analysis
-from hlo_lsp.analysis.work import REPORT
 from hlo_lsp.dump.names import is_report_file
-from hlo_lsp.features.memory import MemoryTimeline
 from hlo_lsp.lsp.convert import to_range
 from hlo_lsp.lsp.protocol import HloLanguageServer
-
-
-async def memory_of(ls: HloLanguageServer, a: Analysis, priority: int = REPORT
-                    ) -> MemoryTimeline | None:
-    """:meth:`AnalysisSnapshot.memory <hlo_lsp.analysis.host.AnalysisSnapshot.memory>`
-    of ``a`` (the summary in :mod:`hlo_lsp.lsp.handlers.readable` still calls it
-    by this name)."""
-    return await ls.host.snapshot().memory(a, priority)
 
 
 def is_report_uri(uri: str) -> bool:
