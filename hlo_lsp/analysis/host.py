@@ -39,6 +39,7 @@ from hlo_lsp.analysis.workspace import MAX_SYMBOLS, Workspace
 from hlo_lsp.analysis.xla_check import XlaCheck, XlaListener
 from hlo_lsp.dump.index import SymbolHit
 from hlo_lsp.features.folding import Fold, folding_ranges
+from hlo_lsp.features.inline_regions import KINDS, InlineRegion, inline_regions
 from hlo_lsp.features.memory import MemoryTimeline
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import Symbol, document_symbols
@@ -224,6 +225,15 @@ class AnalysisSnapshot:
         return await readable.compare(self.store, self._work, uri, other_uri, device,
                                       markdown, labels)
 
+    async def inline_regions(self, uri: str,
+                             encode: Callable[[list[InlineRegion], LineIndex], T]) -> T | None:
+        """``encode(regions, lines)`` of the regions an editor can fold away
+        (:func:`hlo_lsp.features.inline_regions.inline_regions`: ``metadata``,
+        ``backend_config`` and the other kinds of
+        :data:`~hlo_lsp.features.inline_regions.KINDS`), computed in the work queue
+        once per analysis; None for a document not analysable."""
+        return await self._derived(uri, "inline regions", _inline_regions, encode)
+
     # (end of readable HLO)
 
     # -- pictures and reports: graph, memory, XLA's reports beside a dump
@@ -367,6 +377,10 @@ class AnalysisSnapshot:
 def _outline(a: Analysis, encode: Callable[[list[Symbol], LineIndex], T]) -> T:
     full = a.module.instruction_count() <= MAX_OUTLINE_INSTRUCTIONS
     return encode(document_symbols(a.module, full), a.lines)
+
+
+def _inline_regions(a: Analysis, encode: Callable[[list[InlineRegion], LineIndex], T]) -> T:
+    return encode(inline_regions(a.module, KINDS), a.lines)
 
 
 def _folding(a: Analysis, encode: Callable[[list[Fold], LineIndex], T]) -> T:

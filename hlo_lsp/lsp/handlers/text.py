@@ -21,7 +21,7 @@ from hlo_lsp.dump.names import device_for
 from hlo_lsp.analysis.answers import Placed
 from hlo_lsp.analysis.inputs import HoverInputs
 from hlo_lsp.features.folding import Fold
-from hlo_lsp.features.inline_regions import KINDS, inline_regions
+from hlo_lsp.features.inline_regions import InlineRegion
 from hlo_lsp.features.symbols import Symbol
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp import wire
@@ -30,7 +30,6 @@ from hlo_lsp.lsp.handlers import reports
 from hlo_lsp.lsp.protocol import HloLanguageServer
 from hlo_lsp.lsp.dispatch import route
 from hlo_lsp.analysis.work import INTERACTIVE
-from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.syntax.lines import LineIndex
 
 
@@ -128,10 +127,8 @@ def register(server: HloLanguageServer) -> None:
         parsed = messages.parse_params(messages.DocumentParams, params)
         if parsed is None:
             return []
-        async with ls.lease(parsed.text_document.uri) as a:
-            if a is None:
-                return []
-            return await ls.store.derive(a, "inline regions", _inline_regions, a.module, a.lines)
+        got = await ls.host.snapshot().inline_regions(parsed.text_document.uri, _inline_regions)
+        return [] if got is None else got
 
 
 def _outline(symbols: list[Symbol], lines: LineIndex) -> wire.Encoded:
@@ -144,10 +141,10 @@ def _folding_answer(folds: list[Fold], lines: LineIndex) -> wire.Encoded:
     return wire.encode(wire.folding_ranges(folds))
 
 
-def _inline_regions(module: HloModule, lines: LineIndex) -> wire.Encoded:
+def _inline_regions(regions: list[InlineRegion], lines: LineIndex) -> wire.Encoded:
     """The ``hlo/inlineRegions`` answer: messages.InlineRegion, field by field."""
     return wire.encode([{"range": wire.range_(lines, r.start, r.end), "kind": r.kind}
-                        for r in inline_regions(module, KINDS)])
+                        for r in regions])
 
 
 def _hover(lines: LineIndex, markdown: str, span: tuple[int, int]) -> types.Hover:

@@ -106,6 +106,25 @@ def test_folding_gives_the_computations_lines():
     assert (2, 6) in got or (2, 5) in got, got
 
 
+def test_inline_regions_are_the_metadata_and_backend_configs_encoded_once():
+    fixture = FIXTURE.replace(
+        "negate(p$0)", 'negate(p$0), metadata={op_name="jit(f)/neg"}').replace(
+        "add(p, n)", 'add(p, n), backend_config={"k":1}')
+    calls = []
+
+    def texts(regions, lines):
+        calls.append(1)
+        return [(r.kind, lines.text[r.start:r.end]) for r in regions]
+
+    async def twice(s, line, ch):
+        return await s.inline_regions(URI, texts), await s.inline_regions(URI, texts)
+
+    _, (first, second) = ask(fixture, twice)
+    assert first == second == [("metadata", ', metadata={op_name="jit(f)/neg"}'),
+                               ("backend_config", ', backend_config={"k":1}')]
+    assert len(calls) == 1
+
+
 def test_whole_document_answers_of_an_unknown_document_are_none():
     _, got = ask(FIXTURE, lambda s, line, ch: s.folding("file:///closed.hlo",
                                                         lambda f, l: f))
