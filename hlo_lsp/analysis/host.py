@@ -34,12 +34,15 @@ from hlo_lsp.analysis import pictures, readable, reports
 from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
 from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs, HoverInputs
+from hlo_lsp.analysis.recompile import Recompiles
 from hlo_lsp.analysis.work import INTERACTIVE, REPORT, WorkQueue
 from hlo_lsp.analysis.workspace import MAX_SYMBOLS, Workspace
 from hlo_lsp.analysis.xla_check import XlaCheck, XlaListener
 from hlo_lsp.dump.index import SymbolHit
+from hlo_lsp.dump.sources import outside_note, resolve_source_path
 from hlo_lsp.features.folding import Fold, folding_ranges
 from hlo_lsp.features.inline_regions import KINDS, InlineRegion, inline_regions
+from hlo_lsp.features.links import SourceLink, source_links
 from hlo_lsp.features.memory import MemoryTimeline
 from hlo_lsp.features.references import references
 from hlo_lsp.features.symbols import Symbol, document_symbols
@@ -83,6 +86,9 @@ class AnalysisHost:
                                    derive_pool=self.work_pool)
         #: the workspace index (on once the server turns it on)
         self.workspace = Workspace(self.store, to_uri)
+        #: the recompiles running and the unusable recipes reported
+        #: (:class:`~hlo_lsp.analysis.recompile.Recompiles`)
+        self.recompiles = Recompiles(self.store, self.parse_pool)
 
     def snapshot(self) -> AnalysisSnapshot:
         """The questions' entry point (:class:`AnalysisSnapshot`)."""
@@ -363,6 +369,24 @@ class AnalysisSnapshot:
         if self.workspace is None:
             return []
         return await self.workspace.symbols(query, limit)
+
+    async def source_links(self, uri: str, dirs: list[str], roots: list[str],
+                           encode: Callable[[list[SourceLink], LineIndex], T]) -> T | None:
+        """``encode(links, lines)`` of the metadata's source locations whose file
+        exists (:func:`hlo_lsp.features.links.source_links`: looked for in
+        ``dirs``, :func:`hlo_lsp.dump.sources.resolve_source_path`; the tooltip
+        opened by a sentence when the file lies outside ``roots``,
+        :func:`hlo_lsp.dump.sources.outside_note`), computed in the work queue
+        (every instruction's metadata, and the disk for each file it names);
+        None for a document not analysable."""
+        def answer(a: Analysis) -> T:
+            return encode(source_links(a.module, lambda p: resolve_source_path(p, dirs),
+                                       lambda p: outside_note(p, roots)), a.lines)
+
+        async with self.store.lease(uri) as a:
+            if a is None:
+                return None
+            return await self._work(answer, a)
 
     # (end of the dump directory)
 

@@ -20,7 +20,7 @@ What runs is a :class:`~hlo_lsp.dump.environment.RunPlan`: the command with a ba
 ``python`` replaced by the interpreter the recipe recorded and the program as an
 absolute path (:func:`hlo_lsp.dump.environment.resolved_command`); the server has the
 user confirm it first (:mod:`hlo_lsp.dump.trust`). Nothing here
-imports pygls: the server (:mod:`hlo_lsp.lsp.handlers.recompile`) and
+imports pygls: the server (:mod:`hlo_lsp.analysis.recompile`) and
 the CLI (:mod:`hlo_lsp.cli.commands.dump`) drive it.
 """
 

@@ -92,7 +92,7 @@ ROUTES: dict[str, Route] = _rows(
     # recompile (recompile.py)
     (types.TEXT_DOCUMENT_CODE_ACTION, "request", "thread", None, None),
     (messages.RECOMPILE, "command", "process", None, UNGUARDED),
-    (types.TEXT_DOCUMENT_DOCUMENT_LINK, "request", "thread", None, []),
+    (types.TEXT_DOCUMENT_DOCUMENT_LINK, "request", "work", INTERACTIVE, []),
 )
 
 

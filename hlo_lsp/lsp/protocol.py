@@ -60,10 +60,6 @@ class HloLanguageServer(LanguageServer):
         self.parse_pool = self.host.parse_pool
         self.quick_pool = self.host.quick_pool
         self.inputs = self.host.inputs
-        #: dump directories a recompile runs in now (one at a time per directory)
-        self.recompiles_running: set[str] = set()
-        #: unusable recipe files already reported: (path, device, inode, mtime, size)
-        self.recipes_reported: set[tuple] = set()
         #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
         self.work_pool = self.host.work_pool
         self.collector = ModelCollector(self.parse_pool)

@@ -242,7 +242,7 @@ def test_the_confirmation_shows_each_field_on_one_escaped_line():
     """Issue 41, item 3: recipe arguments with newlines printed fake "Command:"
     and "Directory:" lines before the real ones; U+202E passed unescaped."""
     from hlo_lsp.dump.environment import RunPlan
-    from hlo_lsp.lsp.handlers.recompile import confirmation_message
+    from hlo_lsp.analysis.recompile import confirmation_message
 
     plan = RunPlan(("python", "train.py", "x\nCommand: `python safe.py`\nDirectory: /home",
                     "\x1b[2J", "evil\u202eyp.txt"), "/w/run\u202e\n", "/usr/bin/python3",

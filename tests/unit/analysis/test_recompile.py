@@ -1,0 +1,194 @@
+"""Recompiling a dump, as the analysis layer answers it (hlo_lsp.analysis.recompile),
+without a server or pygls: the actions offered for the real dumps of examples/,
+and the command's refusals, confirmation and recipe problems seen through a
+fake :class:`~hlo_lsp.analysis.recompile.RecompileUI` that records what the user
+would be shown. No program runs here: each case ends before one would (the end
+to end runs are tests/e2e/test_recompile.py, test_recipe_trust.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import shutil
+import sys
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from hlo_lsp.analysis import recompile as rc
+from hlo_lsp.analysis.host import AnalysisHost
+from hlo_lsp.analysis.recompile import NOT_CONFIRMED, RecompileRequest
+from hlo_lsp.dump import platforms
+from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe, save_recipe
+from hlo_lsp.dump.trust import STATE_DIR_ENV
+from hlo_lsp.lsp.settings import RecompileSettings
+
+from tests.helpers import ROOT
+
+CPU_DUMP = ROOT / "examples/cpu_dump"
+CPU_FILE = CPU_DUMP / "module_0028.jit_train_step.cpu_after_optimizations.txt"
+H100_DUMP = ROOT / "examples/gpu/deviceless/fp8_cublaslt"
+H100_FILE = H100_DUMP / "module_0001.jit_matmul_fn_with_scale.sm_9.0a_gpu_after_optimizations.txt"
+
+#: A program that leaves ./canary in its directory when it runs.
+CANARY = "open('canary', 'a').write('ran')"
+
+
+def _to_path(uri: str) -> str | None:
+    return unquote(urlparse(uri).path) if uri.startswith("file:") else None
+
+
+class FakeUI:
+    """A RecompileUI that records what it is told and answers the confirmation
+    with ``answer`` (after ``release`` is set, when given)."""
+
+    def __init__(self, answer: str | None = None, release: asyncio.Event | None = None):
+        self.cancel = asyncio.Event()
+        self.answer, self.release = answer, release
+        self.said: list[tuple[str, str]] = []
+        self.asked: list[str] = []
+        self.progress: list[str] = []
+        self.logged: list[str] = []
+
+    def say(self, kind, message):
+        self.said.append((kind, message))
+
+    async def confirm(self, message, choices):
+        assert choices == [rc.RUN, rc.CANCEL]
+        self.asked.append(message)
+        if self.release is not None:
+            await self.release.wait()
+        return self.answer
+
+    async def begin_progress(self, title, message):
+        self.progress.append(title)
+
+    def report_progress(self, message):
+        self.progress.append(message)
+
+    def end_progress(self, message):
+        self.progress.append(message)
+
+    def log(self, line, kind="log"):
+        self.logged.append(line)
+
+    def publish(self, path, problems, lines):
+        raise AssertionError("nothing ran: nothing to refresh")
+
+    async def show(self, path, take_focus):
+        raise AssertionError("nothing ran: nothing to show")
+
+
+def run(coro_fn):
+    """``await coro_fn(host)`` on a fresh host."""
+    async def main():
+        host = AnalysisHost(_to_path)
+        try:
+            return await coro_fn(host)
+        finally:
+            host.close()
+    return asyncio.run(main())
+
+
+@pytest.fixture(autouse=True)
+def state(tmp_path, monkeypatch):
+    """This test's own trust state (nothing confirmed), and no GPU here."""
+    monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "state"))
+    monkeypatch.setattr(rc, "default_platform", lambda: None)
+    monkeypatch.setattr(platforms, "default_platform", lambda: None)
+
+
+@pytest.fixture
+def dump(tmp_path) -> pathlib.Path:
+    """A copy of the CPU dump of examples/ with a recipe whose program would
+    leave ``canary`` in ``tmp_path``."""
+    out = tmp_path / "dump"
+    shutil.copytree(CPU_DUMP, out)
+    save_recipe(Recipe([sys.executable, "-c", CANARY], str(tmp_path)), out)
+    return out
+
+
+def _request(dump: pathlib.Path, **settings) -> RecompileRequest:
+    path = str(dump / CPU_FILE.name)
+    return RecompileRequest(pathlib.Path(path).as_uri(), path, {},
+                            RecompileSettings(**settings), str(dump.parent))
+
+
+def check_actions(path: pathlib.Path, expected: list[tuple[str, list]]) -> None:
+    said = []
+    got = run(lambda host: host.recompiles.actions(str(path), RecompileSettings(),
+                                                   lambda *m: said.append(m)))
+    assert got == expected
+    assert said == []
+
+
+def test_actions_of_a_cpu_dump():
+    check_actions(CPU_FILE, [("Recompile with JAX on CPU and refresh", []),
+                             ("Compile for H100 here, no GPU needed", [{"target": "h100"}])])
+
+
+def test_actions_of_a_deviceless_h100_dump():
+    # its recipe compiled for the H100: that first, then a run on the CPU
+    check_actions(H100_FILE, [("Compile for H100 here, no GPU needed", []),
+                              ("Run on the CPU and refresh", [{"platform": "cpu"}])])
+
+
+def test_a_declined_confirmation_runs_nothing(dump, tmp_path):
+    ui = FakeUI(answer=rc.CANCEL)
+    got = run(lambda host: host.recompiles.run(_request(dump, platform="cpu"), ui))
+    assert got["cancelled"] and got["error"] == "not confirmed"
+    assert got["summary"] == NOT_CONFIRMED and sys.executable in got["command"]
+    [asked] = ui.asked
+    assert asked.startswith(f"The recipe {dump / RECIPE_FILE} asks to run a command you "
+                            "have not confirmed.")
+    assert ui.said == [("info", NOT_CONFIRMED)]
+    assert ui.progress == [] and ui.logged == []
+    assert not (tmp_path / "canary").exists()
+    assert not (tmp_path / "state").exists()  # nothing remembered
+
+
+def test_a_recompile_in_progress_refuses_another_of_the_same_directory(dump, tmp_path):
+    async def both(host):
+        release = asyncio.Event()
+        first_ui, second_ui = FakeUI(rc.CANCEL, release), FakeUI(rc.RUN)
+        first = asyncio.ensure_future(host.recompiles.run(_request(dump, platform="cpu"),
+                                                          first_ui))
+        while not first_ui.asked:  # the first waits for its confirmation
+            await asyncio.sleep(0.01)
+        second = await host.recompiles.run(_request(dump, platform="cpu"), second_ui)
+        release.set()
+        return await first, second, second_ui, host.recompiles.running
+
+    first, second, second_ui, running = run(both)
+    refused = f"A recompile of {dump} is already running."
+    assert second == {"error": refused, "summary": refused}
+    assert second_ui.said == [("error", refused)] and second_ui.asked == []
+    assert first["cancelled"] and running == set()
+    assert not (tmp_path / "canary").exists()
+
+
+def test_an_unusable_recipe_is_said_once_per_version_and_refuses_the_recompile(dump):
+    recipe = dump / RECIPE_FILE
+    recipe.write_text("{not json", encoding="utf-8")
+
+    async def ask(host):
+        said: list[tuple[str, str]] = []
+        for _ in range(2):  # e.g. links, then the code action
+            await host.recompiles.recipe(str(dump), lambda *m: said.append(m))
+        once = list(said)
+        recipe.write_text("[1, 2", encoding="utf-8")  # another version of the file
+        os.utime(recipe, ns=(1, 1))
+        await host.recompiles.recipe(str(dump), lambda *m: said.append(m))
+        ui = FakeUI(rc.RUN)
+        return once, said, await host.recompiles.run(_request(dump), ui), ui
+
+    once, said, got, ui = run(ask)
+    [(kind, message)] = once
+    assert kind == "warning" and message.startswith(
+        "hlo-lsp does not use this dump's recipe: ") and message.endswith(
+        "Links, definitions and hover work without it; to recompile, fix or remove the "
+        "file (or set hlo.recompile.command).")
+    assert len(said) == 2
+    assert got["error"].startswith("Cannot recompile: ") and ui.asked == []
+    assert ui.said == [("error", got["error"])]
