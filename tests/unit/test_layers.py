@@ -25,6 +25,13 @@ Rules, each named in the failure message as ``file:line: [rule] ...``:
   module of the package imports it (the server never loads jax that way).
 - ``model-stdlib``: ``hlo_lsp/model/`` imports only the standard library (and,
   by ``layers``, itself and the glue ``hlo_lsp``).
+- ``pygls-internals``: a pygls private name read, or a pygls method overridden,
+  only in ``hlo_lsp/lsp/pygls_adapter.py``.
+- ``handlers``: ``hlo_lsp/lsp/handlers/`` only converts (issue 42): no call
+  that chooses a thread, no lease, derived value or work-queue call (the
+  host's snapshot answers), no module-level mutable state, every handler
+  registered through its row of ``lsp.dispatch.ROUTES`` and at most
+  :data:`MAX_HANDLER_LINES` lines long.
 """
 
 from __future__ import annotations
@@ -312,7 +319,17 @@ ADAPTER = f"{PACKAGE}/lsp/pygls_adapter.py"
 HANDLERS = f"{PACKAGE}/lsp/handlers/"
 #: Calls that choose a thread: in hlo_lsp/analysis/ (which owns the threads),
 #: never in a handler.
-OFF_LOOP_CALLS = ("to_thread", "run_in_executor")
+OFF_LOOP_CALLS = ("to_thread", "run_in_executor", "in_thread", "in_pool")
+#: Methods that do the analysis' work (a lease on an analysis, a value derived
+#: from it, the work queue): a handler asks the host's snapshot instead.
+ANALYSIS_CALLS = ("lease", "derive", "work")
+#: A handler's body, its docstring left out, is at most this many lines (issue
+#: 42: "no handler body longer than about 25 lines").
+MAX_HANDLER_LINES = 25
+#: Registering a handler directly on the server: handlers register through
+#: their row of lsp.dispatch.ROUTES (``route``), which gives the thread and the
+#: answer on failure.
+DIRECT_REGISTRATION = ("feature", "command")
 #: Constructors of mutable containers: module-level state when assigned at
 #: module level.
 MUTABLE_CALLS = ("set", "dict", "list", "defaultdict", "deque", "OrderedDict", "Counter",
@@ -403,6 +420,12 @@ def check_adapter_rules(path: str, source: str,
                     out.append(Violation(path, node.lineno, "handlers",
                                          f"{name}: a handler does not choose a thread "
                                          "(hlo_lsp/analysis/ owns them)"))
+                elif name in ANALYSIS_CALLS and isinstance(func, ast.Attribute):
+                    out.append(Violation(path, node.lineno, "handlers",
+                                         f".{name}(): the analysis' work, asked of the "
+                                         "host's snapshot (hlo_lsp/analysis/host.py)"))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.extend(_handler_violations(path, node))
         for node in tree.body:
             value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
             mutable = isinstance(value, (ast.Set, ast.Dict, ast.List, ast.SetComp,
@@ -415,6 +438,33 @@ def check_adapter_rules(path: str, source: str,
                 out.append(Violation(path, node.lineno, "handlers",
                                      "module-level mutable state: it belongs to the "
                                      "server or the analysis layer"))
+    return out
+
+
+def _handler_violations(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef
+                        ) -> list[Violation]:
+    """A function registered as a handler: through ``route`` only, and a body of
+    at most :data:`MAX_HANDLER_LINES` lines (its docstring left out)."""
+    out = []
+    registered = False
+    for deco in fn.decorator_list:
+        call = deco.func if isinstance(deco, ast.Call) else deco
+        name = call.attr if isinstance(call, ast.Attribute) else getattr(call, "id", "")
+        if name in DIRECT_REGISTRATION:
+            out.append(Violation(path, deco.lineno, "handlers",
+                                 f"{fn.name} registered with .{name}(): through its row "
+                                 "of lsp.dispatch.ROUTES (route) only"))
+        registered = registered or name == "route" or name in DIRECT_REGISTRATION
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if registered and body:
+        length = body[-1].end_lineno - body[0].lineno + 1
+        if length > MAX_HANDLER_LINES:
+            out.append(Violation(path, fn.lineno, "handlers",
+                                 f"{fn.name}: a body of {length} lines (at most "
+                                 f"{MAX_HANDLER_LINES}): a handler converts, the "
+                                 "analysis layer answers"))
     return out
 
 
@@ -450,3 +500,25 @@ def test_adapter_rules_catch_violations():
               "    await loop.run_in_executor(None, print)\n")
     assert [(v.line, v.rule) for v in check_adapter_rules(handler, source, private)] == \
         [(6, "handlers"), (7, "handlers"), (2, "handlers"), (3, "handlers")]
+
+
+def test_handler_rules_catch_analysis_work_direct_registration_and_long_bodies():
+    long_body = "".join(f"        x{i} = {i}\n" for i in range(MAX_HANDLER_LINES + 1))
+    source = ("def register(server):\n"
+              "    @route(server, 'hover')\n"
+              "    async def short(ls, params):\n"
+              "        \"\"\"A docstring, not counted.\"\"\"\n"
+              "        return await ls.host.snapshot().hover(params)\n"
+              "    @server.feature('x')\n"
+              "    async def direct(ls, params):\n"
+              "        async with ls.lease(params) as a:\n"
+              "            return await ls.store.derive(a, 'k', len)\n"
+              "    @route(server, 'y')\n"
+              "    def long(ls, params):\n" + long_body +
+              "async def helper(ls):\n"
+              "    return await in_thread(print)\n")
+    got = [(v.line, v.message.split(":")[0])
+           for v in check_adapter_rules(f"{HANDLERS}x.py", source, frozenset())]
+    assert sorted(got) == sorted([
+        (6, "direct registered with .feature()"), (8, ".lease()"), (9, ".derive()"),
+        (11, "long"), (14 + MAX_HANDLER_LINES, "in_thread")]), got
