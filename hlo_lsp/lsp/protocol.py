@@ -159,28 +159,6 @@ class HloLanguageServer(LanguageServer):
                                         self.settings.source_root)
 
     # -- documents ------------------------------------------------------------
-    def apply_changes(self, params: types.DidChangeTextDocumentParams) -> bool:
-        """Apply an edit to an opened document of the store, keeping pygls'
-        workspace copy in step; False (nothing done) for other documents, which
-        pygls then updates itself."""
-        uri = params.text_document.uri
-        if not self.store.is_open(uri):
-            return False
-        changes = [((c.range.start.line, c.range.start.character,
-                     c.range.end.line, c.range.end.character), c.text)
-                   if isinstance(c, types.TextDocumentContentChangePartial) else (None, c.text)
-                   for c in params.content_changes]
-        version = params.text_document.version
-        try:
-            text = self.store.change(uri, version, changes)
-        except Exception:  # noqa: BLE001 - pygls then applies the edit its own way
-            log.exception("applying an edit to %s failed; reading the whole text", uri)
-            return False
-        language_id = self.workspace.get_text_document(uri).language_id or "hlo"
-        self.workspace.put_text_document(types.TextDocumentItem(
-            uri=uri, language_id=language_id, version=version, text=text))
-        return True
-
     async def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the current version of ``uri`` (opened, or read from disk)."""
         return await self.store.analysis(uri)

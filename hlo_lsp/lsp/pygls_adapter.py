@@ -8,16 +8,16 @@ also runs the protocol tests against the newest 2.x). The internals used, each
 guarded by a version check where the server can do without it:
 
 - :class:`HloProtocol` overrides ``structure_message``, ``handle_message`` and the
-  ``didChange`` handler (public or documented pygls 2.x extension points) and
-  ``_execute_handler``, ``_send_response`` (private);
+  ``didOpen``/``didChange``/``didClose`` handlers (public or documented pygls 2.x
+  extension points) and ``_execute_handler``, ``_send_response`` (private);
 - ``JsonRPCProtocol._request_futures``, ``msg_id`` (cancelling a command),
   ``_converter`` (structuring params), ``_include_headers``, ``_result_types``,
   ``writer`` (answers encoded once), ``_server`` (the server a protocol serves),
   ``WorkDoneProgress.tokens`` (cancelling and forgetting progress reports).
 
 The server (:class:`hlo_lsp.lsp.protocol.HloLanguageServer`) is reached through
-two methods only, so this module does not import it: ``apply_changes(params)``
-(an edit applied by the document store, False to let pygls apply it) and
+two methods of its document store only, so this module does not import it:
+``store.handles(uri)`` (whether the store keeps that document's text) and
 ``store.arriving(uri)`` (the version a request arrived with).
 
 pygls answers ``$/cancelRequest`` for a ``workspace/executeCommand`` but keeps
@@ -205,10 +205,12 @@ class _UnreadableRequest:
 class HloProtocol(LanguageServerProtocol):
     """pygls' protocol, except that
 
-    - edits to the documents the server analyses are applied by the document
-      store: a slice per change instead of pygls' pass over every line (tens of
-      milliseconds on a dump of megabytes), and the edited window is kept for
-      the incremental analysis;
+    - the text of a document the server analyses is kept by its document store
+      alone (:meth:`keeps_text`): pygls' workspace holds no copy, and the
+      server's ``didOpen``/``didChange``/``didClose`` handlers, which give the
+      store the text and the edits, run at once, in the order the client sent
+      them (they are plain functions), before the requests read after them;
+      pygls' workspace keeps the other documents (an XLA report);
     - a request whose params cannot be read is answered with ``InvalidParams``
       (-32602), as JSON-RPC 2.0 wants, instead of being dropped with a logged
       traceback;
@@ -259,9 +261,34 @@ class HloProtocol(LanguageServerProtocol):
         with store.arriving(uri):
             super().handle_message(message)
 
+    def keeps_text(self, uri: str) -> bool:
+        """Whether the server's document store keeps the text of ``uri`` (then
+        pygls' workspace keeps none)."""
+        store = getattr(self._server, "store", None)
+        return store is not None and store.handles(uri)
+
+    def _server_handler(self, method: str, params: Any):
+        """Run the server's handler of ``method`` (a pygls generator step)."""
+        if (handler := self.fm.features.get(method)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        if not self.keeps_text(params.text_document.uri):
+            yield from super().lsp_text_document__did_open(params)
+            return
+        yield from self._server_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        apply = getattr(self._server, "apply_changes", None)
-        if apply is not None and apply(params):
+        if not self.keeps_text(params.text_document.uri):
+            yield from super().lsp_text_document__did_change(params)
             return
-        yield from super().lsp_text_document__did_change(params)
+        yield from self._server_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        if not self.keeps_text(params.text_document.uri):
+            yield from super().lsp_text_document__did_close(params)
+            return
+        yield from self._server_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)

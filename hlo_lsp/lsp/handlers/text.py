@@ -46,24 +46,25 @@ def register(server: HloLanguageServer) -> None:
         ls.shutdown_requested = True
         ls.shut_down()
 
+    # The document store keeps the text of the documents it handles (pygls'
+    # workspace keeps none: HloProtocol). Plain functions, so that pygls runs
+    # them at once, in the order the client sent them, before the requests
+    # read after them.
     @route(server, types.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: HloLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    def did_open(ls: HloLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         doc = params.text_document
         if ls.store.handles(doc.uri):
             ls.store.open(doc.uri, doc.version, doc.text)
 
     @route(server, types.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: HloLanguageServer,
-                         params: types.DidChangeTextDocumentParams) -> None:
-        """An edit that :class:`~hlo_lsp.lsp.pygls_adapter.HloProtocol` did not apply
-        through the store (pygls applied it): analyse the whole new text."""
+    def did_change(ls: HloLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if ls.store.handles(uri):
-            doc = ls.workspace.get_text_document(uri)
-            ls.store.replace(uri, params.text_document.version, doc.source)
+        if ls.store.is_open(uri):
+            ls.store.change(uri, params.text_document.version,
+                            [_change(c) for c in params.content_changes])
 
     @route(server, types.TEXT_DOCUMENT_DID_CLOSE)
-    async def did_close(ls: HloLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    def did_close(ls: HloLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.store.close(uri)
         ls.clear_diagnostics(uri)
@@ -129,6 +130,17 @@ def register(server: HloLanguageServer) -> None:
             return []
         got = await ls.host.snapshot().inline_regions(parsed.text_document.uri, _inline_regions)
         return [] if got is None else got
+
+
+def _change(change: types.TextDocumentContentChangeEvent
+            ) -> tuple[tuple[int, int, int, int] | None, str]:
+    """An LSP content change as :meth:`DocumentStore.change` takes it: ((start
+    line, start character, end line, end character), new text), the range None
+    for a whole new text."""
+    if isinstance(change, types.TextDocumentContentChangePartial):
+        r = change.range
+        return (r.start.line, r.start.character, r.end.line, r.end.character), change.text
+    return None, change.text
 
 
 def _outline(symbols: list[Symbol], lines: LineIndex) -> wire.Encoded:
