@@ -1,43 +1,14 @@
-"""Keep Python's cyclic garbage collector off the request path.
+"""The garbage-collector policy, in one place: Python's cyclic collector is
+paused while a model is built (:func:`paused_gc`), live models are frozen out of
+its scans (:func:`freeze`), full collections run when the server is idle or the
+frozen objects have grown (:class:`ModelCollector`), and the C allocator's free
+memory goes back to the system (:func:`limit_malloc_arenas`, ``malloc_trim``).
 
-The model of a 4 MB dump is about 400,000 objects that live as long as the
-document is open. Python's collector scans every tracked object on a full
-collection (about 0.2 s per such model on a laptop-class CPU), and it starts
-one whenever enough objects have survived since the last: right after an
-analysis, that lands inside the next hover.
-
-The model has no reference cycles (``Instruction.computation`` is a weak
-reference), so reference counting alone frees a model that is replaced or
-closed. Nor may answering a request make one: a nested function that calls
-itself holds itself, and whatever it captured, in a cycle (a document's line
-index and text, a cost model); frozen, a fuzzed server kept 570 such texts,
-600 MB, after 5 minutes (``tests/unit/test_closures.py`` and
-``test_answering_every_request_kind_leaves_no_cyclic_garbage`` keep them out).
-After each analysis the live objects are therefore moved out of the
-collector's sight with :func:`gc.freeze`. What the freeze may hold back is
-cyclic garbage that happened to exist at that moment (exception tracebacks
-from error recovery, for instance); once the server has been idle for
-``idle_s`` seconds, one full collection of everything reclaims it, off the event
-loop, and the survivors are frozen again; then the C allocator returns its free
-memory to the system. A server that is never idle for that long (documents
-opened, edited and closed without a pause, as a fuzz run does) collects as
-soon as the frozen objects have grown to ``growth`` times the survivors of the
-last collection (and at least ``min_objects``): a cancelled analysis or a
-recovered syntax error leaves cycles that hold a whole model, and frozen they
-were kept until the server was killed for memory (at 11 GB, about 35
-minutes into a two-lane fuzz run).
-
-Such a server also returns the C allocator's free memory at most every
-``trim_s`` seconds, after an analysis. Models are built in worker threads, in
-glibc's per-thread arenas, and a freed model leaves free pages between live
-blocks that glibc keeps: in fuzzed servers that were never idle, ``malloc_trim``
-returned several times what a full collection did (docs/benchmarks.md).
-
-glibc gives each new thread an arena of its own (up to eight per core), and a
-page of one arena holding a single live block is not returned. The server's
-threads run Python under one lock, so they gain little from separate arenas:
-:func:`limit_malloc_arenas` keeps one for the whole process, which cut a fuzzed
-server's resident memory by 30-44% (docs/benchmarks.md).
+Why, and the rules it asks of the rest of the code (no reference cycles in a
+model or an answer): docs/architecture.md, "Garbage collection". The parser
+(:mod:`hlo_lsp.syntax`) leaves the collector alone; the analysis layer's parses
+(:func:`hlo_lsp.analysis.documents.analyze`) and the command line
+(:func:`hlo_lsp.cli.main.main`) pause it through :func:`paused_gc`.
 """
 
 from __future__ import annotations
@@ -49,10 +20,43 @@ import functools
 import gc
 import logging
 import sys
+import threading
 import time
 from concurrent.futures import Executor
+from contextlib import contextmanager
 
 log = logging.getLogger("hlo_lsp")
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0          # parses running with the collector paused (all threads)
+_gc_resume = False      # whether the collector ran before the first of them
+
+
+@contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector while a model is built (a parse,
+    a whole dump loaded by the command line).
+
+    A parse allocates hundreds of thousands of objects that all outlive it; the
+    collector would traverse them again and again as they accumulate and find
+    nothing to free. A process-wide switch: pauses nest and may overlap across
+    threads, and the collector runs again when the last one ends, if it was
+    running when the first began. Objects that outlive the pause should be
+    frozen (:func:`freeze`) before it ends."""
+    global _gc_pauses, _gc_resume
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_resume:
+                gc.enable()
 
 
 def _release_free_memory() -> None:

@@ -52,7 +52,7 @@ from hlo_lsp.model.hlo import HloModule, Problem, Severity
 from hlo_lsp.syntax.chunks import ChunkCache, Skeleton, edited_chunk, parse_chunked
 from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
 from hlo_lsp.syntax.lines import LineIndex
-from hlo_lsp.syntax.parser import parse, paused_gc
+from hlo_lsp.syntax.parser import parse
 
 log = logging.getLogger("hlo_lsp")
 
@@ -135,9 +135,9 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
                         lazy_only=True)
     t0 = time.perf_counter()
     try:
-        # The model is hundreds of thousands of objects that all outlive the
-        # parse: the collector would traverse them repeatedly and free nothing.
-        with paused_gc():
+        # The collector paused, the model frozen before it resumes: the
+        # garbage-collection policy (analysis/collector.py).
+        with collector.paused_gc():
             module = None
             if len(text) >= CHUNKED_PARSE_CHARS:
                 skeleton = snapshot.skeleton if snapshot is not None else None
@@ -158,11 +158,6 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             if on_model is not None:
                 on_model(module)
             problems = diagnostics(module)
-            # The model outlives the analysis: out of the collector's sight before
-            # it resumes, or its first young collection scans every object the
-            # pause let accumulate (0.1 s for 3 MB, inside the next request).
-            # The server's full collections unfreeze (ModelCollector: when idle,
-            # or once the frozen objects have doubled).
             collector.freeze()
     except Exception as exc:  # noqa: BLE001 - the server must survive any input
         log.exception("parse failed for %s", uri)

@@ -111,10 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     from hlo_lsp.dump.loading import LoadError
     if args.run is _serve:
         return args.run(args)
+    # A command reads a dump, builds its models and exits: the collector stays
+    # paused (the policy: hlo_lsp.analysis.collector, docs/architecture.md).
+    from hlo_lsp.analysis.collector import paused_gc
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _VisibleStream(sys.stdout), _VisibleStream(sys.stderr)
     try:
-        return args.run(args)
+        with paused_gc():
+            return args.run(args)
     except LoadError as exc:  # a subcommand could not read its FILE: say so, no traceback
         print(f"hlo-lsp {args.command}: error: {exc}", file=sys.stderr)
         return 2

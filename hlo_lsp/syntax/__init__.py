@@ -4,8 +4,8 @@
   computation, then per line. The grammar is ``grammar/hlo.lark`` (package data
   ``hlo_lsp/grammar/hlo.lark`` in a wheel). Its parts: :mod:`.builder` (the
   grammar's model builder), :mod:`.driver` (running the grammar and the
-  scanner), :mod:`.recovery` (error recovery), :mod:`.gc_policy` (the collector
-  paused during a parse).
+  scanner), :mod:`.recovery` (error recovery). A plain parser: the garbage
+  collector's policy is the analysis layer's (:mod:`hlo_lsp.analysis.collector`).
 - :mod:`.lark_compat`: the one place that touches lark's internals.
 - :mod:`.chunks`: big documents computation by computation (skeleton, chunked
   and incremental parse, quick answers before the full parse).

@@ -13,9 +13,12 @@ instruction costs one diagnostic and the rest of the file stays navigable.
 
 The pieces: the model builder :mod:`hlo_lsp.syntax.builder`, running the
 grammar and the scanner :mod:`hlo_lsp.syntax.driver`, error recovery
-:mod:`hlo_lsp.syntax.recovery`, the collector paused during a parse
-:mod:`hlo_lsp.syntax.gc_policy`. This module is the entry (:func:`parse`) and
+:mod:`hlo_lsp.syntax.recovery`. This module is the entry (:func:`parse`) and
 puts the pieces' items together into a module (:func:`_assemble`).
+
+A plain parser: it leaves the garbage collector alone. Whoever parses big texts
+pauses it around the parse (:func:`hlo_lsp.analysis.collector.paused_gc`, see
+docs/architecture.md, "Garbage collection").
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from hlo_lsp.model.hlo import Computation, FileLocation, HloModule, ModulePart, 
 from hlo_lsp.syntax import scanner
 from hlo_lsp.syntax.builder import DEEP_TUPLE_TEXT, GRAMMAR_FILE, grammar_text
 from hlo_lsp.syntax.driver import _problem_from, parse_fragment, try_instruction, try_parse, warm_up
-from hlo_lsp.syntax.gc_policy import paused_gc
 from hlo_lsp.syntax.recovery import _recover
 from hlo_lsp.syntax.split import blank_outside, blanked, split_parts
 
@@ -51,11 +53,10 @@ def parse(text: str, *, error: UnexpectedInput | None = None,
     ``unfinished``, what that attempt read of the computations that do not parse
     (offsets of this text): error recovery starts after it.
     """
-    with paused_gc():
-        parts = split_parts(text)
-        if not parts:
-            return _parse(text, error, unfinished)
-        return _parse_split(text, parts)
+    parts = split_parts(text)
+    if not parts:
+        return _parse(text, error, unfinished)
+    return _parse_split(text, parts)
 
 
 def _parse_split(text: str, parts: list[tuple[int, int]]) -> HloModule:
@@ -162,4 +163,4 @@ def _assemble(module: HloModule, items) -> None:
 
 #: What other modules import from here (the parser's public face).
 __all__ = ["DEEP_TUPLE_TEXT", "GRAMMAR_FILE", "grammar_text", "parse", "parse_fragment",
-           "paused_gc", "try_instruction", "try_parse", "warm_up"]
+           "try_instruction", "try_parse", "warm_up"]

@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.helpers import TRAIN_AFTER, read
-from hlo_lsp.analysis.collector import ModelCollector, freeze, malloc_in_use
+from hlo_lsp.analysis.collector import ModelCollector, freeze, malloc_in_use, paused_gc
 from hlo_lsp.syntax.chunks import parse_chunked
-from hlo_lsp.syntax.parser import parse, paused_gc
+from hlo_lsp.syntax.parser import parse
 
 
 def test_a_dropped_model_is_freed_by_reference_counting():
