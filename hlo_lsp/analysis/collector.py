@@ -7,7 +7,8 @@ memory goes back to the system (:func:`limit_malloc_arenas`, ``malloc_trim``).
 Why, and the rules it asks of the rest of the code (no reference cycles in a
 model or an answer): docs/architecture.md, "Garbage collection". The parser
 (:mod:`hlo_lsp.syntax`) leaves the collector alone; the analysis layer's parses
-(:func:`hlo_lsp.analysis.documents.analyze`) and the command line
+(:func:`hlo_lsp.analysis.documents.analyze`), the workspace index's worker
+processes (:func:`paused_call`) and the command line
 (:func:`hlo_lsp.cli.main.main`) pause it through :func:`paused_gc`.
 """
 
@@ -57,6 +58,14 @@ def paused_gc():
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_resume:
                 gc.enable()
+
+
+def paused_call(fn, *args):
+    """``fn(*args)`` with the collector paused (:func:`paused_gc`). As
+    ``functools.partial(paused_call, fn)`` of a module-level ``fn``, it can be
+    sent to a worker process (the workspace index's summaries)."""
+    with paused_gc():
+        return fn(*args)
 
 
 def _release_free_memory() -> None:

@@ -280,8 +280,13 @@ class WorkspaceIndex:
 
     def __init__(self, workers: int = 1, size_limit: int = DEFAULT_SIZE_LIMIT,
                  max_files: int = DEFAULT_MAX_FILES, exclude: Sequence[str] = (),
-                 dump_dirs_only: bool = True, max_scanned: int = DEFAULT_MAX_SCANNED) -> None:
+                 dump_dirs_only: bool = True, max_scanned: int = DEFAULT_MAX_SCANNED,
+                 summarize: Callable[[list[str], int], list[FileSummary]] = summarize_many
+                 ) -> None:
         self.workers = max(1, min(int(workers), 4))
+        #: what a worker runs on a chunk of paths (:func:`summarize_many`, or the
+        #: server's wrapper of it that pauses the garbage collector)
+        self.summarize = summarize
         self.size_limit = size_limit
         self.max_files = max_files
         self.exclude = tuple(exclude)
@@ -385,7 +390,7 @@ class WorkspaceIndex:
         """Summarise the stale ``paths`` in the workers and add them; blocks."""
         todo = self.stale(paths)
         out = []
-        futures = [self.executor().submit(summarize_many, todo[i:i + CHUNK], self.size_limit)
+        futures = [self.executor().submit(self.summarize, todo[i:i + CHUNK], self.size_limit)
                    for i in range(0, len(todo), CHUNK)]
         for fut in futures:
             for s in fut.result():
@@ -428,7 +433,7 @@ class WorkspaceIndex:
                 if chunk is None:
                     return
                 fut = asyncio.wrap_future(
-                    self.executor().submit(summarize_many, chunk, self.size_limit))
+                    self.executor().submit(self.summarize, chunk, self.size_limit))
                 pending[fut] = chunk
 
         try:

@@ -13,6 +13,8 @@ import pytest
 import hlo_lsp.syntax.parser as parser_module
 from hlo_lsp.analysis import documents
 from hlo_lsp.cli.main import main
+from hlo_lsp.lsp.handlers.workspace import index_of
+from hlo_lsp.lsp.settings import WorkspaceSettings
 from tests.helpers import ROOT, TRAIN_AFTER, read
 
 PACKAGE = ROOT / "hlo_lsp"
@@ -59,3 +61,15 @@ def test_the_parser_leaves_the_collector_on_and_its_callers_pause_it(collector_s
     documents.analyze("file:///m.txt", 1, text[:1000])
     assert main(["check", "-q", str(TRAIN_AFTER)]) == 0
     assert collector_state == [True, False, False]
+
+
+def test_the_workspace_index_summarises_with_the_collector_paused(collector_state):
+    """What the server's index workers run on each chunk of files pauses the
+    collector (run here in process: the same function a worker is sent)."""
+    index = index_of(WorkspaceSettings())
+    try:
+        [summary] = index.summarize([str(TRAIN_AFTER)], 1 << 26)
+    finally:
+        index.close()
+    assert not summary.error and summary.computations and not summary.partial
+    assert collector_state == [False]

@@ -42,7 +42,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from hlo_lsp.analysis.workspace import IndexStatus, Reporter
+from hlo_lsp.analysis.workspace import IndexStatus, Reporter, workspace_index
 from hlo_lsp.dump.index import SymbolHit, WorkspaceIndex
 from hlo_lsp.dump.names import HLO_FILE_GLOBS
 from hlo_lsp.lsp import messages
@@ -60,11 +60,11 @@ log = logging.getLogger("hlo_lsp.workspace")
 
 def index_of(settings: WorkspaceSettings) -> WorkspaceIndex:
     """The workspace index the settings ``hlo.workspace`` describe."""
-    return WorkspaceIndex(workers=settings.workers,
-                          size_limit=int(settings.max_file_size_mb * (1 << 20)),
-                          max_files=settings.max_files, exclude=list(settings.exclude),
-                          dump_dirs_only=settings.dump_directories_only,
-                          max_scanned=settings.max_scanned_files)
+    return workspace_index(workers=settings.workers,
+                           size_limit=int(settings.max_file_size_mb * (1 << 20)),
+                           max_files=settings.max_files, exclude=list(settings.exclude),
+                           dump_dirs_only=settings.dump_directories_only,
+                           max_scanned=settings.max_scanned_files)
 
 
 def _tell(ls: HloLanguageServer, message: str) -> None:
