@@ -93,12 +93,18 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
         span = view.span(result.start, result.end)
         return Placed(view.lines, *span, result.markdown) if span else _UNKNOWN
 
+    async def answered(view: View | None):
+        # The module header's hover says the memory over the schedule, whichever
+        # view answers it (the answer must not depend on how far the analysis
+        # had come when the hover arrived).
+        timeline = await header_memory(view)
+        if timeline is not None:
+            view = store.peek(uri)  # a view is valid until the next await only
+        return answer(view, timeline)
+
     # 1. While edits are analysed: the latest finished analysis, mapped.
     seen = store.peek(uri)
-    timeline = await header_memory(seen)
-    if timeline is not None:
-        seen = store.peek(uri)  # a view is read before the next await only
-    if (got := answer(seen, timeline)) is not _UNKNOWN:
+    if (got := await answered(seen)) is not _UNKNOWN:
         return got
     # 2. No analysis to map from (first indexing, or the cursor is in text not
     # analysed yet): the computation under the cursor.
@@ -127,7 +133,7 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
             return placed
     # 3. The next model the running analysis builds.
     async for view in store.views(uri, seen):
-        if (got := answer(view)) is not _UNKNOWN:
+        if (got := await answered(view)) is not _UNKNOWN:
             return got
     return None
 

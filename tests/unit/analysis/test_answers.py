@@ -113,3 +113,36 @@ def test_dump_inputs_without_a_path_and_forget():
     inputs = DumpInputs()
     assert asyncio.run(inputs.deviceless("")) is None
     inputs.forget("/nowhere/module.hlo")  # nothing read: nothing to drop
+
+
+def test_the_module_header_hover_says_the_memory_however_early_it_is_asked():
+    """The hover of the HloModule line of a dump with XLA's reports beside it
+    names the peak memory whether it is asked before the analysis has finished
+    (answered from the next model) or after: the same text either way (a hover
+    asked at once after didOpen used to leave the memory out)."""
+    from hlo_lsp.analysis.host import AnalysisHost
+    from hlo_lsp.analysis.work import INTERACTIVE
+    from tests.helpers import TRAIN_AFTER, read
+
+    text = read(TRAIN_AFTER)
+    uri = TRAIN_AFTER.as_uri()
+
+    async def run():
+        host = AnalysisHost(lambda u: str(TRAIN_AFTER) if u == uri else None)
+        try:
+            snapshot = host.snapshot()
+
+            def memory(analysis):
+                return snapshot.memory(analysis, INTERACTIVE)
+
+            host.store.open(uri, 1, text)
+            early = await snapshot.hover(uri, 0, 4, NO_INPUTS, memory)
+            await host.store.analysis(uri)
+            late = await snapshot.hover(uri, 0, 4, NO_INPUTS, memory)
+            return early, late
+        finally:
+            host.close()
+
+    early, late = asyncio.run(run())
+    assert late is not None and "peak" in late.markdown.lower(), late
+    assert early is not None and early.markdown == late.markdown
