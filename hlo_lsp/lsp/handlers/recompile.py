@@ -229,8 +229,8 @@ class ClientUI:
     """:class:`hlo_lsp.analysis.recompile.RecompileUI` through LSP:
     ``window/showMessage``, ``window/showMessageRequest`` (the confirmation),
     ``window/workDoneProgress`` (cancellable), ``window/logMessage``,
-    ``textDocument/publishDiagnostics`` and ``window/showDocument``. Made in the
-    :attr:`cancel` is set by the progress report's cancel and, after
+    ``textDocument/publishDiagnostics`` and ``window/showDocument``. One per
+    command; :attr:`cancel` is set by the progress report's cancel and, after
     :meth:`watch_request`, by ``$/cancelRequest``."""
 
     def __init__(self, ls: HloLanguageServer) -> None:
