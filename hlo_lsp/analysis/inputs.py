@@ -3,26 +3,30 @@ invalidation: the buffer assignment XLA wrote (``*-buffer-assignment.txt``,
 :mod:`hlo_lsp.dump.reports`), the deviceless statement
 (:func:`hlo_lsp.dump.targets.deviceless_statement`) and the directories the
 dump's Python paths are looked for in (:func:`hlo_lsp.dump.sources.source_dirs`,
-which reads its recipe). Read off the event loop at most once per cache period;
-:meth:`DumpInputs.forget` drops what was read for a file that changed on disk
-(the server's file-change events).
+which reads its recipe). Read off the event loop; an answer older than its
+cache period is still given at once while it is read again in the background
+(:class:`_Refreshed`), so a hover never waits for a thread once a dump's
+inputs are known. :meth:`DumpInputs.forget` drops what was read for a file that
+changed on disk (the server's file-change events).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-
-from cachetools import TTLCache
+from typing import Any
 
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
 from hlo_lsp.dump.targets import deviceless_statement
 
-_UNKNOWN = object()
+#: How long the deviceless statement of a dump is kept before it is read again
+#: (seconds): a record written by a recompile is seen within about this time.
+DEVICELESS_TTL_S = 5.0
 #: How long the Python source directories of a dump are kept (seconds): a recipe
 #: written by a recompile is seen within this time.
 SOURCE_DIRS_TTL_S = 5.0
@@ -44,17 +48,63 @@ class HoverInputs:
     device: str | None
 
 
+class _Refreshed:
+    """Answers of a blocking read, by key, read in a thread: the first time
+    awaited; after ``ttl`` seconds given at once while one read in the
+    background replaces them (stale while revalidating). At most ``maxsize``
+    keys, the oldest read dropped first."""
+
+    def __init__(self, ttl: float, maxsize: int = 256) -> None:
+        self.ttl = ttl
+        self.maxsize = maxsize
+        self._values: dict[Hashable, tuple[float, Any]] = {}
+        self._refreshing: dict[Hashable, asyncio.Task] = {}
+
+    async def get(self, key: Hashable, read: Callable[..., Any], *args: Any) -> Any:
+        """The answer of ``read(*args)`` for ``key``; see the class docstring."""
+        known = self._values.get(key)
+        if known is None:
+            value = await asyncio.to_thread(read, *args)
+            self._store(key, value)
+            return value
+        read_at, value = known
+        if time.monotonic() - read_at > self.ttl and key not in self._refreshing:
+            task = asyncio.get_running_loop().create_task(self._refresh(key, read, *args))
+            self._refreshing[key] = task
+        return value
+
+    async def _refresh(self, key: Hashable, read: Callable[..., Any], *args: Any) -> None:
+        try:
+            value = await asyncio.to_thread(read, *args)
+            if key in self._values:  # not forgotten meanwhile
+                self._store(key, value)
+        finally:
+            self._refreshing.pop(key, None)
+
+    def _store(self, key: Hashable, value: Any) -> None:
+        self._values.pop(key, None)
+        self._values[key] = (time.monotonic(), value)
+        while len(self._values) > self.maxsize:
+            self._values.pop(next(iter(self._values)))
+
+    def forget(self, matches: Callable[[Hashable], bool]) -> None:
+        """Drop the answers whose key ``matches`` (the next ``get`` reads again)."""
+        for key in [k for k in self._values if matches(k)]:
+            self._values.pop(key, None)
+            task = self._refreshing.pop(key, None)
+            if task is not None:
+                task.cancel()
+
+
 class DumpInputs:
     """The files beside a dump that answers read, cached per dump directory."""
 
-    def __init__(self, deviceless_ttl: float = 5.0,
+    def __init__(self, deviceless_ttl: float = DEVICELESS_TTL_S,
                  source_dirs_ttl: float = SOURCE_DIRS_TTL_S) -> None:
-        #: dump directory -> the deviceless statement (or None), re-read at most
-        #: every ``deviceless_ttl`` seconds
-        self._deviceless: TTLCache = TTLCache(maxsize=256, ttl=deviceless_ttl)
-        #: (dump directory, workspace folders, source root) -> the source
-        #: directories, re-read at most every ``source_dirs_ttl`` seconds
-        self._source_dirs: TTLCache = TTLCache(maxsize=256, ttl=source_dirs_ttl)
+        #: dump directory -> the deviceless statement (or None)
+        self._deviceless = _Refreshed(deviceless_ttl)
+        #: (dump directory, workspace folders, source root) -> the source directories
+        self._source_dirs = _Refreshed(source_dirs_ttl)
 
     async def buffer_assignment(self, path: str) -> BufferAssignment | None:
         """The buffer assignment beside the dump file ``path``: from the cache
@@ -70,12 +120,7 @@ class DumpInputs:
         directory of ``path``), None for one made on a device or no path."""
         if not path:
             return None
-        dump_dir = os.path.dirname(path)
-        statement = self._deviceless.get(dump_dir, _UNKNOWN)
-        if statement is _UNKNOWN:
-            statement = self._deviceless[dump_dir] = \
-                await asyncio.to_thread(deviceless_statement, path)
-        return statement
+        return await self._deviceless.get(os.path.dirname(path), deviceless_statement, path)
 
     async def source_dirs(self, path: str | None, folders: Sequence[str],
                           source_root: SourceRoot) -> list[str]:
@@ -84,14 +129,11 @@ class DumpInputs:
         setting: the one answer for hover, definition, documentLink and recipe
         inference (:func:`hlo_lsp.dump.sources.source_dirs`). It reads the
         dump's recipe and stats directories, so it runs off the event loop (a
-        recipe file could be a FIFO); the answer is kept for
-        :data:`SOURCE_DIRS_TTL_S` per dump directory, folders and source root."""
+        recipe file could be a FIFO); the answer is kept per dump directory,
+        folders and source root, read again in the background after
+        :data:`SOURCE_DIRS_TTL_S`."""
         key = (os.path.dirname(path or ""), tuple(folders), str(source_root))
-        dirs = self._source_dirs.get(key)
-        if dirs is None:
-            dirs = self._source_dirs[key] = await asyncio.to_thread(
-                source_dirs, path, list(folders), source_root)
-        return dirs
+        return await self._source_dirs.get(key, source_dirs, path, list(folders), source_root)
 
     @staticmethod
     def source_roots(path: str | None, folders: Sequence[str],
@@ -106,6 +148,5 @@ class DumpInputs:
         """Drop what was read for the directory of ``path`` (a file there
         changed): its deviceless statement and source directories."""
         dump_dir = os.path.dirname(path)
-        self._deviceless.pop(dump_dir, None)
-        for key in [k for k in list(self._source_dirs) if k[0] == dump_dir]:
-            self._source_dirs.pop(key, None)
+        self._deviceless.forget(lambda key: key == dump_dir)
+        self._source_dirs.forget(lambda key: key[0] == dump_dir)

@@ -1,0 +1,69 @@
+"""The caches of what the analysis reads beside a dump (hlo_lsp.analysis.inputs):
+the first read awaited, later ones answered at once, an old answer given while
+it is read again in the background, a forgotten one read again."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from hlo_lsp.analysis.inputs import DumpInputs, _Refreshed
+
+
+def test_an_old_answer_is_given_at_once_and_read_again_in_the_background():
+    reads = []
+    release = threading.Event()
+
+    def read(key):
+        reads.append(key)
+        if len(reads) == 2:  # the background read waits until the test lets it go
+            release.wait(10)
+        return f"{key}#{len(reads)}"
+
+    async def run():
+        cache = _Refreshed(ttl=0.0)
+        first = await cache.get("k", read, "k")
+        stale = await cache.get("k", read, "k")  # expired: old answer, read started
+        await asyncio.sleep(0.05)
+        still = await cache.get("k", read, "k")  # one background read at a time
+        release.set()
+        for _ in range(200):
+            if "k" not in cache._refreshing:
+                break
+            await asyncio.sleep(0.01)
+        fresh = await cache.get("k", read, "k")
+        return first, stale, still, fresh
+
+    first, stale, still, fresh = asyncio.run(run())
+    assert (first, stale, still) == ("k#1", "k#1", "k#1")
+    assert fresh == "k#2"
+    assert reads[:2] == ["k", "k"]
+
+
+def test_a_forgotten_answer_is_read_again_before_it_is_given():
+    reads = []
+
+    def read(key):
+        reads.append(key)
+        return len(reads)
+
+    async def run():
+        cache = _Refreshed(ttl=3600)
+        a = await cache.get(("d", 1), read, "d")
+        b = await cache.get(("d", 1), read, "d")
+        cache.forget(lambda key: key[0] == "d")
+        c = await cache.get(("d", 1), read, "d")
+        return a, b, c
+
+    assert asyncio.run(run()) == (1, 1, 2)
+
+
+def test_the_deviceless_statement_of_a_device_dump_is_none(tmp_path):
+    dump = tmp_path / "module_0001.jit_f.cpu_after_optimizations.txt"
+    dump.write_text("HloModule jit_f\n")
+
+    async def run():
+        inputs = DumpInputs(deviceless_ttl=0.0)
+        return await inputs.deviceless(str(dump)), await inputs.deviceless(str(dump))
+
+    assert asyncio.run(run()) == (None, None)
