@@ -5,7 +5,9 @@ for a JAX program on the CPU (benchmarks/gen_dump.py), then reports:
 
 - XLA: ``xla_client.hlo.hlo_module_from_text(text)`` wall time (best of N);
 - hlo-lsp: ``parse(text)`` (grammar + model) and ``analysis.check`` (semantic
-  index: names, uses, callers) wall time (best of N);
+  index: names, uses, callers) wall time (best of N), with the garbage collector
+  paused as the server's analyses and the command line run them
+  (``analysis.collector.paused_gc``; the parser itself leaves it alone);
 - the server (started over stdio, initialize excluded; best of N fresh servers):
   ``didOpen`` -> answer of the first ``textDocument/definition`` (an operand in the
   middle of the file); ``didOpen`` -> diagnostics (the full index); hover p50/p99
@@ -178,6 +180,7 @@ def run(dump: pathlib.Path, repeat: int) -> dict:
     sessions = [asyncio.run(_server_session(dump, text, 200)) for _ in range(repeat)]
     best = {k: min(sess[k] for sess in sessions) for k in sessions[0]}
 
+    from hlo_lsp.analysis.collector import paused_gc
     from hlo_lsp.model.check import check
     from hlo_lsp.syntax.parser import parse
     from hlo_lsp.syntax.xla import load_parser
@@ -188,8 +191,9 @@ def run(dump: pathlib.Path, repeat: int) -> dict:
     xla = _best(lambda: xla_parse(text), repeat)
     module = parse(text)
     assert not module.problems, module.problems[:3]
-    ours_parse = _best(lambda: parse(text), repeat)
-    ours_index = _best(lambda: check(parse(text)), repeat)
+    with paused_gc():
+        ours_parse = _best(lambda: parse(text), repeat)
+        ours_index = _best(lambda: check(parse(text)), repeat)
     size = len(text.encode())
     return {
         "file": str(dump.relative_to(ROOT) if dump.is_relative_to(ROOT) else dump),

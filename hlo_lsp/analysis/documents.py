@@ -158,6 +158,11 @@ def analyze(uri: str, version: int, text: str, encoding: str = "utf-16",
             if on_model is not None:
                 on_model(module)
             problems = diagnostics(module)
+            # The index of calls, which hover needs on matrix kernels (tracing
+            # their operands across fusions) and references on computations:
+            # built here, in the analysis' thread, rather than by the first
+            # request after each edit on the event loop.
+            module.callers  # noqa: B018 - a cached_property, built now
             collector.freeze()
     except Exception as exc:  # noqa: BLE001 - the server must survive any input
         log.exception("parse failed for %s", uri)

@@ -414,3 +414,24 @@ def test_a_second_didopen_with_a_lower_version_is_a_fresh_open():
         assert (await asyncio.wait_for(store.analysis(uri), 30)).version == 2
 
     asyncio.run(asyncio.wait_for(run(), 120))
+
+
+def test_an_analysis_is_published_with_its_index_of_calls_built():
+    """The first hover on a matrix kernel after an edit traces operands across
+    fusions (``module.callers``): built in the analysis' thread, not by that
+    hover on the event loop (it made the typing storm's hover p99 30 ms instead
+    of 20 ms on the 4 MB benchmark dump)."""
+    text = read(TRAIN_AFTER)
+
+    async def run():
+        store = DocumentStore(lambda uri: None, ThreadPoolExecutor(max_workers=1))
+        store.open("file:///m.txt", 1, text)
+        first = await store.analysis("file:///m.txt")
+        line = text.index("\n", text.index("ENTRY"))
+        store.change("file:///m.txt", 2, [(None, text[:line] + " " + text[line:])])
+        second = await store.analysis("file:///m.txt")
+        return first, second
+
+    for analysis in asyncio.run(run()):
+        assert "callers" in vars(analysis.module)
+        assert analysis.module.callers
