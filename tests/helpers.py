@@ -114,6 +114,15 @@ def offset_of(text: str, needle: str, delta: int = 0, occurrence: int = 0) -> in
     return pos + delta
 
 
+def cursor(fixture: str) -> tuple[str, int, int]:
+    """(text, line, character) of ``$0`` in ``fixture``: the cursor of an
+    analysis-layer check (rust-analyzer's fixture style), removed from the text."""
+    offset = fixture.index("$0")
+    text = fixture.replace("$0", "", 1)
+    line = text.count("\n", 0, offset)
+    return text, line, offset - (text.rfind("\n", 0, offset) + 1)
+
+
 def position_of(text: str, needle: str, delta: int = 0, start: int = 0):
     """The LSP position (0-based line, UTF-16 column; the test texts are ASCII) of
     the first ``needle`` at or after ``start``, plus ``delta`` characters."""

@@ -13,6 +13,8 @@ from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
 from hlo_lsp.analysis.documents import DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs, HoverInputs
 
+from tests.helpers import cursor
+
 URI = "file:///nowhere/module.hlo"
 
 FIXTURE = """\
@@ -27,14 +29,6 @@ ENTRY main {
 NO_INPUTS = HoverInputs(None, None, [], [], None)
 
 
-def _cursor(fixture: str) -> tuple[str, int, int]:
-    """(text, line, character) of ``$0`` in ``fixture``."""
-    offset = fixture.index("$0")
-    text = fixture.replace("$0", "", 1)
-    line = text.count("\n", 0, offset)
-    return text, line, offset - (text.rfind("\n", 0, offset) + 1)
-
-
 async def _memory(analysis):
     return None
 
@@ -45,7 +39,7 @@ def _store() -> DocumentStore:
 
 def check_hover(fixture: str, hovered: str, line_in_hover: str,
                 settle: bool = True) -> None:
-    text, line, character = _cursor(fixture)
+    text, line, character = cursor(fixture)
 
     async def run():
         store = _store()
@@ -62,7 +56,7 @@ def check_hover(fixture: str, hovered: str, line_in_hover: str,
 
 
 def check_definition(fixture: str, expected: list[str]) -> None:
-    text, line, character = _cursor(fixture)
+    text, line, character = cursor(fixture)
 
     async def run():
         store = _store()
@@ -85,7 +79,7 @@ def test_hover_while_the_document_is_first_analysed():
 
 
 def test_hover_of_nothing_is_none():
-    text, line, character = _cursor(FIXTURE.replace("ENTRY main {", "ENTRY main {$0", 1)
+    text, line, character = cursor(FIXTURE.replace("ENTRY main {", "ENTRY main {$0", 1)
                                      .replace("p$0)", "p)", 1))
 
     async def run():

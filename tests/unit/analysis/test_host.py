@@ -12,6 +12,8 @@ import pytest
 from hlo_lsp.analysis.host import AnalysisHost, ContentModified
 from hlo_lsp.analysis.inputs import HoverInputs
 
+from tests.helpers import cursor
+
 URI = "file:///nowhere/module.hlo"
 
 FIXTURE = """\
@@ -27,18 +29,10 @@ ENTRY main {
 NO_INPUTS = HoverInputs(None, None, [], [], None)
 
 
-def _cursor(fixture: str) -> tuple[str, int, int]:
-    """(text, line, character) of ``$0`` in ``fixture``."""
-    offset = fixture.index("$0")
-    text = fixture.replace("$0", "", 1)
-    line = text.count("\n", 0, offset)
-    return text, line, offset - (text.rfind("\n", 0, offset) + 1)
-
-
 def ask(fixture: str, question):
     """``await question(snapshot, line, character)`` on a host with the fixture
     opened and analysed; (text, answer)."""
-    text, line, character = _cursor(fixture)
+    text, line, character = cursor(fixture)
 
     async def run():
         host = AnalysisHost(lambda uri: None)
@@ -132,7 +126,7 @@ def test_whole_document_answers_of_an_unknown_document_are_none():
 
 
 def test_an_edit_during_a_question_is_content_modified():
-    text, line, character = _cursor(FIXTURE)
+    text, line, character = cursor(FIXTURE)
 
     async def run():
         host = AnalysisHost(lambda uri: None)
