@@ -1,0 +1,245 @@
+"""Profiles beside a dump: where ``jax.profiler`` wrote them, and their events.
+
+``jax.profiler.trace(DIR)`` (tsl/profiler/rpc/client/save_profile.cc) writes one
+directory per capture, ``DIR/plugins/profile/<run>/`` with ``<run>`` the capture's
+time (``2026_11_29_06_10_12``), holding ``<host>.xplane.pb`` (the XSpace proto)
+and ``<host>.trace.json.gz`` (the same events in the Chrome trace format; with
+``create_perfetto_trace=True`` also ``perfetto_trace.json.gz``).
+
+- :func:`find_runs`: the runs under or beside a directory (a dump directory, the
+  recipe's working directory, a ``plugins/profile`` folder or a run itself),
+  oldest first, without walking whole trees.
+- :func:`read_run`: a run's events of XLA instructions (:class:`ProfileTrace`),
+  from its trace JSON, read with the standard library alone.
+
+Every file here is untrusted input: read through :mod:`hlo_lsp.dump.untrusted`
+(regular files only, size limits, a gzip stream limited after decompression
+too), and a file that is not a profile is one :class:`ProfileError` naming the
+file and the reason, never a traceback. These functions block on the disk:
+callers run them off the event loop.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import zlib
+from dataclasses import dataclass
+
+from hlo_lsp.dump.untrusted import UntrustedFileError, open_regular, read_bytes
+from hlo_lsp.model.profile import OpEvent
+
+#: The largest profile file read, compressed or not, and the most bytes a
+#: ``.json.gz`` may decompress to. A trace of a few thousand steps of a large
+#: model is tens of MB; XProf itself refuses to convert traces past about 1 GB.
+MAX_PROFILE_BYTES = 256 * 1024 * 1024
+
+#: The file names a run holds.
+XPLANE_SUFFIX = ".xplane.pb"
+TRACE_SUFFIXES = (".trace.json.gz", ".trace.json")
+
+#: How deep under a directory runs are looked for: the directory itself and its
+#: children (``DUMP/prof/plugins/profile/<run>``), never a whole tree.
+_PLUGINS = os.path.join("plugins", "profile")
+
+
+class ProfileError(OSError):
+    """A profile that was not read: ``path`` and a one-line ``reason`` ("not a
+    profile: no traceEvents", "larger than 256 MiB"). ``str()`` is
+    ``"<path>: <reason>"``."""
+
+    def __init__(self, path: str | os.PathLike, reason: str) -> None:
+        super().__init__(reason)
+        self.path = os.fspath(path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+    def __reduce__(self):
+        return (ProfileError, (self.path, self.reason))
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileRun:
+    """One capture of ``jax.profiler``: ``path`` (its directory), ``name`` (the
+    directory's name, the capture time) and ``files`` (its xplane and trace
+    files, absolute paths, preferred first)."""
+
+    path: str
+    name: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileTrace:
+    """What one profile file holds, as read: ``path``, the ``events`` of XLA
+    instructions (:class:`~hlo_lsp.model.profile.OpEvent`, µs), the ``devices``
+    (planes) they ran on, and ``skipped``: events that carried ``hlo_op`` but
+    could not be read (a time that is not a number...)."""
+
+    path: str
+    events: tuple[OpEvent, ...]
+    devices: tuple[str, ...] = ()
+    skipped: int = 0
+
+
+def _run_files(path: str) -> tuple[str, ...]:
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return ()
+    xplanes = [n for n in names if n.endswith(XPLANE_SUFFIX)]
+    traces = [n for n in names if n.endswith(TRACE_SUFFIXES) and not n.startswith("perfetto")]
+    return tuple(os.path.join(path, n) for n in traces + xplanes)
+
+
+def run_at(path: str | os.PathLike) -> ProfileRun | None:
+    """The run in directory ``path`` when it holds a profile file, else None."""
+    path = os.path.abspath(os.fspath(path))
+    files = _run_files(path)
+    return ProfileRun(path, os.path.basename(path), files) if files else None
+
+
+def _runs_in_plugins(plugins: str) -> list[ProfileRun]:
+    try:
+        entries = sorted(os.listdir(plugins))
+    except OSError:
+        return []
+    runs = (run_at(os.path.join(plugins, e)) for e in entries)
+    return [r for r in runs if r is not None]
+
+
+def find_runs(directory: str | os.PathLike) -> list[ProfileRun]:
+    """The profile runs of ``directory``, oldest first (by run name, which is the
+    capture time, then path): ``directory`` itself when it is a run, the runs of
+    ``directory/plugins/profile/`` (or of ``directory`` when it is that folder),
+    and those of each child's ``plugins/profile/`` (a profile written into
+    ``DUMP/prof`` or beside the dump's files). [] when there is none or the
+    directory cannot be listed."""
+    directory = os.path.abspath(os.fspath(directory))
+    own = run_at(directory)
+    if own is not None:
+        return [own]
+    found: dict[str, ProfileRun] = {}
+    candidates = [directory, os.path.join(directory, _PLUGINS)]
+    try:
+        children = sorted(e.path for e in os.scandir(directory) if e.is_dir(follow_symlinks=False))
+    except OSError:
+        children = []
+    candidates += [os.path.join(c, _PLUGINS) for c in children]
+    for plugins in candidates:
+        for run in _runs_in_plugins(plugins):
+            found.setdefault(run.path, run)
+    return sorted(found.values(), key=lambda r: (r.name, r.path))
+
+
+def newest_run(runs: list[ProfileRun]) -> ProfileRun | None:
+    """The latest capture of ``runs`` (the last by name; names are times)."""
+    return runs[-1] if runs else None
+
+
+def read_run(run: ProfileRun, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
+    """The XLA instructions measured in ``run``, from the first of its files
+    that can be read. Raises :class:`ProfileError` when no file
+    of the run can be read (naming the last reason)."""
+    error: ProfileError | None = None
+    for path in run.files:
+        try:
+            return read_profile_file(path, limit)
+        except ProfileError as exc:
+            error = exc
+    raise error or ProfileError(run.path, "no profile file (*.xplane.pb, *.trace.json.gz)")
+
+
+def read_profile_file(path: str, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
+    """One profile file by its suffix (``.xplane.pb``, ``.trace.json.gz``,
+    ``.trace.json``). Raises :class:`ProfileError`."""
+    if path.endswith(XPLANE_SUFFIX):
+        raise ProfileError(path, "an xplane (read the run's trace JSON instead)")
+    return read_trace_json(path, limit)
+
+
+def _read_json_bytes(path: str, limit: int) -> bytes:
+    try:
+        if not path.endswith(".gz"):
+            return read_bytes(path, limit)
+        with open_regular(path) as raw:
+            if os.fstat(raw.fileno()).st_size > limit:
+                raise ProfileError(path, f"larger than {limit >> 20} MiB")
+            with gzip.GzipFile(fileobj=raw) as f:
+                data = f.read(limit + 1)
+    except UntrustedFileError as exc:
+        raise ProfileError(path, exc.reason) from None
+    except (gzip.BadGzipFile, zlib.error, EOFError) as exc:
+        raise ProfileError(path, f"not a gzip file that can be read ({exc or 'cut short'})") from None
+    except OSError as exc:
+        raise ProfileError(path, exc.strerror or str(exc)) from None
+    if len(data) > limit:
+        raise ProfileError(path, f"decompresses to more than {limit >> 20} MiB")
+    return data
+
+
+def read_trace_json(path: str, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
+    """The XLA instructions measured in a Chrome trace JSON (``.trace.json.gz``
+    as ``jax.profiler`` writes it, or plain): every complete event (``"ph":
+    "X"``) whose ``args`` carry ``hlo_op`` and ``hlo_module``; ``ts``/``dur`` in
+    µs; the process's ``process_name`` metadata is the device (``/host:CPU``),
+    a track is one ``pid``/``tid``. Raises :class:`ProfileError` for a file that
+    cannot be read or is not such a trace."""
+    data = _read_json_bytes(path, limit)
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ProfileError(path, f"not a trace: not JSON ({str(exc).splitlines()[0][:80]})") from None
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc if isinstance(doc, list) else None
+    if not isinstance(events, list):
+        raise ProfileError(path, "not a trace: no traceEvents list")
+    processes: dict[object, str] = {}
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name":
+            args = e.get("args")
+            if isinstance(args, dict) and isinstance(args.get("name"), str):
+                processes[e.get("pid")] = args["name"]
+    out: list[OpEvent] = []
+    skipped = 0
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        args = e.get("args")
+        if not isinstance(args, dict) or "hlo_op" not in args:
+            continue
+        event = _op_event(e, args, processes)
+        if event is None:
+            skipped += 1
+        else:
+            out.append(event)
+    devices = tuple(dict.fromkeys(e.device for e in out if e.device))
+    return ProfileTrace(path, tuple(out), devices, skipped)
+
+
+def _op_event(e: dict, args: dict, processes: dict) -> OpEvent | None:
+    op, module = args.get("hlo_op"), args.get("hlo_module")
+    ts, dur = e.get("ts"), e.get("dur")
+    if e.get("ph") != "X" or not isinstance(op, str) or not isinstance(module, str):
+        return None
+    if not _finite(ts) or not _finite(dur) or dur < 0:
+        return None
+    run = args.get("run_id")
+    program = args.get("program_id")
+    pid, tid = e.get("pid"), e.get("tid")
+    return OpEvent(module=module, op=op, start_us=float(ts), duration_us=float(dur),
+                   track=f"{pid}/{tid}", run=None if run is None else str(run),
+                   program_id=program if isinstance(program, int) and not isinstance(program, bool)
+                   else None,
+                   device=processes.get(pid, ""))
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+__all__ = ["MAX_PROFILE_BYTES", "ProfileError", "ProfileRun", "ProfileTrace", "find_runs",
+           "newest_run", "read_profile_file", "read_run", "read_trace_json", "run_at"]
