@@ -9,6 +9,10 @@ and ``<host>.trace.json.gz`` (the same events in the Chrome trace format; with
 - :func:`find_runs`: the runs under or beside a directory (a dump directory, the
   recipe's working directory, a ``plugins/profile`` folder or a run itself),
   oldest first, without walking whole trees.
+- :func:`join_file`: the one join of an HLO file (its path and parsed module)
+  with a run's events: the module's :class:`~hlo_lsp.model.profile.ModuleProfile`,
+  or the one sentence saying why nothing is shown (another compile, a stage
+  XLA does not run, a module the profile did not measure).
 - :func:`read_run`: a run's events of XLA instructions (:class:`ProfileTrace`),
   from its trace JSON, read with the standard library alone.
 
@@ -28,8 +32,10 @@ import os
 import zlib
 from dataclasses import dataclass
 
+from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, module_id, parse_dump_name
 from hlo_lsp.dump.untrusted import UntrustedFileError, open_regular, read_bytes
-from hlo_lsp.model.profile import OpEvent
+from hlo_lsp.model.hlo import HloModule
+from hlo_lsp.model.profile import ModuleProfile, OpEvent, identify, measure, module_names
 
 #: The largest profile file read, compressed or not, and the most bytes a
 #: ``.json.gz`` may decompress to. A trace of a few thousand steps of a large
@@ -241,5 +247,63 @@ def _finite(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-__all__ = ["MAX_PROFILE_BYTES", "ProfileError", "ProfileRun", "ProfileTrace", "find_runs",
-           "newest_run", "read_profile_file", "read_run", "read_trace_json", "run_at"]
+@dataclass(frozen=True, slots=True)
+class FileProfile:
+    """The measured times of one HLO file's module from one profile.
+
+    ``run``: the capture; ``source``: the profile file read. ``measured``: the
+    module's per-instruction times (µs), None when nothing is shown, and then
+    ``message`` says why in one sentence (another compile of a module of the
+    same name, a stage XLA does not execute, a module the profile did not
+    measure). ``device``: the plane the module ran on (``/host:CPU``,
+    ``/device:GPU:0``), "" when unknown.
+    """
+
+    run: ProfileRun
+    source: str
+    measured: ModuleProfile | None
+    message: str = ""
+    device: str = ""
+
+
+def join_file(module: HloModule, path: str, run: ProfileRun, trace: ProfileTrace) -> FileProfile:
+    """Join ``trace`` (read from ``run``) to the module of the HLO file ``path``.
+
+    Only a module as XLA executes it can be measured: a dump's
+    ``*after_optimizations.txt`` (or a file whose name is not a dump's, judged
+    by its instructions). The module is found by name (``HloModule jit_f``);
+    when the profile knows XLA's ``program_id`` and the file name its number
+    (``module_0006``), the measurements of that compile only are joined and a
+    profile of another compile is refused; without ids, by the instruction set
+    (:func:`hlo_lsp.model.profile.identify`). Never raises."""
+    label = os.path.basename(path)
+    name = module.name.name if module.name is not None else ""
+    dump = parse_dump_name(label)
+    if dump is not None and dump.stage != AFTER_OPTIMIZATIONS:
+        return FileProfile(run, trace.path, None,
+                           f"{label} is not the module XLA runs (measured times are of "
+                           "the after-optimizations file)")
+    if not name or name not in module_names(trace.events):
+        measured_names = module_names(trace.events)
+        shown = ", ".join(measured_names[:4]) + (" ..." if len(measured_names) > 4 else "")
+        return FileProfile(run, trace.path, None,
+                           f"the profile {run.name} did not measure {name or label}"
+                           + (f" (it measured {shown})" if shown else " (no XLA instruction in it)"))
+    number = dump.number if dump is not None else None
+    everything = measure(trace.events, name)
+    program = number if number is not None and everything and number in everything.program_ids \
+        else None
+    measured = measure(trace.events, name, program) if program is not None else everything
+    assert measured is not None
+    names = [i.name.name for c in module.computations for i in c.instructions]
+    verdict = identify(measured, names, number,
+                       f"{module_id(number)}.{name}" if number is not None else label)
+    device = measured.devices[0] if measured.devices else ""
+    if not verdict.same:
+        return FileProfile(run, trace.path, None, verdict.reason, device)
+    return FileProfile(run, trace.path, measured, "", device)
+
+
+__all__ = ["MAX_PROFILE_BYTES", "FileProfile", "ProfileError", "ProfileRun", "ProfileTrace",
+           "find_runs", "join_file", "newest_run", "read_profile_file", "read_run",
+           "read_trace_json", "run_at"]
