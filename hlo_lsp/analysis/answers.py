@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from hlo_lsp.analysis.documents import Analysis, DocumentStore, View
 from hlo_lsp.analysis.inputs import HoverInputs
+from hlo_lsp.analysis.profiles import measured_in
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.hover import hover
 from hlo_lsp.features.memory import MemoryTimeline
@@ -84,10 +85,11 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
         offset = _offset_in(view, line, character)
         if offset is None:
             return _UNKNOWN
-        result = hover(view.analysis.module, offset, inputs.assignment,
+        module = view.analysis.module
+        result = hover(module, offset, inputs.assignment,
                        deviceless=inputs.deviceless, source_dirs=inputs.source_dirs,
                        device=inputs.device, source_roots=inputs.source_roots,
-                       memory=timeline)
+                       memory=timeline, measured=measured_in(module, inputs.profile))
         if result is None:
             return None
         span = view.span(result.start, result.end)

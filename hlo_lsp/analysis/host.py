@@ -34,6 +34,7 @@ from hlo_lsp.analysis import pictures, readable, reports
 from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
 from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs, HoverInputs
+from hlo_lsp.analysis.profiles import ProfileInput, Profiles
 from hlo_lsp.analysis.recompile import Recompiles
 from hlo_lsp.analysis.work import INTERACTIVE, REPORT, WorkQueue
 from hlo_lsp.analysis.workspace import MAX_SYMBOLS, Workspace
@@ -89,6 +90,9 @@ class AnalysisHost:
         #: the recompiles running and the unusable recipes reported
         #: (:class:`~hlo_lsp.analysis.recompile.Recompiles`)
         self.recompiles = Recompiles(self.store, self.parse_pool)
+        #: the profiles of the dumps (:class:`~hlo_lsp.analysis.profiles.Profiles`);
+        #: the server sets its ``tell``
+        self.profiles = Profiles()
 
     def snapshot(self) -> AnalysisSnapshot:
         """The questions' entry point (:class:`AnalysisSnapshot`)."""
@@ -104,6 +108,7 @@ class AnalysisHost:
         for path in (*changed, *deleted):
             self.store.forget_file(path)
             self.inputs.forget(path)
+            self.profiles.forget(path)
         await self.workspace.files_changed(changed, deleted, tell)
 
     def close(self) -> None:
@@ -200,10 +205,12 @@ class AnalysisSnapshot:
         None for a document not analysable."""
         return await readable.semantic_tokens(self.store, uri, span, encode)
 
-    async def code_lens(self, uri: str) -> list[readable.EntryLens]:
-        """The ENTRY computation's lens with the kernel summary's headline
-        (:func:`hlo_lsp.analysis.readable.code_lens`); [] without one."""
-        return await readable.code_lens(self.store, uri)
+    async def code_lens(self, uri: str,
+                        profile: ProfileInput | None = None) -> list[readable.ComputationLens]:
+        """The ENTRY computation's lens with the kernel summary's headline, and
+        with ``profile`` the measured time of each computation it measured
+        (:func:`hlo_lsp.analysis.readable.code_lens`); [] without an ENTRY."""
+        return await readable.code_lens(self.store, uri, profile)
 
     async def summary(self, uri: str, device: str | None, markdown: bool,
                       encode: Callable[[str, list[readable.SummaryRow]], T] | None = None

@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hlo_lsp.analysis.profiles import ProfileInput
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
@@ -39,13 +40,15 @@ class HoverInputs:
     """What hover needs beside the model: the buffer assignment (None without
     one), the deviceless statement (None for a dump made on a device), the
     directories relative Python paths are looked for in, the trusted source
-    roots, and the device (a target name, or None)."""
+    roots, the device (a target name, or None) and the dump's profile
+    (:meth:`hlo_lsp.analysis.profiles.Profiles.for_file`; None without one)."""
 
     assignment: BufferAssignment | None
     deviceless: str | None
     source_dirs: list[str]
     source_roots: list[str]
     device: str | None
+    profile: ProfileInput | None = None
 
 
 class _Refreshed:

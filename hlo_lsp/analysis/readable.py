@@ -32,11 +32,13 @@ from hlo_lsp.analysis.answers import Placed
 from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs
 from hlo_lsp.analysis.pictures import timeline_of
+from hlo_lsp.analysis.profiles import ProfileInput, measured_in
 from hlo_lsp.analysis.work import INTERACTIVE, REPORT
 from hlo_lsp.dump.names import device_for
 from hlo_lsp.features.compare import compare as compare_summaries, \
     format_markdown as diff_markdown, format_text as diff_text
 from hlo_lsp.features.inlay_hints import InlayHint, inlay_hints as hints_in
+from hlo_lsp.features.measured import computation_lens
 from hlo_lsp.features.memory import MemoryTimeline, format_text as memory_text, \
     peak_markdown
 from hlo_lsp.features.readable import ReadableView, render
@@ -57,10 +59,11 @@ Position = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
-class EntryLens:
-    """The code lens of the ENTRY computation: ``place`` from its start to the
-    end of its name, ``title`` the kernel summary's headline
-    (:meth:`hlo_lsp.model.summary.KernelSummary.headline`)."""
+class ComputationLens:
+    """A code lens on a computation: ``place`` from its start to the end of its
+    name, ``title`` the kernel summary's headline
+    (:meth:`hlo_lsp.model.summary.KernelSummary.headline`) on ENTRY, the measured
+    time per call on a computation a profile measured."""
 
     place: Placed
     title: str
@@ -176,16 +179,28 @@ async def semantic_tokens(store: DocumentStore, uri: str,
         return got
 
 
-async def code_lens(store: DocumentStore, uri: str) -> list[EntryLens]:
+async def code_lens(store: DocumentStore, uri: str,
+                    profile: ProfileInput | None = None) -> list[ComputationLens]:
     """The lens on the ENTRY computation with the kernel summary's headline
-    (:class:`EntryLens`); [] without an ENTRY or for a document not analysable."""
+    (:class:`ComputationLens`), and with a profile (:mod:`hlo_lsp.analysis.profiles`)
+    one on each computation it measured: its measured time per call
+    (:func:`hlo_lsp.features.measured.computation_lens`); [] without an ENTRY
+    or for a document not analysable."""
     async with store.lease(uri) as a:
         if a is None or a.module.entry is None:
             return []
         entry = a.module.entry
         summary = await summary_of(store, a)
         _unchanged(store, a)
-        return [EntryLens(Placed(a.lines, entry.start, entry.name.end), summary.headline())]
+        lenses = [ComputationLens(Placed(a.lines, entry.start, entry.name.end), summary.headline())]
+        joined = measured_in(a.module, profile)
+        if joined is None or joined.measured is None:
+            return lenses
+        for comp in a.module.computations:
+            title = computation_lens(joined.measured, comp)
+            if title:
+                lenses.append(ComputationLens(Placed(a.lines, comp.start, comp.name.end), title))
+        return lenses
 
 
 def _rows(a: Analysis, summary: KernelSummary, text: str) -> list[SummaryRow]:

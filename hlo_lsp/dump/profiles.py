@@ -30,7 +30,7 @@ import json
 import math
 import os
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, module_id, parse_dump_name
 from hlo_lsp.dump.untrusted import UntrustedFileError, open_regular, read_bytes
@@ -84,12 +84,30 @@ class ProfileTrace:
     """What one profile file holds, as read: ``path``, the ``events`` of XLA
     instructions (:class:`~hlo_lsp.model.profile.OpEvent`, µs), the ``devices``
     (planes) they ran on, and ``skipped``: events that carried ``hlo_op`` but
-    could not be read (a time that is not a number...)."""
+    could not be read (a time that is not a number...). The joins of its
+    events by module (:meth:`measure`) are kept with it."""
 
     path: str
     events: tuple[OpEvent, ...]
     devices: tuple[str, ...] = ()
     skipped: int = 0
+    _joins: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def measure(self, module: str, program_id: int | None = None) -> ModuleProfile | None:
+        """:func:`hlo_lsp.model.profile.measure` of these events, computed once
+        per module and program id (a pass over every event: call it off the
+        event loop the first time)."""
+        key = (module, program_id)
+        if key not in self._joins:
+            self._joins[key] = measure(self.events, module, program_id)
+        return self._joins[key]
+
+    @property
+    def modules(self) -> list[str]:
+        """The modules measured, in order of first appearance."""
+        if "modules" not in self._joins:
+            self._joins["modules"] = module_names(self.events)
+        return self._joins["modules"]
 
 
 def _run_files(path: str) -> tuple[str, ...]:
@@ -256,7 +274,8 @@ class FileProfile:
     ``message`` says why in one sentence (another compile of a module of the
     same name, a stage XLA does not execute, a module the profile did not
     measure). ``device``: the plane the module ran on (``/host:CPU``,
-    ``/device:GPU:0``), "" when unknown.
+    ``/device:GPU:0``), "" when unknown. ``refused``: the profile measured a
+    module of this name from another compile (the message names both).
     """
 
     run: ProfileRun
@@ -264,6 +283,20 @@ class FileProfile:
     measured: ModuleProfile | None
     message: str = ""
     device: str = ""
+    refused: bool = False
+
+
+def prepare_join(trace: ProfileTrace, path: str) -> None:
+    """Make the joins :func:`join_file` will ask of ``trace`` for the dump file
+    ``path`` (its module name and number from the file name), so that a later
+    join costs a pass over the module's instructions only. Blocks: a pass over
+    every event."""
+    dump = parse_dump_name(os.path.basename(path))
+    if dump is None or dump.module_name not in trace.modules:
+        return
+    everything = trace.measure(dump.module_name)
+    if everything is not None and dump.number in everything.program_ids:
+        trace.measure(dump.module_name, dump.number)
 
 
 def join_file(module: HloModule, path: str, run: ProfileRun, trace: ProfileTrace) -> FileProfile:
@@ -283,27 +316,27 @@ def join_file(module: HloModule, path: str, run: ProfileRun, trace: ProfileTrace
         return FileProfile(run, trace.path, None,
                            f"{label} is not the module XLA runs (measured times are of "
                            "the after-optimizations file)")
-    if not name or name not in module_names(trace.events):
-        measured_names = module_names(trace.events)
+    if not name or name not in trace.modules:
+        measured_names = trace.modules
         shown = ", ".join(measured_names[:4]) + (" ..." if len(measured_names) > 4 else "")
         return FileProfile(run, trace.path, None,
                            f"the profile {run.name} did not measure {name or label}"
                            + (f" (it measured {shown})" if shown else " (no XLA instruction in it)"))
     number = dump.number if dump is not None else None
-    everything = measure(trace.events, name)
+    everything = trace.measure(name)
     program = number if number is not None and everything and number in everything.program_ids \
         else None
-    measured = measure(trace.events, name, program) if program is not None else everything
+    measured = trace.measure(name, program) if program is not None else everything
     assert measured is not None
     names = [i.name.name for c in module.computations for i in c.instructions]
     verdict = identify(measured, names, number,
                        f"{module_id(number)}.{name}" if number is not None else label)
     device = measured.devices[0] if measured.devices else ""
     if not verdict.same:
-        return FileProfile(run, trace.path, None, verdict.reason, device)
+        return FileProfile(run, trace.path, None, verdict.reason, device, refused=True)
     return FileProfile(run, trace.path, measured, "", device)
 
 
 __all__ = ["MAX_PROFILE_BYTES", "FileProfile", "ProfileError", "ProfileRun", "ProfileTrace",
-           "find_runs", "join_file", "newest_run", "read_profile_file", "read_run",
+           "find_runs", "join_file", "newest_run", "prepare_join", "read_profile_file", "read_run",
            "read_trace_json", "run_at"]

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
+from hlo_lsp.dump.profiles import FileProfile
 from hlo_lsp.dump.reports import Allocation, BufferAssignment, BufferValue
 from hlo_lsp.dump.sources import outside_note, resolve_source_path, unresolved_hint
 from hlo_lsp.model.accelerators import Accelerator
@@ -34,6 +35,7 @@ from hlo_lsp.model.precision import NOTED_OPCODES, matmul_precision, split_k, sp
 from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
+from hlo_lsp.features.measured import measured_markdown, profile_device
 from hlo_lsp.features.memory import MemoryTimeline, peak_markdown
 from hlo_lsp.features.references import users
 
@@ -57,7 +59,8 @@ def hover(module: HloModule, offset: int,
           source_dirs: Sequence[str] | None = None,
           device: Accelerator | None = None,
           memory: MemoryTimeline | None = None,
-          source_roots: Sequence[str] | None = None) -> HoverResult | None:
+          source_roots: Sequence[str] | None = None,
+          measured: FileProfile | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
@@ -76,7 +79,12 @@ def hover(module: HloModule, offset: int,
     the hover of the module header then ends with the peak and its largest
     buffers (:func:`hlo_lsp.features.memory.peak_markdown`). ``source_roots``
     (:func:`hlo_lsp.dump.sources.trusted_roots`): with ``source_dirs``, a Python
-    file found outside them is named (:func:`hlo_lsp.dump.sources.outside_note`)."""
+    file found outside them is named (:func:`hlo_lsp.dump.sources.outside_note`).
+    ``measured``: the dump's profile joined to this module
+    (:func:`hlo_lsp.dump.profiles.join_file`); an instruction it measured gets
+    the **Measured** paragraph (:func:`hlo_lsp.features.measured.measured_markdown`)
+    after its cost, and when the profile is of another compile of this module
+    every instruction's hover says so instead."""
     occ = find_at(module, offset)
     if occ is None:
         return None
@@ -97,6 +105,9 @@ def hover(module: HloModule, offset: int,
     costs = cost_section(module, ins, device)
     if costs:
         result = HoverResult(f"{result.markdown}\n\n{costs}", result.start, result.end)
+    timing = _measured_section(module, ins, measured, device)
+    if timing:
+        result = HoverResult(f"{result.markdown}\n\n{timing}", result.start, result.end)
     if deviceless and ins.opcode in ("fusion", "custom-call"):
         result = HoverResult(f"{result.markdown}\n\n*{deviceless}*", result.start,
                              result.end)
@@ -108,6 +119,20 @@ def hover(module: HloModule, offset: int,
         return result
     return HoverResult(result.markdown + "\n\n---\n\n" + "\n".join(lines), result.start,
                        result.end)
+
+
+def _measured_section(module: HloModule, ins: Instruction, measured: FileProfile | None,
+                      device: Accelerator | None) -> str:
+    """The profile's word on ``ins``: its measured time, or why none is shown
+    (the profile is of another compile); "" without a profile or a measurement."""
+    if measured is None:
+        return ""
+    if measured.refused:
+        return f"*No measured time: {text(measured.message)}*"
+    if measured.measured is None:
+        return ""
+    return measured_markdown(module, ins, measured.measured, measured.run.name,
+                             profile_device(measured.device, device))
 
 
 def _hover(module: HloModule, occ: Occurrence) -> HoverResult | None:

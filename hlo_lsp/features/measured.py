@@ -14,7 +14,7 @@ from __future__ import annotations
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
 from hlo_lsp.model.cost import instruction_cost
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
-from hlo_lsp.model.markdown import code
+from hlo_lsp.model.markdown import code, text
 from hlo_lsp.model.profile import Measured, ModuleProfile
 from hlo_lsp.model.roofline import kernel_precision, roofline_time
 from hlo_lsp.model.units import format_seconds
@@ -74,20 +74,20 @@ def measured_markdown(module: HloModule, ins: Instruction, profile: ModuleProfil
     m = profile.ops.get(name)
     if m is None:
         return ""
-    where = profile.devices[0] if profile.devices else "the profile"
-    text = f"**Measured** ({where}, profile {code(run)}): {measured_sentence(m, profile, name)}"
+    where = text(profile.devices[0]) if profile.devices else "the profile"
+    out = f"**Measured** ({where}, profile {code(run)}): {measured_sentence(m, profile, name)}"
     if device is not None:
         estimate = estimate_seconds(module, ins, device)
         if estimate is not None:
             ratio = m.mean_self_us * 1e-6 / estimate
-            text += (f"; roofline estimate {format_seconds(estimate)} on {device.name}: "
+            out += (f"; roofline estimate {format_seconds(estimate)} on {device.name}: "
                      f"measured {ratio:.3g}x the estimate")
     if m.covers:
         shown = ", ".join(code("%" + c) for c in m.covers[:5])
         more = f" and {len(m.covers) - 5} more" if len(m.covers) > 5 else ""
-        text += (f"\n\nOne measurement covers {len(m.covers) + 1} instructions (a command "
+        out += (f"\n\nOne measurement covers {len(m.covers) + 1} instructions (a command "
                  f"buffer): this one and {shown}{more}.")
-    return text
+    return out
 
 
 def computation_time(profile: ModuleProfile, comp: Computation) -> tuple[float, int] | None:

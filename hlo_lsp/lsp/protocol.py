@@ -60,6 +60,7 @@ class HloLanguageServer(LanguageServer):
         self.parse_pool = self.host.parse_pool
         self.quick_pool = self.host.quick_pool
         self.inputs = self.host.inputs
+        self.host.profiles.tell = self.warn
         #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
         self.work_pool = self.host.work_pool
         self.collector = ModelCollector(self.parse_pool)
@@ -157,6 +158,12 @@ class HloLanguageServer(LanguageServer):
         (:meth:`hlo_lsp.analysis.inputs.DumpInputs.source_roots`)."""
         return self.inputs.source_roots(to_fs_path(uri), self.workspace_folders(),
                                         self.settings.source_root)
+
+    def warn(self, message: str) -> None:
+        """Show the user ``message`` as a ``window/showMessage`` warning (a
+        profile file that cannot be read, ...)."""
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                         message=message))
 
     # -- documents ------------------------------------------------------------
     async def analysis(self, uri: str) -> Analysis | None:

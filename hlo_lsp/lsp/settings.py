@@ -192,6 +192,11 @@ class Settings:
         "accelerator of the roofline estimate in a kernel's hover: "
         f"{', '.join(f'`{k}`' for k in ACCELERATORS)}; by default the one the dump's "
         "file name implies (`sm_9.0` -> `h100-sxm`), else `cpu`", "from the file name"))
+    profile: str = attrs.field(default="", metadata=_doc(
+        "directory of `jax.profiler` captures whose measured times hover and the code "
+        "lens show: a dump directory, a folder holding `plugins/profile/<run>/`, or one "
+        "run; its newest run is used. Empty: the newest run beside each dump (in its "
+        "directory or its parent's)", "beside each dump"))
     inlay_hints: InlayHintSettings = attrs.field(factory=InlayHintSettings)
     recompile: RecompileSettings = attrs.field(factory=RecompileSettings)
     workspace: WorkspaceSettings = attrs.field(factory=WorkspaceSettings)

@@ -17,6 +17,7 @@ import functools
 from typing import Any
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from hlo_lsp.analysis.readable import SummaryRow
 from hlo_lsp.features.inlay_hints import InlayHint
@@ -67,10 +68,11 @@ def register(server: HloLanguageServer) -> None:
     async def on_code_lens(ls: HloLanguageServer,
                            params: types.CodeLensParams) -> list[types.CodeLens]:
         uri = params.text_document.uri
+        profile = await ls.host.profiles.for_file(to_fs_path(uri) or "", ls.settings.profile)
         return [types.CodeLens(
             range=to_range(lens.place.lines, lens.place.start, lens.place.end),
             command=types.Command(title=lens.title, command=SHOW_SUMMARY, arguments=[uri]))
-            for lens in await ls.host.snapshot().code_lens(uri)]
+            for lens in await ls.host.snapshot().code_lens(uri, profile)]
 
     @route(server, SHOW_SUMMARY)
     async def show_summary(ls: HloLanguageServer, *args: Any) -> str | dict | None:

@@ -75,7 +75,8 @@ def register(server: HloLanguageServer) -> None:
         path = to_fs_path(uri) or ""
         inputs = HoverInputs(await ls.inputs.buffer_assignment(path),
                              await ls.inputs.deviceless(path), await ls.source_dirs(uri),
-                             ls.source_roots(uri), device_for(path, ls.settings.device))
+                             ls.source_roots(uri), device_for(path, ls.settings.device),
+                             await ls.host.profiles.for_file(path, ls.settings.profile))
         snapshot = ls.host.snapshot()
         got = await snapshot.hover(uri, pos.line, pos.character, inputs,
                                    lambda a: snapshot.memory(a, INTERACTIVE))
