@@ -5,7 +5,7 @@ invalidation: the buffer assignment XLA wrote (``*-buffer-assignment.txt``,
 dump's Python paths are looked for in (:func:`hlo_lsp.dump.sources.source_dirs`,
 which reads its recipe). Read off the event loop; an answer older than its
 cache period is still given at once while it is read again in the background
-(:class:`_Refreshed`), so a hover never waits for a thread once a dump's
+(:class:`Refreshed`), so a hover never waits for a thread once a dump's
 inputs are known. :meth:`DumpInputs.forget` drops what was read for a file that
 changed on disk (the server's file-change events).
 """
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hlo_lsp.analysis.profiles import ProfileInput
+from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
@@ -51,63 +52,15 @@ class HoverInputs:
     profile: ProfileInput | None = None
 
 
-class _Refreshed:
-    """Answers of a blocking read, by key, read in a thread: the first time
-    awaited; after ``ttl`` seconds given at once while one read in the
-    background replaces them (stale while revalidating). At most ``maxsize``
-    keys, the oldest read dropped first."""
-
-    def __init__(self, ttl: float, maxsize: int = 256) -> None:
-        self.ttl = ttl
-        self.maxsize = maxsize
-        self._values: dict[Hashable, tuple[float, Any]] = {}
-        self._refreshing: dict[Hashable, asyncio.Task] = {}
-
-    async def get(self, key: Hashable, read: Callable[..., Any], *args: Any) -> Any:
-        """The answer of ``read(*args)`` for ``key``; see the class docstring."""
-        known = self._values.get(key)
-        if known is None:
-            value = await asyncio.to_thread(read, *args)
-            self._store(key, value)
-            return value
-        read_at, value = known
-        if time.monotonic() - read_at > self.ttl and key not in self._refreshing:
-            task = asyncio.get_running_loop().create_task(self._refresh(key, read, *args))
-            self._refreshing[key] = task
-        return value
-
-    async def _refresh(self, key: Hashable, read: Callable[..., Any], *args: Any) -> None:
-        try:
-            value = await asyncio.to_thread(read, *args)
-            if key in self._values:  # not forgotten meanwhile
-                self._store(key, value)
-        finally:
-            self._refreshing.pop(key, None)
-
-    def _store(self, key: Hashable, value: Any) -> None:
-        self._values.pop(key, None)
-        self._values[key] = (time.monotonic(), value)
-        while len(self._values) > self.maxsize:
-            self._values.pop(next(iter(self._values)))
-
-    def forget(self, matches: Callable[[Hashable], bool]) -> None:
-        """Drop the answers whose key ``matches`` (the next ``get`` reads again)."""
-        for key in [k for k in self._values if matches(k)]:
-            self._values.pop(key, None)
-            task = self._refreshing.pop(key, None)
-            if task is not None:
-                task.cancel()
-
-
 class DumpInputs:
     """The files beside a dump that answers read, cached per dump directory."""
 
     def __init__(self, deviceless_ttl: float = DEVICELESS_TTL_S,
                  source_dirs_ttl: float = SOURCE_DIRS_TTL_S) -> None:
         #: dump directory -> the deviceless statement (or None)
-        self._deviceless = _Refreshed(deviceless_ttl)
+        self._deviceless = Refreshed(deviceless_ttl)
         #: (dump directory, workspace folders, source root) -> the source directories
-        self._source_dirs = _Refreshed(source_dirs_ttl)
+        self._source_dirs = Refreshed(source_dirs_ttl)
 
     async def buffer_assignment(self, path: str) -> BufferAssignment | None:
         """The buffer assignment beside the dump file ``path``: from the cache

@@ -23,18 +23,23 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hlo_lsp.dump.profiles import (FileProfile, ProfileError, ProfileRun, ProfileTrace,
+from hlo_lsp.dump.profiles import (PROFILE_SUFFIXES, FileProfile, ProfileError, ProfileRun, ProfileTrace,
                                    find_runs, join_file, newest_run, prepare_join,
                                    read_profile_file, run_at)
+from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.model.hlo import HloModule
 
 #: How many profile files are kept read (the events of a long capture are
 #: tens of MB in memory).
 MAX_TRACES = 4
+#: How long the run that applies to a dump file is kept before it is looked for
+#: again (seconds): a new capture is seen within about this time.
+PROFILE_TTL_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,17 +89,54 @@ def read_first(run: ProfileRun) -> tuple[ProfileTrace | None, list[ProfileError]
     return None, errors
 
 
+class _Traces:
+    """The profile files read, by ``(path, mtime_ns, size)``, at most
+    :data:`MAX_TRACES`, the oldest used dropped first; used from threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._read: OrderedDict[tuple, ProfileTrace] = OrderedDict()
+
+    def read(self, run: ProfileRun) -> tuple[ProfileTrace | None, tuple, list[ProfileError]]:
+        """``(trace, version, errors)`` of ``run``'s first file that reads
+        (:func:`read_first`), from the cache when its version was read. Blocks."""
+        for file in run.files:
+            key = _identity(file)
+            with self._lock:
+                if key is not None and key in self._read:
+                    self._read.move_to_end(key)
+                    return self._read[key], key, []
+        trace, errors = read_first(run)
+        if trace is None:
+            return None, (), errors
+        key = _identity(trace.path) or (trace.path,)
+        with self._lock:
+            self._read[key] = trace
+            while len(self._read) > MAX_TRACES:
+                self._read.popitem(last=False)
+        return trace, key, errors
+
+    def forget(self, path: str) -> None:
+        with self._lock:
+            for key in [k for k in self._read if k[0] == path]:
+                del self._read[key]
+
+
 class Profiles:
     """The profiles of the open dumps; see the module docstring. ``tell(text)``
     shows the user one line (a file that cannot be read, said once per file
-    version)."""
+    version). Which run applies to a dump file is kept for
+    :data:`PROFILE_TTL_S` and then looked for again in the background, so a
+    hover waits for the disk only the first time."""
 
-    def __init__(self, tell: Callable[[str], None] | None = None) -> None:
+    def __init__(self, tell: Callable[[str], None] | None = None,
+                 ttl: float = PROFILE_TTL_S) -> None:
         self.tell = tell or (lambda text: None)
         #: dump directory -> the run loaded for it by command
         self._loaded: dict[str, str] = {}
-        #: (file, mtime_ns, size) -> what was read
-        self._traces: OrderedDict[tuple, ProfileTrace] = OrderedDict()
+        self._traces = _Traces()
+        #: (dump file, setting, loaded run) -> (ProfileInput | None, errors)
+        self._inputs = Refreshed(ttl)
         #: (file, mtime_ns, size) of the files whose problem was told
         self._told: set[tuple] = set()
 
@@ -124,12 +166,14 @@ class Profiles:
             run = newest_run(runs)
             if run is None:
                 return None, message
-        got = await self._read(run)
-        if got is None:
-            return None, f"Profile {run.path} could not be read (see the message before)"
-        trace = got[0]
-        self._loaded[os.path.dirname(path)] = run.path
-        modules = sorted({e.module for e in trace.events})
+        trace, _, errors = await asyncio.to_thread(self._traces.read, run)
+        self._say(errors)
+        if trace is None:
+            return None, f"Profile {run.name} ({run.path}) has no file that can be read"
+        dump_dir = os.path.dirname(path)
+        self._loaded[dump_dir] = run.path
+        self._inputs.forget(lambda key: os.path.dirname(key[0]) == dump_dir)
+        modules = trace.modules
         shown = ", ".join(modules[:4]) + (" ..." if len(modules) > 4 else "")
         what = f"{len(trace.events)} measurements of {shown}" if modules else \
             "no XLA instruction measured in it"
@@ -141,41 +185,40 @@ class Profiles:
         if not path:
             return None
         loaded = self._loaded.get(os.path.dirname(path))
-        run = await asyncio.to_thread(run_at, loaded) if loaded else None
-        if run is None:
-            run = newest_run(await asyncio.to_thread(runs_near, path, None, setting))
-        if run is None:
-            return None
-        got = await self._read(run)
-        if got is None:
-            return None
-        await asyncio.to_thread(prepare_join, got[0], path)
-        return ProfileInput(path, run, *got)
+        found, errors = await self._inputs.get((path, setting, loaded), self._lookup,
+                                               path, setting, loaded)
+        self._say(errors)
+        return found
 
-    async def _read(self, run: ProfileRun) -> tuple[ProfileTrace, tuple] | None:
-        for file in run.files:
-            key = await asyncio.to_thread(_identity, file)
-            if key is not None and key in self._traces:
-                self._traces.move_to_end(key)
-                return self._traces[key], key
-        trace, errors = await asyncio.to_thread(read_first, run)
+    def _lookup(self, path: str, setting: str,
+                loaded: str | None) -> tuple[ProfileInput | None, list[ProfileError]]:
+        """Blocking: the run for ``path``, read, and its join prepared."""
+        run = run_at(loaded) if loaded else None
+        if run is None:
+            run = newest_run(runs_near(path, None, setting))
+        if run is None:
+            return None, []
+        trace, version, errors = self._traces.read(run)
+        if trace is None:
+            return None, errors
+        prepare_join(trace, path)
+        return ProfileInput(path, run, trace, version), errors
+
+    def _say(self, errors: list[ProfileError]) -> None:
         for exc in errors:
-            key = await asyncio.to_thread(_identity, exc.path) or (exc.path,)
+            key = _identity(exc.path) or (exc.path,)
             if key not in self._told:
                 self._told.add(key)
                 self.tell(f"Profile not read: {exc}")
-        if trace is None:
-            return None
-        key = await asyncio.to_thread(_identity, trace.path) or (trace.path,)
-        self._traces[key] = trace
-        while len(self._traces) > MAX_TRACES:
-            self._traces.popitem(last=False)
-        return trace, key
 
     def forget(self, path: str) -> None:
-        """Drop what was read of the profile file ``path`` (changed on disk)."""
-        for key in [k for k in self._traces if k[0] == path]:
-            del self._traces[key]
+        """Drop what was read of ``path`` when it is a profile file changed on
+        disk: its events, and which run applies to each dump (a new capture
+        may be the newest now)."""
+        if not path.endswith(PROFILE_SUFFIXES):
+            return
+        self._traces.forget(path)
+        self._inputs.forget(lambda key: True)
 
 
 def measured_in(module: HloModule, profile: ProfileInput | None) -> FileProfile | None:
@@ -188,4 +231,4 @@ def measured_in(module: HloModule, profile: ProfileInput | None) -> FileProfile 
                              lambda: join_file(module, profile.path, profile.run, profile.trace))
 
 
-__all__ = ["MAX_TRACES", "ProfileInput", "Profiles", "measured_in", "read_first", "runs_near"]
+__all__ = ["MAX_TRACES", "PROFILE_TTL_S", "ProfileInput", "Profiles", "measured_in", "read_first", "runs_near"]

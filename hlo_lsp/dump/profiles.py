@@ -45,6 +45,8 @@ MAX_PROFILE_BYTES = 256 * 1024 * 1024
 #: The file names a run holds.
 XPLANE_SUFFIX = ".xplane.pb"
 TRACE_SUFFIXES = (".trace.json.gz", ".trace.json")
+#: Every profile file's suffix.
+PROFILE_SUFFIXES = (XPLANE_SUFFIX, *TRACE_SUFFIXES)
 
 #: How deep under a directory runs are looked for: the directory itself and its
 #: children (``DUMP/prof/plugins/profile/<run>``), never a whole tree.
@@ -337,6 +339,6 @@ def join_file(module: HloModule, path: str, run: ProfileRun, trace: ProfileTrace
     return FileProfile(run, trace.path, measured, "", device)
 
 
-__all__ = ["MAX_PROFILE_BYTES", "FileProfile", "ProfileError", "ProfileRun", "ProfileTrace",
+__all__ = ["MAX_PROFILE_BYTES", "PROFILE_SUFFIXES", "FileProfile", "ProfileError", "ProfileRun", "ProfileTrace",
            "find_runs", "join_file", "newest_run", "prepare_join", "read_profile_file", "read_run",
            "read_trace_json", "run_at"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from hlo_lsp.analysis.inputs import DumpInputs, _Refreshed
+from hlo_lsp.analysis.inputs import DumpInputs
+from hlo_lsp.analysis.refreshed import Refreshed
 
 
 def test_an_old_answer_is_given_at_once_and_read_again_in_the_background():
@@ -21,7 +22,7 @@ def test_an_old_answer_is_given_at_once_and_read_again_in_the_background():
         return f"{key}#{len(reads)}"
 
     async def run():
-        cache = _Refreshed(ttl=0.0)
+        cache = Refreshed(ttl=0.0)
         first = await cache.get("k", read, "k")
         stale = await cache.get("k", read, "k")  # expired: old answer, read started
         await asyncio.sleep(0.05)
@@ -48,7 +49,7 @@ def test_a_forgotten_answer_is_read_again_before_it_is_given():
         return len(reads)
 
     async def run():
-        cache = _Refreshed(ttl=3600)
+        cache = Refreshed(ttl=3600)
         a = await cache.get(("d", 1), read, "d")
         b = await cache.get(("d", 1), read, "d")
         cache.forget(lambda key: key[0] == "d")
