@@ -35,6 +35,7 @@ from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
 from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs, HoverInputs
 from hlo_lsp.analysis.profiles import ProfileInput, Profiles
+from hlo_lsp.dump.profiles import PROFILE_SUFFIXES
 from hlo_lsp.analysis.recompile import Recompiles
 from hlo_lsp.analysis.work import INTERACTIVE, REPORT, WorkQueue
 from hlo_lsp.analysis.workspace import MAX_SYMBOLS, Workspace
@@ -104,11 +105,16 @@ class AnalysisHost:
         """Files ``changed`` (or created) and ``deleted`` on disk (paths): forget
         what was read of them (the store's analysis of a file read from disk,
         the inputs beside them) and re-index or drop them
-        (:meth:`Workspace.files_changed`, ``tell`` shows a warning)."""
+        (:meth:`Workspace.files_changed`, ``tell`` shows a warning); a profile
+        file's events are read again (:meth:`Profiles.forget`)."""
+        profiles = [p for p in (*changed, *deleted) if p.endswith(PROFILE_SUFFIXES)]
+        for path in profiles:
+            self.profiles.forget(path)
+        changed = [p for p in changed if not p.endswith(PROFILE_SUFFIXES)]
+        deleted = [p for p in deleted if not p.endswith(PROFILE_SUFFIXES)]
         for path in (*changed, *deleted):
             self.store.forget_file(path)
             self.inputs.forget(path)
-            self.profiles.forget(path)
         await self.workspace.files_changed(changed, deleted, tell)
 
     def close(self) -> None:

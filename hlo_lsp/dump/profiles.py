@@ -47,6 +47,8 @@ XPLANE_SUFFIX = ".xplane.pb"
 TRACE_SUFFIXES = (".trace.json.gz", ".trace.json")
 #: Every profile file's suffix.
 PROFILE_SUFFIXES = (XPLANE_SUFFIX, *TRACE_SUFFIXES)
+#: The files a client watches for new or changed captures.
+PROFILE_GLOBS = tuple(f"**/plugins/profile/*/*{suffix}" for suffix in PROFILE_SUFFIXES)
 
 #: How deep under a directory runs are looked for: the directory itself and its
 #: children (``DUMP/prof/plugins/profile/<run>``), never a whole tree.
@@ -339,6 +341,6 @@ def join_file(module: HloModule, path: str, run: ProfileRun, trace: ProfileTrace
     return FileProfile(run, trace.path, measured, "", device)
 
 
-__all__ = ["MAX_PROFILE_BYTES", "PROFILE_SUFFIXES", "FileProfile", "ProfileError", "ProfileRun", "ProfileTrace",
+__all__ = ["MAX_PROFILE_BYTES", "PROFILE_GLOBS", "PROFILE_SUFFIXES", "FileProfile", "ProfileError", "ProfileRun", "ProfileTrace",
            "find_runs", "join_file", "newest_run", "prepare_join", "read_profile_file", "read_run",
            "read_trace_json", "run_at"]

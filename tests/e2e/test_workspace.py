@@ -15,6 +15,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from hlo_lsp.dump.profiles import PROFILE_GLOBS
 from hlo_lsp.dump.names import HLO_FILE_GLOBS
 from tests.helpers import position_of as _pos, CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
 
@@ -209,7 +210,9 @@ async def test_did_change_watched_files_indexes_a_new_dump(
              for w in (reg.register_options["watchers"]
                        if isinstance(reg.register_options, dict)
                        else reg.register_options.watchers)]
-    assert globs == list(HLO_FILE_GLOBS) and "**/*.hlo" in globs and "**/module_*.txt" in globs
+    assert globs == [*HLO_FILE_GLOBS, *PROFILE_GLOBS]
+    assert "**/*.hlo" in globs and "**/module_*.txt" in globs
+    assert "**/plugins/profile/*/*.trace.json.gz" in globs
     query = types.WorkspaceSymbolParams(query="__cublas$lt$matmul$f8")
     assert await client.workspace_symbol_async(query) == []
     new = root / GPU_NAME

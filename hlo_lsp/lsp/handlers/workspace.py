@@ -45,6 +45,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from hlo_lsp.analysis.workspace import IndexStatus, Reporter, workspace_index
 from hlo_lsp.dump.index import SymbolHit, WorkspaceIndex
 from hlo_lsp.dump.names import HLO_FILE_GLOBS
+from hlo_lsp.dump.profiles import PROFILE_GLOBS
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.convert import SYMBOL_KINDS, to_range
 from hlo_lsp.lsp.dispatch import route
@@ -90,7 +91,8 @@ def _reporter(ls: HloLanguageServer) -> Reporter:
 
 async def register_watchers(ls: HloLanguageServer) -> bool:
     """``client/registerCapability`` for ``workspace/didChangeWatchedFiles`` with
-    :data:`HLO_FILE_GLOBS`, when the client supports its dynamic registration."""
+    :data:`HLO_FILE_GLOBS` and the profiles' :data:`PROFILE_GLOBS`, when the
+    client supports its dynamic registration."""
     caps = ls.client_capabilities
     watched = caps.workspace.did_change_watched_files if caps and caps.workspace else None
     if watched is None or not watched.dynamic_registration:
@@ -100,7 +102,8 @@ async def register_watchers(ls: HloLanguageServer) -> bool:
             types.Registration(
                 id=f"hlo-watch-{uuid.uuid4()}", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
-                    types.FileSystemWatcher(glob_pattern=g) for g in HLO_FILE_GLOBS]))]))
+                    types.FileSystemWatcher(glob_pattern=g)
+                    for g in (*HLO_FILE_GLOBS, *PROFILE_GLOBS)]))]))
         return True
     except Exception:  # noqa: BLE001
         log.info("client/registerCapability for watched files failed", exc_info=True)
