@@ -14,7 +14,9 @@ and ``<host>.trace.json.gz`` (the same events in the Chrome trace format; with
   or the one sentence saying why nothing is shown (another compile, a stage
   XLA does not run, a module the profile did not measure).
 - :func:`read_run`: a run's events of XLA instructions (:class:`ProfileTrace`),
-  from its trace JSON, read with the standard library alone.
+  from its xplane (:mod:`hlo_lsp.dump.xplane`, through jax in a worker process)
+  or else its trace JSON, read with the standard library alone; which events
+  count is :mod:`hlo_lsp.dump.profile_layout`'s rule for both.
 
 Every file here is untrusted input: read through :mod:`hlo_lsp.dump.untrusted`
 (regular files only, size limits, a gzip stream limited after decompression
@@ -27,12 +29,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import os
 import zlib
 from dataclasses import dataclass, field
 
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, module_id, parse_dump_name
+from hlo_lsp.dump.profile_layout import RawEvent, instruction_events
 from hlo_lsp.dump.untrusted import UntrustedFileError, open_regular, read_bytes
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.profile import ModuleProfile, OpEvent, identify, measure, module_names
@@ -121,7 +123,9 @@ def _run_files(path: str) -> tuple[str, ...]:
         return ()
     xplanes = [n for n in names if n.endswith(XPLANE_SUFFIX)]
     traces = [n for n in names if n.endswith(TRACE_SUFFIXES) and not n.startswith("perfetto")]
-    return tuple(os.path.join(path, n) for n in traces + xplanes)
+    # The xplane first: it keeps program_id, the module's identity (the trace
+    # JSON drops it); the trace JSON when the xplane cannot be read.
+    return tuple(os.path.join(path, n) for n in xplanes + traces)
 
 
 def run_at(path: str | os.PathLike) -> ProfileRun | None:
@@ -171,8 +175,10 @@ def newest_run(runs: list[ProfileRun]) -> ProfileRun | None:
 
 def read_run(run: ProfileRun, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
     """The XLA instructions measured in ``run``, from the first of its files
-    that can be read. Raises :class:`ProfileError` when no file
-    of the run can be read (naming the last reason)."""
+    that can be read: its xplane (through jax, with ``program_id``), else its
+    trace JSON (jax not installed, or an xplane that cannot be read). Raises
+    :class:`ProfileError` when no file of the run can be read (naming the last
+    reason)."""
     error: ProfileError | None = None
     for path in run.files:
         try:
@@ -183,10 +189,14 @@ def read_run(run: ProfileRun, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
 
 
 def read_profile_file(path: str, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
-    """One profile file by its suffix (``.xplane.pb``, ``.trace.json.gz``,
-    ``.trace.json``). Raises :class:`ProfileError`."""
+    """One profile file by its suffix: ``.xplane.pb`` through
+    :func:`hlo_lsp.dump.xplane.read_xplane` (a worker process running jax),
+    ``.trace.json.gz`` and ``.trace.json`` with :func:`read_trace_json`. Raises
+    :class:`ProfileError`."""
     if path.endswith(XPLANE_SUFFIX):
-        raise ProfileError(path, "an xplane (read the run's trace JSON instead)")
+        from hlo_lsp.dump.xplane import read_xplane  # it imports this module
+
+        return read_xplane(path, limit)
     return read_trace_json(path, limit)
 
 
@@ -212,11 +222,14 @@ def _read_json_bytes(path: str, limit: int) -> bytes:
 
 def read_trace_json(path: str, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
     """The XLA instructions measured in a Chrome trace JSON (``.trace.json.gz``
-    as ``jax.profiler`` writes it, or plain): every complete event (``"ph":
-    "X"``) whose ``args`` carry ``hlo_op`` and ``hlo_module``; ``ts``/``dur`` in
-    µs; the process's ``process_name`` metadata is the device (``/host:CPU``),
-    a track is one ``pid``/``tid``. Raises :class:`ProfileError` for a file that
-    cannot be read or is not such a trace."""
+    as ``jax.profiler`` writes it, or plain): the complete events (``"ph":
+    "X"``) whose ``args`` carry ``hlo_op`` and ``hlo_module``, chosen and merged
+    by :func:`hlo_lsp.dump.profile_layout.instruction_events` (derived lines
+    left out, kernel fragments merged); ``ts``/``dur`` in µs; the process's
+    ``process_name`` metadata is the device (``/host:CPU``, ``/device:GPU:0``),
+    its ``thread_name`` the line, a track is one ``pid``/``tid``. Raises
+    :class:`ProfileError` for a file that cannot be read or is not such a
+    trace."""
     data = _read_json_bytes(path, limit)
     try:
         doc = json.loads(data)
@@ -226,12 +239,17 @@ def read_trace_json(path: str, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
     if not isinstance(events, list):
         raise ProfileError(path, "not a trace: no traceEvents list")
     processes: dict[object, str] = {}
+    threads: dict[tuple[object, object], str] = {}
     for e in events:
-        if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name":
+        if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") in (
+                "process_name", "thread_name"):
             args = e.get("args")
             if isinstance(args, dict) and isinstance(args.get("name"), str):
-                processes[e.get("pid")] = args["name"]
-    out: list[OpEvent] = []
+                if e["name"] == "process_name":
+                    processes[_key(e.get("pid"))] = args["name"]
+                else:
+                    threads[(_key(e.get("pid")), _key(e.get("tid")))] = args["name"]
+    raw: list[RawEvent] = []
     skipped = 0
     for e in events:
         if not isinstance(e, dict):
@@ -239,34 +257,21 @@ def read_trace_json(path: str, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace:
         args = e.get("args")
         if not isinstance(args, dict) or "hlo_op" not in args:
             continue
-        event = _op_event(e, args, processes)
-        if event is None:
+        if e.get("ph") != "X":
             skipped += 1
-        else:
-            out.append(event)
+            continue
+        pid, tid = _key(e.get("pid")), _key(e.get("tid"))
+        raw.append(RawEvent(processes.get(pid, ""), threads.get((pid, tid), ""),
+                            f"{pid}/{tid}", e.get("name"), e.get("ts"), e.get("dur"), args))
+    out, unread = instruction_events(raw)
     devices = tuple(dict.fromkeys(e.device for e in out if e.device))
-    return ProfileTrace(path, tuple(out), devices, skipped)
+    return ProfileTrace(path, tuple(out), devices, skipped + unread)
 
 
-def _op_event(e: dict, args: dict, processes: dict) -> OpEvent | None:
-    op, module = args.get("hlo_op"), args.get("hlo_module")
-    ts, dur = e.get("ts"), e.get("dur")
-    if e.get("ph") != "X" or not isinstance(op, str) or not isinstance(module, str):
-        return None
-    if not _finite(ts) or not _finite(dur) or dur < 0:
-        return None
-    run = args.get("run_id")
-    program = args.get("program_id")
-    pid, tid = e.get("pid"), e.get("tid")
-    return OpEvent(module=module, op=op, start_us=float(ts), duration_us=float(dur),
-                   track=f"{pid}/{tid}", run=None if run is None else str(run),
-                   program_id=program if isinstance(program, int) and not isinstance(program, bool)
-                   else None,
-                   device=processes.get(pid, ""))
-
-
-def _finite(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+def _key(value: object) -> object:
+    """A pid or tid as a dictionary key (a list or dict from a hostile file is
+    not hashable)."""
+    return value if isinstance(value, (int, float, str)) or value is None else repr(value)
 
 
 @dataclass(frozen=True, slots=True)

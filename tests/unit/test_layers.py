@@ -17,9 +17,13 @@ Rules, each named in the failure message as ``file:line: [rule] ...``:
   below the protocol adapter and imports neither.
 - ``lark``: lark (and lark_cython) only in ``hlo_lsp/syntax/``.
 - ``jax``: jax/jaxlib (``jax._src``) only in ``hlo_lsp/syntax/xla.py`` (XLA's
-  parser in a worker process) and ``hlo_lsp/dump/deviceless.py`` (the runner that
-  executes INSIDE the user's JAX program, started as a script by the program's own
-  interpreter to compile for a GPU without it; issue 10).
+  parser in a worker process), ``hlo_lsp/dump/xplane.py`` (a profile's xplane
+  read through ``jax.profiler.ProfileData`` in a worker process) and
+  ``hlo_lsp/dump/deviceless.py`` (the runner that executes INSIDE the user's JAX
+  program, started as a script by the program's own interpreter to compile for
+  a GPU without it; issue 10). The two worker modules are imported by the
+  server: their jax imports are inside functions (the worker's), never at
+  module level (``jax-worker``).
 - ``runner``: ``hlo_lsp/dump/deviceless.py`` imports only the standard library,
   jax/jaxlib and numpy (it runs where hlo-lsp may not be installed), and no
   module of the package imports it (the server never loads jax that way).
@@ -53,7 +57,10 @@ RANK[GLUE_MAIN] = len(LAYERS)  # above cli: may import everything, imported by n
 PYGLS = ("pygls", "lsprotocol")
 LARK = ("lark", "lark_cython")
 JAX = ("jax", "jaxlib")
-JAX_MODULES = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/deviceless.py")
+JAX_MODULES = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/xplane.py",
+               f"{PACKAGE}/dump/deviceless.py")
+#: Modules the server imports that run jax in a worker process only.
+JAX_WORKERS = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/xplane.py")
 RUNNER = f"{PACKAGE}/dump/deviceless.py"
 RUNNER_MODULE = f"{PACKAGE}.dump.deviceless"
 
@@ -169,6 +176,9 @@ def check_source(path: str, source: str) -> list[Violation]:
 
     if layer is None:
         bad(1, "layers", f"module outside the layers {LAYERS} (or __init__/__main__)")
+    in_functions = {n.lineno for f in ast.walk(tree)
+                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom, ast.Call))}
     for line, name in _imports(tree, module, path.endswith("__init__.py")):
         top = name.split(".")[0]
         if name == "__future__":
@@ -189,6 +199,9 @@ def check_source(path: str, source: str) -> list[Violation]:
             bad(line, "lark", f"imports {name}: lark only in hlo_lsp/syntax/")
         if _is(name, JAX) and path not in JAX_MODULES:
             bad(line, "jax", f"imports {name}: jax/jaxlib only in {' and '.join(JAX_MODULES)}")
+        if _is(name, JAX) and path in JAX_WORKERS and line not in in_functions:
+            bad(line, "jax-worker", f"imports {name} at module level: the server imports "
+                                    f"{path}; jax only inside its worker's functions")
         if path == RUNNER and top not in sys.stdlib_module_names and top not in (
                 *JAX, "numpy"):
             bad(line, "runner", f"imports {name}: the deviceless runner imports only the "
@@ -296,7 +309,13 @@ def test_checker_rules_for_third_party_and_glue():
     assert _rules("hlo_lsp/syntax/parser.py", "import lark, lark_cython\n") == []
     assert _rules("hlo_lsp/syntax/parser.py", "from jax._src.lib import xla_client\n") == \
         [(1, "jax")]
-    assert _rules("hlo_lsp/syntax/xla.py", "from jax._src.lib import xla_client\n") == []
+    assert _rules("hlo_lsp/syntax/xla.py", "from jax._src.lib import xla_client\n") == \
+        [(1, "jax-worker")]
+    assert _rules("hlo_lsp/syntax/xla.py", "def f():\n    from jax._src.lib import xla_client\n"
+                  ) == []
+    assert _rules("hlo_lsp/dump/xplane.py", "import jax\ndef f():\n    import jax.profiler\n"
+                  ) == [(1, "jax-worker")]
+    assert _rules("hlo_lsp/dump/profiles.py", "def f():\n    import jax\n") == [(2, "jax")]
     assert _rules("hlo_lsp/model/x.py", "import json, numpy\n") == [(1, "model-stdlib")]
     assert _rules("hlo_lsp/features/x.py", "from hlo_lsp import __version__\n") == []
     assert _rules("hlo_lsp/__init__.py", "import os\n") == [(1, "layers")]
