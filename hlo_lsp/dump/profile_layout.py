@@ -25,6 +25,14 @@ an instruction and what each measured:
   name is the kernel's (demangled) name. Some versions join the ``hlo_op`` of
   nested annotations with ``::``; the instruction is the last one, as xprof's
   ``GpuEventStats`` (``xprof/utils/gpu_event_stats.cc``) takes it.
+- **Kernel launches** are not executions either: the CUPTI driver API plane
+  (``/host:CUPTI``, ``cuLaunchKernel``...) is merged into ``/host:CPU`` when
+  the profile is saved (``xla/tsl/profiler/convert/post_process_single_host_xplane.cc``:
+  ``MergeHostPlanesAndSortLines``), and its events carry the same annotation
+  stats; on a host plane, an event with ``correlation_id`` is such a launch
+  (the stat the collector gives CUPTI's events; xprof's ``LaunchEventStats``),
+  as is an NVTX range (named ``NVTX:...``). XLA's own join reads the device
+  planes only.
 - **Derived lines** are not measurements: xprof (``xprof/utils/derived_timeline.cc``)
   and older TensorFlow profiler servers add lines that repeat the stream lines'
   time per op, module, step or name scope (``XLA Ops``, ``XLA Modules``,
@@ -123,6 +131,15 @@ class RawEvent:
     stats: Mapping[str, object]
 
 
+def _is_launch(e: RawEvent) -> bool:
+    """Whether ``e`` is a host-side launch of device work (a CUPTI driver API
+    event, an NVTX range), not an execution."""
+    if e.device.startswith("/device:"):
+        return False
+    return "correlation_id" in e.stats or (isinstance(e.name, str)
+                                           and e.name.startswith("NVTX:"))
+
+
 def _int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
@@ -149,8 +166,8 @@ def instruction_events(events: Iterable[RawEvent]) -> tuple[list[OpEvent], int]:
     their first appearance, and how many events carried ``hlo_op`` but could
     not be read (a time that is not a number, no ``hlo_module``...).
 
-    An event counts when it is not on a derived line and has the stats
-    ``hlo_op`` and ``hlo_module``; fragments sharing a ``scope_range_id``
+    An event counts when it is not on a derived line, not a launch on the host
+    and has the stats ``hlo_op`` and ``hlo_module``; fragments sharing a ``scope_range_id``
     (same device, module, program and instruction) are one execution; a
     command buffer's measurement covers the instructions seen inside it (see
     the module's docstring for the sources). ``kernel`` is the event's name on
@@ -164,7 +181,7 @@ def instruction_events(events: Iterable[RawEvent]) -> tuple[list[OpEvent], int]:
         if is_derived_line(e.line):
             continue
         hlo_op = e.stats.get("hlo_op")
-        if hlo_op is None:
+        if hlo_op is None or _is_launch(e):
             continue
         module = e.stats.get("hlo_module")
         start, duration = _time(e.start_us), _time(e.duration_us)

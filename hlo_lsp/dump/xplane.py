@@ -50,7 +50,7 @@ XPLANE_MEMORY_BYTES = 6 << 30
 #: The stats the worker keeps of an event (those
 #: :func:`~hlo_lsp.dump.profile_layout.instruction_events` reads).
 _STATS = ("hlo_op", "hlo_module", "program_id", "run_id", "scope_range_id",
-          "cuda_graph_exec_id", "cuda_graph_id")
+          "cuda_graph_exec_id", "cuda_graph_id", "correlation_id")
 
 #: The most characters of the worker's stderr quoted in an error.
 _STDERR_CHARS = 160

@@ -41,6 +41,24 @@ def test_derived_lines_are_not_measurements():
         ("add_fusion.1", "loop_add_fusion", GPU, 7, "jit_step")
 
 
+def test_kernel_launches_on_the_host_are_not_executions():
+    """The CUPTI driver API events merged into /host:CPU carry the kernel's
+    annotation and a correlation_id; the kernel on the device is the
+    measurement. A CPU thunk (no correlation_id) is one."""
+    host = "/host:CPU"
+    launch = RawEvent(host, "Host Threads/77", f"{host}/77", "cuLaunchKernelEx", 0.0, 3.0,
+                      {"hlo_op": "add_fusion.1", "hlo_module": "jit_step", "program_id": 7,
+                       "correlation_id": 812, "device_id": 0})
+    nvtx = RawEvent(host, "Host Threads/77/NVTX", f"{host}/77n", "NVTX:add_fusion.1", 0.0,
+                    3.0, {"hlo_op": "add_fusion.1", "hlo_module": "jit_step"})
+    thunk = RawEvent(host, "tf_XLAPjRtCpuClient/1", f"{host}/1", "sort.0", 0.0, 2.0,
+                     {"hlo_op": "sort.0", "hlo_module": "jit_net", "run_id": 3})
+    kernel = _kernel("loop_add_fusion", 4.0, 5.0, hlo_op="add_fusion.1", correlation_id=812)
+    events, skipped = instruction_events([launch, nvtx, thunk, kernel])
+    assert skipped == 0
+    assert [(e.device, e.op) for e in events] == [(host, "sort.0"), (GPU, "add_fusion.1")]
+
+
 def test_kernel_fragments_of_one_execution_are_merged():
     """XLA's join: fragments sharing a scope_range_id are one span from the
     first start to the last end; without one, each event is an execution."""
