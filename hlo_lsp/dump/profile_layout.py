@@ -5,9 +5,14 @@ Both files hold the same events (the trace JSON is the xplane converted by
 ``xla/tsl/profiler/convert/xplane_to_trace_events.cc``): a *plane* (the JSON's
 process, ``process_name``) per device, ``/host:CPU`` and ``/device:GPU:N``; a
 *line* (the JSON's thread, ``thread_name``) per host thread or GPU stream; events
-with stats (the JSON's ``args``). The readers turn either into :class:`RawEvent`
-values and :func:`instruction_events` decides, for both, which are executions of
-an instruction and what each measured:
+with stats (the JSON's ``args``, every value as text). The conversion leaves
+out the ``Async XLA Ops`` line and the stats ``IsInternalStat`` names, and keeps
+at most 5,000,000 events (``CapEvents``); JAX's ``ProfileData`` gives an event's
+own stats, not its metadata's (jaxlib's ``ProfileEvent::stats``); a CPU
+thunk's and a GPU kernel's ``hlo_op`` are its own (the thunk's ``TraceMe``
+arguments; ``cupti_collector.cc`` adds them to the event). The readers turn
+either into :class:`RawEvent` values and :func:`instruction_events` decides,
+for both, which are executions of an instruction and what each measured:
 
 - **The CPU** (``xla/backends/cpu/runtime/thunk_executor.cc``): every thunk's
   execution is an event on the host thread that ran it, with the stats
@@ -25,7 +30,7 @@ an instruction and what each measured:
   name is the kernel's (demangled) name. Some versions join the ``hlo_op`` of
   nested annotations with ``::``; the instruction is the last one, as xprof's
   ``GpuEventStats`` (``xprof/utils/gpu_event_stats.cc``) takes it.
-- **Kernel launches** are not executions either: the CUPTI driver API plane
+- **Kernel launches** are not executions: the CUPTI driver API plane
   (``/host:CUPTI``, ``cuLaunchKernel``...) is merged into ``/host:CPU`` when
   the profile is saved (``xla/tsl/profiler/convert/post_process_single_host_xplane.cc``:
   ``MergeHostPlanesAndSortLines``), and its events carry the same annotation
