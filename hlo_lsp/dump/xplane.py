@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -193,7 +192,12 @@ def _event(row: object) -> OpEvent | None:
 
 def _limit_resources(memory: int, output: int) -> None:
     """No core file; at most ``memory`` bytes of address space (0: as is) and
-    ``output`` bytes written to a file (the answer)."""
+    ``output`` bytes written to a file (the answer). Where the system has no
+    such limits (no ``resource`` module), the timeout alone guards."""
+    try:
+        import resource
+    except ImportError:
+        return
     limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, output)]
     if memory > 0:
         limits.append((resource.RLIMIT_AS, memory))
