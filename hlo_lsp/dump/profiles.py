@@ -31,18 +31,14 @@ import gzip
 import json
 import os
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, module_id, parse_dump_name
 from hlo_lsp.dump.profile_layout import RawEvent, instruction_events
 from hlo_lsp.dump.untrusted import UntrustedFileError, open_regular, read_bytes
+from hlo_lsp.dump.profile_data import MAX_PROFILE_BYTES, ProfileError, ProfileTrace
 from hlo_lsp.model.hlo import HloModule
-from hlo_lsp.model.profile import ModuleProfile, OpEvent, identify, measure, module_names
-
-#: The largest profile file read, compressed or not, and the most bytes a
-#: ``.json.gz`` may decompress to. A trace of a few thousand steps of a large
-#: model is tens of MB; XProf itself refuses to convert traces past about 1 GB.
-MAX_PROFILE_BYTES = 256 * 1024 * 1024
+from hlo_lsp.model.profile import ModuleProfile, identify
 
 #: The file names a run holds.
 XPLANE_SUFFIX = ".xplane.pb"
@@ -57,23 +53,6 @@ PROFILE_GLOBS = tuple(f"**/plugins/profile/*/*{suffix}" for suffix in PROFILE_SU
 _PLUGINS = os.path.join("plugins", "profile")
 
 
-class ProfileError(OSError):
-    """A profile that was not read: ``path`` and a one-line ``reason`` ("not a
-    profile: no traceEvents", "larger than 256 MiB"). ``str()`` is
-    ``"<path>: <reason>"``."""
-
-    def __init__(self, path: str | os.PathLike, reason: str) -> None:
-        super().__init__(reason)
-        self.path = os.fspath(path)
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
-
-    def __reduce__(self):
-        return (ProfileError, (self.path, self.reason))
-
-
 @dataclass(frozen=True, slots=True)
 class ProfileRun:
     """One capture of ``jax.profiler``: ``path`` (its directory), ``name`` (the
@@ -83,37 +62,6 @@ class ProfileRun:
     path: str
     name: str
     files: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ProfileTrace:
-    """What one profile file holds, as read: ``path``, the ``events`` of XLA
-    instructions (:class:`~hlo_lsp.model.profile.OpEvent`, µs), the ``devices``
-    (planes) they ran on, and ``skipped``: events that carried ``hlo_op`` but
-    could not be read (a time that is not a number...). The joins of its
-    events by module (:meth:`measure`) are kept with it."""
-
-    path: str
-    events: tuple[OpEvent, ...]
-    devices: tuple[str, ...] = ()
-    skipped: int = 0
-    _joins: dict = field(default_factory=dict, compare=False, repr=False)
-
-    def measure(self, module: str, program_id: int | None = None) -> ModuleProfile | None:
-        """:func:`hlo_lsp.model.profile.measure` of these events, computed once
-        per module and program id (a pass over every event: call it off the
-        event loop the first time)."""
-        key = (module, program_id)
-        if key not in self._joins:
-            self._joins[key] = measure(self.events, module, program_id)
-        return self._joins[key]
-
-    @property
-    def modules(self) -> list[str]:
-        """The modules measured, in order of first appearance."""
-        if "modules" not in self._joins:
-            self._joins["modules"] = module_names(self.events)
-        return self._joins["modules"]
 
 
 def _run_files(path: str) -> tuple[str, ...]:
@@ -194,7 +142,7 @@ def read_profile_file(path: str, limit: int = MAX_PROFILE_BYTES) -> ProfileTrace
     ``.trace.json.gz`` and ``.trace.json`` with :func:`read_trace_json`. Raises
     :class:`ProfileError`."""
     if path.endswith(XPLANE_SUFFIX):
-        from hlo_lsp.dump.xplane import read_xplane  # it imports this module
+        from hlo_lsp.dump.xplane import read_xplane
 
         return read_xplane(path, limit)
     return read_trace_json(path, limit)
@@ -346,6 +294,6 @@ def join_file(module: HloModule, path: str, run: ProfileRun, trace: ProfileTrace
     return FileProfile(run, trace.path, measured, "", device)
 
 
-__all__ = ["MAX_PROFILE_BYTES", "PROFILE_GLOBS", "PROFILE_SUFFIXES", "FileProfile", "ProfileError", "ProfileRun", "ProfileTrace",
-           "find_runs", "join_file", "newest_run", "prepare_join", "read_profile_file", "read_run",
+__all__ = ["MAX_PROFILE_BYTES", "PROFILE_GLOBS", "PROFILE_SUFFIXES", "FileProfile", "ProfileError",
+           "ProfileRun", "ProfileTrace", "find_runs", "join_file", "newest_run", "prepare_join", "read_profile_file", "read_run",
            "read_trace_json", "run_at"]

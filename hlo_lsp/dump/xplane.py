@@ -13,7 +13,7 @@ limit, no core file and an output size limit; the worker reads the file again
 the same way, parses it, picks the executions of instructions with
 :func:`~hlo_lsp.dump.profile_layout.instruction_events` and prints them as one
 JSON object. Whatever happens in the worker (a crash in C++, memory exhausted, a
-hang, jax missing) the caller gets a :class:`~hlo_lsp.dump.profiles.ProfileError`
+hang, jax missing) the caller gets a :class:`~hlo_lsp.dump.profile_data.ProfileError`
 with one line, never a traceback; without jax it says the xplane needs jax, and
 :func:`hlo_lsp.dump.profiles.read_run` reads the run's trace JSON instead.
 
@@ -33,7 +33,7 @@ import tempfile
 from collections import Counter
 
 from hlo_lsp.dump.profile_layout import RawEvent, instruction_events, is_derived_line
-from hlo_lsp.dump.profiles import MAX_PROFILE_BYTES, ProfileError, ProfileTrace
+from hlo_lsp.dump.profile_data import MAX_PROFILE_BYTES, ProfileError, ProfileTrace
 from hlo_lsp.dump.untrusted import UntrustedFileError, open_regular, read_bytes
 from hlo_lsp.model.profile import OpEvent
 
@@ -82,7 +82,7 @@ def read_xplane(path: str, limit: int = MAX_PROFILE_BYTES, *,
     worker is killed; ``memory``: its address-space limit in bytes (0: none);
     ``python``: the interpreter that runs it (the one running hlo-lsp).
 
-    Raises :class:`~hlo_lsp.dump.profiles.ProfileError` (one line naming the
+    Raises :class:`~hlo_lsp.dump.profile_data.ProfileError` (one line naming the
     file): not a regular file, larger than ``limit``, jax not installed, not an
     XSpace proto, no planes, the worker crashed, ran out of memory or time.
     Blocking: run it in a thread.
