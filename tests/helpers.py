@@ -6,6 +6,7 @@ Import as ``from tests.helpers import ...`` (pytest puts the repository root on
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import pathlib
@@ -250,3 +251,80 @@ def model_key(items: list) -> list:
               i.control_predecessors, i.start, i.end, i.is_root, i.parameter_number, i.literal,
               i.computation is it) for i in it.instructions]))
     return out
+
+
+#: The JAX program of :func:`real_cpu_profile`: a convolution, a sort, a while
+#: loop and a conditional, jitted as ``jit_net``; profiled at two sets of shapes
+#: (two compiles of a module of the same name), each in its own profile.
+PROFILED_PROGRAM = '''\
+import sys
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+OUT = sys.argv[1]
+
+
+def net(x, k):
+    y = lax.conv_general_dilated(x, k, (1, 1), "SAME")
+    if x.shape[-1] > 8:  # the other shapes compile a program with one step less
+        y = jnp.sin(y)
+    y = jnp.sort(y.reshape(-1))
+
+    def body(c):
+        i, v = c
+        return i + 1, jnp.tanh(v) * 1.01
+
+    _, y = lax.while_loop(lambda c: c[0] < 3, body, (0, y))
+    y = lax.cond(y.sum() > 0, lambda v: v * 2, lambda v: v - 1, y)
+    return y.sum()
+
+
+f = jax.jit(net)
+for name, n, runs in (("prof", 16, 5), ("prof_other", 8, 3)):
+    x, k = jnp.ones((2, 3, n, n)), jnp.ones((4, 3, 3, 3))
+    f(x, k).block_until_ready()  # compiled before the profile starts
+    with jax.profiler.trace(f"{OUT}/{name}"):
+        for _ in range(runs):
+            f(x, k).block_until_ready()
+'''
+
+
+@dataclasses.dataclass(frozen=True)
+class RealCpuProfile:
+    """What :func:`real_cpu_profile` made: ``root`` (the directory), ``dump`` (XLA's
+    dump directory), ``profile`` (``jax.profiler.trace``'s directory of 5
+    executions of ``jit_net`` at the first shapes), ``other_profile`` (3
+    executions of the other compile), ``module`` and ``other_module`` (the
+    after-optimizations files of those two compiles), ``trace`` (the trace JSON
+    of ``profile``), ``executions`` (5)."""
+
+    root: pathlib.Path
+    dump: pathlib.Path
+    profile: pathlib.Path
+    other_profile: pathlib.Path
+    module: pathlib.Path
+    other_module: pathlib.Path
+    trace: pathlib.Path
+    executions: int = 5
+    module_name: str = "jit_net"
+
+
+def real_cpu_profile(tmp_dir: pathlib.Path) -> RealCpuProfile:
+    """Run :data:`PROFILED_PROGRAM` on the CPU in ``tmp_dir`` (a directory outside
+    the repository) with XLA dumping its HLO text and ``jax.profiler.trace``
+    recording it: real profiles, made here. Slow (a JAX process, about 10 s);
+    a module-scoped fixture runs it once (``tmp_path_factory.mktemp``)."""
+    import subprocess
+
+    tmp_dir = pathlib.Path(tmp_dir)
+    (tmp_dir / "net.py").write_text(PROFILED_PROGRAM)
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               XLA_FLAGS=f"--xla_dump_to={tmp_dir / 'dump'} --xla_dump_hlo_as_text")
+    subprocess.run([sys.executable, "net.py", str(tmp_dir)], cwd=tmp_dir, env=env,
+                   check=True, capture_output=True, timeout=600)
+    first, other = sorted((tmp_dir / "dump").glob("module_*.jit_net.cpu_after_optimizations.txt"))
+    [trace] = (tmp_dir / "prof").glob("plugins/profile/*/*.trace.json.gz")
+    return RealCpuProfile(tmp_dir, tmp_dir / "dump", tmp_dir / "prof", tmp_dir / "prof_other",
+                          first, other, trace)

@@ -1,8 +1,11 @@
 """The kernel summary as reports: the plain-text table of ``hlo-lsp summary``
-and the Markdown of the ``hlo.showSummary`` command.
+and the Markdown of the ``hlo.showSummary`` command; with a profile, the kernels
+by measured time (:func:`measured_summary`, :func:`format_measured`).
 
 The summary itself (which kernels a module runs, their kinds, targets and
-Python source) is :func:`hlo_lsp.model.summary.kernel_summary`.
+Python source) is :func:`hlo_lsp.model.summary.kernel_summary`; the measured
+times are :mod:`hlo_lsp.model.profile`'s, their estimate
+:func:`hlo_lsp.features.measured.estimate_seconds`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.folding import FoldedSummary
 from hlo_lsp.model.op_names import op_name_pattern, short_op_name
 from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelGroup, KernelSummary
+from hlo_lsp.model.hlo import HloModule
+from hlo_lsp.model.profile import Measured, ModuleProfile
+from hlo_lsp.features.measured import estimate_seconds
 
 
 def _kernel_line(k: Kernel) -> list[str]:
@@ -341,5 +347,192 @@ def row_targets(text: str, summary: KernelSummary) -> list[RowTarget]:
     return out
 
 
-__all__ = ["FOLDED_ROWS", "RowTarget", "format_folded", "format_folded_markdown",
+# --------------------------------------------------------------- measured ---
+
+#: Opcodes whose measured time holds the time of the instructions they run
+#: (a loop's body, a branch, a callee): reported apart from the kernels.
+CONTROL_FLOW_OPCODES = frozenset("while conditional call async-start async-done".split())
+#: Kernels called out as furthest from their roofline, and the least share of
+#: the step they take (a kernel of a few ns is far from any roofline by its
+#: launch alone: not what to look at first).
+FURTHEST_ROWS = 5
+FURTHEST_MIN_SHARE = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredRow:
+    """One measured instruction of a :class:`MeasuredSummary`: ``name``,
+    ``opcode``, ``label`` (the kernel's, else the opcode), ``computation``,
+    ``offset`` (its start in the module's text), ``measured`` (count, total and
+    self time in µs, summed over every event of the profile), ``share`` (of the
+    module's execution time, 0..1, None when unknown), ``estimate_s`` (the
+    roofline time of one execution on the profile's device, seconds, None
+    without one) and ``ratio`` (mean self time over that estimate)."""
+
+    name: str
+    opcode: str
+    label: str
+    computation: str
+    offset: int
+    measured: Measured
+    share: float | None
+    estimate_s: float | None = None
+    ratio: float | None = None
+
+
+@dataclass(slots=True)
+class MeasuredSummary:
+    """A module's kernels with their measured times (:func:`measured_summary`).
+
+    ``kernels``: the measured kernels of ``summary``, most total time first;
+    ``control_flow``: the measured ``while``/``conditional``/``call`` (their
+    time holds their bodies'); ``other``: any other measured instruction that
+    is no kernel; ``unmeasured``: the kernels the profile has no event of.
+    ``device``: the accelerator of the estimates (None: no ratio)."""
+
+    summary: KernelSummary
+    profile: ModuleProfile
+    device: Accelerator | None
+    kernels: list[MeasuredRow]
+    control_flow: list[MeasuredRow]
+    other: list[MeasuredRow]
+    unmeasured: list[Kernel]
+
+    def furthest(self, n: int = FURTHEST_ROWS) -> list[MeasuredRow]:
+        """The ``n`` kernels whose measured self time is the largest multiple of
+        their roofline estimate, among those with an estimate that take at least
+        :data:`FURTHEST_MIN_SHARE` of the step."""
+        rated = [r for r in self.kernels if r.ratio is not None
+                 and (r.share or 0.0) >= FURTHEST_MIN_SHARE]
+        return sorted(rated, key=lambda r: -r.ratio)[:n]
+
+    def rows(self) -> list[MeasuredRow]:
+        """Every measured instruction: kernels, control flow, the others."""
+        return self.kernels + self.control_flow + self.other
+
+
+def measured_summary(module: HloModule, summary: KernelSummary, profile: ModuleProfile,
+                     device: Accelerator | None) -> MeasuredSummary:
+    """Join ``profile`` (of ``module``'s compile: the caller checked it,
+    :func:`hlo_lsp.dump.profiles.join_file`) to the kernels of ``summary``:
+    each measured kernel with its share of the step and its measured mean self
+    time over its roofline estimate on ``device`` (the device the profile ran
+    on, :func:`hlo_lsp.features.measured.profile_device`; None: no estimate);
+    the measured control flow and other instructions apart. Pure."""
+    instructions = {i.name.name: i for c in module.computations for i in c.instructions}
+
+    def row(name: str, label: str, computation: str, offset: int) -> MeasuredRow:
+        m = profile.ops[name]
+        ins = instructions.get(name)
+        estimate = estimate_seconds(module, ins, device) \
+            if ins is not None and device is not None else None
+        ratio = m.mean_self_us * 1e-6 / estimate if estimate else None
+        return MeasuredRow(name, ins.opcode if ins is not None else "", label, computation,
+                           offset, m, profile.share(name), estimate, ratio)
+
+    kernels, unmeasured, seen = [], [], set()
+    for k in summary.kernels:
+        seen.add(k.name)
+        if k.name in profile.ops:
+            kernels.append(row(k.name, k.label, k.computation, k.offset))
+        else:
+            unmeasured.append(k)
+    flow, other = [], []
+    for name in profile.ops:
+        ins = instructions.get(name)
+        if name in seen or ins is None:
+            continue
+        comp = ins.computation
+        r = row(name, ins.opcode, comp.name.name if comp is not None else "", ins.start)
+        (flow if ins.opcode in CONTROL_FLOW_OPCODES else other).append(r)
+    by_time = lambda r: (-r.measured.total_us, r.name)  # noqa: E731
+    return MeasuredSummary(summary, profile, device, sorted(kernels, key=by_time),
+                           sorted(flow, key=by_time), sorted(other, key=by_time), unmeasured)
+
+
+def measured_dict(m: Measured) -> dict:
+    """The ``"measured"`` object of ``hlo-lsp summary --profile --json`` (the
+    contract for scripts, docs/profiles.md): ``count`` (events), ``total_us`` and
+    ``self_us`` (µs, summed over every event of the profile)."""
+    return {"count": m.count, "total_us": m.total_us, "self_us": m.self_us}
+
+
+def measured_row_dict(r: MeasuredRow, offset: int = 0) -> dict:
+    """One row of the JSON's ``control_flow``/``other_measured`` lists: name,
+    opcode, computation, offset (plus ``offset``), ``measured``
+    (:func:`measured_dict`), ``share``, ``estimate_seconds``, ``measured_vs_estimate``."""
+    return {"name": r.name, "opcode": r.opcode, "computation": r.computation,
+            "offset": r.offset + offset, "measured": measured_dict(r.measured),
+            "share": r.share, "estimate_seconds": r.estimate_s, "measured_vs_estimate": r.ratio}
+
+
+def _us(us: float) -> str:
+    return format_seconds(us * 1e-6)
+
+
+def _ratio(r: MeasuredRow) -> str:
+    if r.ratio is None:
+        return ""
+    return f"{r.ratio:.3g}x" if r.ratio < 1000 else f"{r.ratio:,.0f}x"
+
+
+def _share(share: float | None) -> str:
+    return "" if share is None else f"{100 * share:.1f}%"
+
+
+def format_measured(ms: MeasuredSummary, run: str, top: int = FOLDED_ROWS) -> str:
+    """The report of ``hlo-lsp summary FILE --profile DIR``: the module's
+    executions and step time in the profile ``run``, the ``top`` kernels by
+    measured total time (count, total, mean, self, share of the step, the
+    roofline estimate and measured mean self time over it), the kernels
+    furthest from their roofline, the measured control flow (a loop's time
+    holds its body's: its self time is its own) and what was not measured."""
+    p = ms.profile
+    where = ", ".join(p.devices) or "device unknown"
+    lines = [f"HloModule {ms.summary.module or '?'}, ENTRY %{ms.summary.entry or '?'}: "
+             f"measured in profile {run} ({where})",
+             f"  {_plural(p.executions, 'execution')}, {_us(p.step_mean_us)} each "
+             f"({_us(p.step_us)} in all); {len(ms.kernels)} of "
+             f"{len(ms.summary.kernels)} kernels measured"
+             + (f"; estimates: roofline on {ms.device.name}" if ms.device is not None else
+                "; no roofline estimate for this device"), ""]
+    head = ["#", "kernel", "count", "total", "mean", "self", "share", "estimate",
+            "measured/est", "label"]
+    rows = [head]
+    for i, r in enumerate(ms.kernels[:top], 1):
+        m = r.measured
+        rows.append([str(i), f"%{r.name}", f"{m.count}x", _us(m.total_us), _us(m.mean_us),
+                     _us(m.self_us), _share(r.share),
+                     "" if r.estimate_s is None else format_seconds(r.estimate_s),
+                     _ratio(r), r.label])
+    lines.append(f"Kernels by measured time (top {min(top, len(ms.kernels))} of "
+                 f"{len(ms.kernels)}; share of the step; measured/est: mean self time over "
+                 "the roofline estimate)")
+    lines.extend(_table(rows))
+    if len(ms.kernels) > top:
+        lines.append(f"  ... {len(ms.kernels) - top} more (--top N)")
+    furthest = ms.furthest()
+    if furthest:
+        lines += ["", f"Furthest from their roofline (mean self time over the estimate; "
+                      f"kernels of at least {FURTHEST_MIN_SHARE:.0%} of the step)"]
+        lines.extend(_table([[f"%{r.name}", _ratio(r), f"{_us(r.measured.mean_self_us)} "
+                              f"measured, {format_seconds(r.estimate_s or 0)} estimated",
+                              r.label] for r in furthest]))
+    if ms.control_flow or ms.other:
+        lines += ["", "Control flow and other instructions measured (a loop's or branch's "
+                  "total holds its body's; self: its own)"]
+        lines.extend(_table([[f"%{r.name}", r.opcode, f"{r.measured.count}x",
+                              f"total {_us(r.measured.total_us)}",
+                              f"self {_us(r.measured.self_us)}", _share(r.share), r.computation]
+                             for r in ms.control_flow + ms.other]))
+    if ms.unmeasured:
+        names = ", ".join(f"%{k.name}" for k in ms.unmeasured[:6])
+        more = f" and {len(ms.unmeasured) - 6} more" if len(ms.unmeasured) > 6 else ""
+        lines += ["", f"Not measured ({len(ms.unmeasured)}): {names}{more}"]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["CONTROL_FLOW_OPCODES", "FOLDED_ROWS", "MeasuredRow", "MeasuredSummary",
+           "RowTarget", "format_measured", "measured_dict", "measured_row_dict",
+           "measured_summary", "format_folded", "format_folded_markdown",
            "format_markdown", "format_text", "format_top", "row_targets"]

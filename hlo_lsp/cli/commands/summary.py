@@ -11,7 +11,20 @@ slowest kernel structures (:func:`hlo_lsp.model.summary.ranked_kernels`). The
 JSON always has ``totals`` (the module's FLOPs, transcendentals and bytes
 accessed as XLA's cost analysis counts them,
 :func:`hlo_lsp.model.cost.module_cost`), ``top``, ``seconds``, ``repeats``
-and ``collectives``."""
+and ``collectives``.
+
+``--profile DIR [--run NAME]``: the kernels by measured time in a profile of this
+compile (:func:`hlo_lsp.cli.commands.profile.file_profile`, the one join
+:func:`hlo_lsp.dump.profiles.join_file`): count, total, share of the step and
+measured mean self time over the roofline estimate on the device the profile ran
+on, the kernels furthest from their roofline, the measured control flow
+(:func:`hlo_lsp.features.summary.format_measured`). With ``--json`` (the
+contract for scripts, docs/profiles.md): ``"profile": {"path", "run", ...}`` at
+the top level and ``"measured": {"count", "total_us", "self_us"}`` on every
+entry of ``"kernels"`` the profile measures (µs, summed over every event), the
+measured control flow in ``"control_flow"``. A profile of another compile of a
+module of the same name, or a file that is not a profile: one line on stderr,
+exit status 2, nothing on stdout."""
 
 from __future__ import annotations
 
@@ -30,6 +43,8 @@ def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.features.memory import format_text as memory_text, peak_dict, timeline_for
 
     loaded = load(args.file, args.module)
+    if args.profile:
+        return _measured(args, loaded)
     # XLA's memory reports beside the dump (after optimizations): the peak and what holds it
     memory = timeline_for(loaded.path, loaded.module) if not loaded.offset else None
     summary = kernel_summary(loaded.module)
@@ -64,8 +79,53 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _measured(args: argparse.Namespace, loaded) -> int:
+    """``summary --profile``: the kernels by measured time (see the module docstring)."""
+    from hlo_lsp.cli.commands.profile import file_profile
+    from hlo_lsp.dump.names import device_for
+    from hlo_lsp.features.measured import profile_device
+    from hlo_lsp.features.summary import (FOLDED_ROWS, format_measured, format_text,
+                                          measured_dict, measured_row_dict, measured_summary)
+    from hlo_lsp.model.summary import kernel_summary
+
+    joined = file_profile(loaded, args.profile, args.profile_run)
+    profile = joined.measured
+    summary = kernel_summary(loaded.module)
+    device = profile_device(joined.device, device_for(loaded.path, args.device))
+    ms = measured_summary(loaded.module, summary, profile, device)
+    if not args.json:
+        sys.stdout.write(format_measured(ms, joined.run.name, args.top or FOLDED_ROWS))
+        if args.all:
+            sys.stdout.write("\n" + format_text(summary))
+        return 0
+    data = summary.to_dict()
+    data["path"] = loaded.path
+    data["profile"] = {"path": joined.source, "run": joined.run.name,
+                       "run_path": joined.run.path, "device": joined.device or None,
+                       "module": profile.module, "program_ids": list(profile.program_ids),
+                       "executions": profile.executions, "step_us": profile.step_mean_us,
+                       "total_step_us": profile.step_us,
+                       "estimate_device": device.key if device is not None else None}
+    rows = {r.name: r for r in ms.kernels}
+    for k in data["kernels"]:
+        r = rows.get(k["name"])
+        if r is not None:
+            k["measured"] = measured_dict(r.measured)
+            k["measured_share"] = r.share
+            k["measured_vs_estimate"] = r.ratio
+        k["offset"] += loaded.offset
+    data["control_flow"] = [measured_row_dict(r, loaded.offset) for r in ms.control_flow]
+    data["other_measured"] = [measured_row_dict(r, loaded.offset) for r in ms.other]
+    data["furthest_from_roofline"] = [r.name for r in ms.furthest()]
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
+
+
 def add_subcommand(subparsers) -> None:
     """Register ``summary`` (see module docstring)."""
+    from hlo_lsp.cli.commands.profile import add_profile_arguments
+
     p = subparsers.add_parser(
         "summary", help="summarize the kernels a compiled module runs",
         description="Walk ENTRY and its control flow (while, conditional, call): totals, "
@@ -84,4 +144,5 @@ def add_subcommand(subparsers) -> None:
                    help="accelerator of the estimate (h100-sxm, h100-pcie, a100-sxm-80gb, "
                         "b200, l4, tpu-v5e, cpu); default: from the dump's file name")
     p.add_argument("--json", action="store_true", help="print JSON (with totals and top)")
+    add_profile_arguments(p)
     p.set_defaults(run=_run)
