@@ -13,7 +13,9 @@ differs is a change), and given the two modules too, the instruction-level
 changes (shapes, layouts, kinds, targets, backend_config fields, grouped per
 Python line, with a warning for two different programs) and the change in cost
 terms (estimated time, FLOPs, transcendentals and bytes accessed in total and
-per kernel group). Here: that answer as a report (text, Markdown, JSON). Pure.
+per kernel group), and given a profile of each side the measured time per
+kernel group (:func:`hlo_lsp.model.comparison.measured_changes`). Here: that
+answer as a report (text, Markdown, JSON). Pure.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from dataclasses import dataclass, field
 from hlo_lsp.model.markdown import cell, code, fence, text
 from hlo_lsp.features.summary import MAX_COLUMN
 from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
-from hlo_lsp.model.comparison import (FusionChange, TargetChange, compare_kernels,
-                                      compare_modules)
+from hlo_lsp.model.comparison import (FusionChange, MeasuredChange, TargetChange,
+                                      compare_kernels, compare_modules, measured_changes)
+from hlo_lsp.model.profile import ModuleProfile
+from hlo_lsp.model.units import format_seconds
 from hlo_lsp.model.cost_change import CostComparison
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.instruction_diff import ModuleDiff
@@ -37,7 +41,10 @@ class DumpDiff:
     """Result of :func:`compare`: the two summaries and the fields of the
     model's :class:`hlo_lsp.model.comparison.KernelChanges`, ``instructions`` and
     ``costs`` (None without the modules). ``counts`` maps a category (and
-    breakdown keys such as ``fusion:__triton_gemm``) to ``(before, after)``."""
+    breakdown keys such as ``fusion:__triton_gemm``) to ``(before, after)``.
+    ``measured``: the measured time per kernel group, ``steps``: the module's
+    measured time per execution ``(before, after)`` in µs (both None without a
+    profile of each side)."""
 
     old: KernelSummary
     new: KernelSummary
@@ -48,6 +55,8 @@ class DumpDiff:
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     instructions: ModuleDiff | None = None
     costs: CostComparison | None = None
+    measured: list[MeasuredChange] | None = None
+    steps: tuple[float, float] | None = None
 
     def findings(self) -> list[str]:
         """The changes as sentences, most important first (custom-calls, then
@@ -88,7 +97,38 @@ class DumpDiff:
             "counts": {k: {"before": b, "after": a} for k, (b, a) in self.counts.items()},
             "instructions": self.instructions.to_dict() if self.instructions else None,
             "cost": self.costs.to_dict() if self.costs else None,
+            "measured": None if self.measured is None else {
+                "step_us": list(self.steps) if self.steps else None,
+                "groups": [c.to_dict() for c in self.measured]},
         }
+
+    def measured_lines(self, max_groups: int = 15) -> list[str]:
+        """The measured change as lines: the module's time per execution before
+        and after, then per kernel group (largest change first, at most
+        ``max_groups``) its time per execution before, after and the change;
+        [] without profiles."""
+        if self.measured is None or self.steps is None:
+            return []
+        us = lambda x: format_seconds(x * 1e-6)  # noqa: E731
+        before, after = self.steps
+        lines = [f"Measured (per execution of the module, from the two profiles): "
+                 f"{us(before)} -> {us(after)} ({'+' if after >= before else '-'}"
+                 f"{us(abs(after - before))})"]
+        rows = [["group", "kernels", "old", "new", "change"]]
+        for c in self.measured[:max_groups]:
+            first = (c.new or c.old)[0]
+            what = c.key.split(" ", 1)[1]
+            label = f"{first.label} %{first.name}" + ("" if what.startswith("%") else f" {what}")
+            count = f"{len(c.old)} -> {len(c.new)}" if len(c.old) != len(c.new) \
+                else f"{len(c.new)}x"
+            rows.append([label[:MAX_COLUMN + 30], count, us(c.old_us), us(c.new_us),
+                         ("+" if c.delta_us >= 0 else "-") + us(abs(c.delta_us))])
+        widths = [min(max(len(r[i]) for r in rows), MAX_COLUMN + 30) for i in range(5)]
+        lines.extend("  " + "  ".join(cell_.ljust(w) for cell_, w in zip(r, widths)).rstrip()
+                     for r in rows)
+        if len(self.measured) > max_groups:
+            lines.append(f"  ... {len(self.measured) - max_groups} more kernel groups")
+        return lines
 
 
 def _kinds(k: Kernel) -> str:
@@ -101,18 +141,29 @@ def _kinds(k: Kernel) -> str:
 
 def compare(old: KernelSummary, new: KernelSummary, old_module: HloModule | None = None,
             new_module: HloModule | None = None,
-            device: Accelerator | None = None) -> DumpDiff:
+            device: Accelerator | None = None,
+            old_profile: ModuleProfile | None = None,
+            new_profile: ModuleProfile | None = None) -> DumpDiff:
     """Differences between ``old`` and ``new`` (see module docstring); with both
     modules, also the instruction changes and the cost changes, times estimated
-    on ``device`` (default: the CPU default)."""
+    on ``device`` (default: the CPU default); with both modules and a profile of
+    each (of that compile: the caller joined them,
+    :func:`hlo_lsp.dump.profiles.join_file`), the measured change per kernel
+    group."""
     if old_module is not None and new_module is not None:
         c = compare_modules(old_module, new_module, device or ACCELERATORS[DEFAULT], old, new)
         kernels, instructions, costs = c.kernels, c.instructions, c.costs
     else:
         kernels, instructions, costs = compare_kernels(old, new), None, None
-    return DumpDiff(old, new, kernels.custom_calls, kernels.fusions_added,
+    diff = DumpDiff(old, new, kernels.custom_calls, kernels.fusions_added,
                     kernels.fusions_removed, kernels.fusions_changed, kernels.counts,
                     instructions, costs)
+    if old_module is not None and new_module is not None and old_profile is not None \
+            and new_profile is not None:
+        diff.measured = measured_changes(old_module, old, old_profile, new_module, new,
+                                         new_profile)
+        diff.steps = (old_profile.step_mean_us, new_profile.step_mean_us)
+    return diff
 
 
 def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") -> str:
@@ -139,6 +190,9 @@ def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") 
         lines.append("")
     if diff.costs is not None:
         lines.extend(diff.costs.lines())
+        lines.append("")
+    if diff.measured is not None:
+        lines.extend(diff.measured_lines())
         lines.append("")
     lines.append("Counts (before -> after)")
     width = min(max((len(k) for k in diff.counts), default=0), MAX_COLUMN)

@@ -17,6 +17,13 @@ at ``limit`` nodes; a whole computation larger than ``limit`` is answered the
 same way around its ROOT. The cost is that of the nodes shown (plus one pass
 over the computation to index its users, kept by the model).
 
+Measured time: given a profile of the module's compile
+(:class:`hlo_lsp.model.profile.ModuleProfile`, joined by
+:func:`hlo_lsp.dump.profiles.join_file`), each node the profile measured
+carries its :class:`~hlo_lsp.model.profile.Measured` (count, total and self
+time in µs), and the DOT shades such nodes by measured self time instead of
+filling them by kind (:func:`heat_color`), the time in their label and tooltip.
+
 Kinds (the one answer for each: :mod:`hlo_lsp.model.kernels`,
 :data:`hlo_lsp.model.summary.COLLECTIVE_OPCODES`): ``fusion`` (``label``:
 "Triton GEMM fusion", "loop fusion", ...), ``custom-call`` (``library``:
@@ -37,7 +44,9 @@ from hlo_lsp.model.backend_config import target_library
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.kernels import (BACKEND_KIND_LABELS, HLO_KIND_LABELS, custom_call_target,
                                    fusion_backend_kind, hlo_fusion_kind, short_shape)
+from hlo_lsp.model.profile import Measured, ModuleProfile
 from hlo_lsp.model.summary import COLLECTIVE_OPCODES
+from hlo_lsp.model.units import format_seconds
 
 #: Nodes shown at most by default (the request and the command may ask for others).
 DEFAULT_LIMIT = 200
@@ -67,7 +76,8 @@ class GraphNode:
     ``<cluster id>/<name>`` inside a cluster); ``start``/``end`` the instruction's
     text, ``name_start``/``name_end`` its name (with ``%``); ``hidden``: operands
     and users of this instruction that are not shown; ``calls``: ids of the
-    clusters this node owns (expanded or not)."""
+    clusters this node owns (expanded or not); ``measured``: its measured
+    times when the graph was drawn with a profile that measured it (µs)."""
 
     id: str
     name: str
@@ -86,6 +96,7 @@ class GraphNode:
     is_root: bool = False
     hidden: int = 0
     calls: list[str] = field(default_factory=list)
+    measured: Measured | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +145,9 @@ class Graph:
     message: str = ""
     hops: int | None = None
     limit: int = DEFAULT_LIMIT
+    #: the profile's largest self time among the nodes (µs), the top of the
+    #: shading; None when drawn without a profile or none of its nodes measured
+    measured_max_us: float | None = None
 
     def node(self, node_id: str) -> GraphNode | None:
         """The node with ``node_id``, None when absent."""
@@ -302,7 +316,8 @@ def _plural(n: int, noun: str) -> str:
 
 
 def graph(module: HloModule, computation: str | None = None, around: int | str | None = None,
-          hops: int | None = None, limit: int = DEFAULT_LIMIT) -> Graph | None:
+          hops: int | None = None, limit: int = DEFAULT_LIMIT,
+          profile: ModuleProfile | None = None) -> Graph | None:
     """The graph of ``computation`` (a name; default: the one holding ``around``,
     else ENTRY), or of the neighbourhood of ``around`` (an instruction name, or an
     offset inside an instruction or on its name) up to ``hops`` hops
@@ -310,7 +325,9 @@ def graph(module: HloModule, computation: str | None = None, around: int | str |
     :data:`MAX_LIMIT`). None when there is no such computation or instruction.
 
     An offset on a computation's header (not inside an instruction) asks for that
-    whole computation."""
+    whole computation. ``profile``: measured times of this module's compile
+    (the caller joined them); its nodes carry their :class:`Measured` and are
+    shaded by self time."""
     limit = max(1, min(int(limit), MAX_LIMIT))
     center: Instruction | None = None
     comp: Computation | None = None
@@ -369,8 +386,14 @@ def graph(module: HloModule, computation: str | None = None, around: int | str |
         elif center is not None and top:
             message += f" (within {hops} hops of {center.name.name}, at most {limit} nodes)"
     focus = center.name.name if center is not None else None
+    top = None
+    if profile is not None:
+        for n in b.nodes:
+            n.measured = profile.ops.get(n.name)
+        selfs = [n.measured.self_us for n in b.nodes if n.measured is not None]
+        top = max(selfs) if selfs else None
     return Graph(comp.name.name, focus, b.nodes, b.edges, b.clusters, b.total, omitted,
-                 message, hops if center is not None else None, limit)
+                 message, hops if center is not None else None, limit, top)
 
 
 # ------------------------------------------------------------------- DOT ---
@@ -379,6 +402,29 @@ def graph(module: HloModule, computation: str | None = None, around: int | str |
 KIND_COLORS = {"fusion": "#cfe2ff", "custom-call": "#ffd8a8", "collective": "#fcc2d7",
                "parameter": "#d3f9d8", "constant": "#e9ecef", "control-flow": "#e5dbff",
                "other": "#ffffff"}
+
+
+#: The shading of measured self time, from none to the graph's largest (RGB);
+#: a node without a measurement is :data:`UNMEASURED_COLOR`.
+HEAT_LOW = (0xff, 0xf5, 0xf5)
+HEAT_HIGH = (0xe0, 0x31, 0x31)
+UNMEASURED_COLOR = "#f1f3f5"
+
+
+def heat_color(self_us: float, max_us: float) -> str:
+    """The fill of a node whose measured self time is ``self_us`` in a graph
+    whose largest is ``max_us`` (µs): linear from :data:`HEAT_LOW` to
+    :data:`HEAT_HIGH`, ``#rrggbb``."""
+    t = 0.0 if max_us <= 0 else min(1.0, max(0.0, self_us / max_us))
+    return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(HEAT_LOW, HEAT_HIGH))
+
+
+def measured_text(m: Measured) -> str:
+    """``self 12 µs of 40 µs, 5x``: a node's measured times, summed over the
+    profile's events."""
+    us = lambda x: format_seconds(x * 1e-6)  # noqa: E731
+    total = f" of {us(m.total_us)}" if m.self_us < m.total_us * 0.999 else ""
+    return f"self {us(m.self_us)}{total}, {m.count}x"
 
 
 def dot_quote(text: str) -> str:
@@ -424,8 +470,9 @@ def stub_edges(g: Graph) -> set[int]:
 
 def to_dot(g: Graph, edge_labels: bool | None = None) -> str:
     """The graph as Graphviz DOT, top to bottom: nodes filled by kind
-    (:data:`KIND_COLORS`), labelled with name, label (fusion or library) and
-    shape; expanded clusters as ``subgraph cluster_*`` (nested as called), each
+    (:data:`KIND_COLORS`), or with measured times by measured self time
+    (:func:`heat_color`), labelled with name, label (fusion or library), shape
+    and measured time; expanded clusters as ``subgraph cluster_*`` (nested as called), each
     with a dashed edge from its ROOT to its caller; edges labelled with the
     operand's shape (``edge_labels``; default: up to :data:`LABELLED_EDGES`
     edges); edges from hubs drawn from stubs (:func:`stub_edges`). Every name is
@@ -434,6 +481,7 @@ def to_dot(g: Graph, edge_labels: bool | None = None) -> str:
     if edge_labels is None:
         edge_labels = len(g.edges) <= LABELLED_EDGES
     stubs = stub_edges(g)
+    heat = g.measured_max_us is not None
     out = ["digraph hlo {",
            f"  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11, label={_label(g.message)}, "
            "labelloc=t, nodesep=0.25, ranksep=0.35, mclimit=0.5, nslimit=20, nslimit1=20, "
@@ -460,11 +508,17 @@ def to_dot(g: Graph, edge_labels: bool | None = None) -> str:
             detail = f"{n.library}: {n.target}"
         more = f"+{n.hidden} not shown" if n.hidden else ""
         shape = n.shape if len(n.shape) <= SHAPE_CHARS else n.shape[:SHAPE_CHARS - 3] + "..."
+        timed = measured_text(n.measured) if n.measured is not None else ""
+        fill = KIND_COLORS.get(n.kind, "#ffffff")
+        if heat:
+            fill = heat_color(n.measured.self_us, g.measured_max_us) \
+                if n.measured is not None else UNMEASURED_COLOR
+        tooltip = f"{n.opcode} {n.shape}".strip() + (f"; measured {timed}" if timed else "")
         attrs = [f"id={dot_quote(node_ids[n.id])}",
-                 f"label={_label(n.name, detail or n.opcode, shape, more)}",
-                 f"fillcolor={dot_quote(KIND_COLORS.get(n.kind, '#ffffff'))}",
+                 f"label={_label(n.name, detail or n.opcode, shape, timed, more)}",
+                 f"fillcolor={dot_quote(fill)}",
                  f"class={dot_quote('kind-' + n.kind)}",
-                 f"tooltip={dot_quote(f'{n.opcode} {n.shape}'.strip())}"]
+                 f"tooltip={dot_quote(tooltip)}"]
         if n.id == g.focus:
             attrs.append("penwidth=3")
         if n.hidden:
@@ -519,5 +573,6 @@ def to_dot(g: Graph, edge_labels: bool | None = None) -> str:
 
 
 __all__ = ["DEFAULT_HOPS", "DEFAULT_LIMIT", "Graph", "GraphCluster", "GraphEdge", "GraphNode",
-           "HUB_EDGES", "KINDS", "KIND_COLORS", "LABELLED_EDGES", "MAX_LIMIT", "classify_node",
-           "dot_ids", "dot_quote", "graph", "neighbourhood", "stub_edges", "to_dot"]
+           "HEAT_HIGH", "HEAT_LOW", "HUB_EDGES", "KINDS", "KIND_COLORS", "LABELLED_EDGES",
+           "MAX_LIMIT", "UNMEASURED_COLOR", "classify_node", "dot_ids", "dot_quote", "graph",
+           "heat_color", "measured_text", "neighbourhood", "stub_edges", "to_dot"]

@@ -38,6 +38,10 @@ What it answers (:func:`compare_modules`, a :class:`Comparison`):
    transcendentals and bytes accessed as XLA's cost analysis counts them, the
    roofline time of the kernels on a device, and the kernel groups (one
    category and ``op_name`` pattern) whose cost changed.
+5. **The change in measured time** (:func:`measured_changes`), given a profile
+   of each side (:class:`hlo_lsp.model.profile.ModuleProfile`): per kernel
+   group, the kernels paired by the same :data:`Matcher`, the measured time
+   per execution of the module before and after.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.cost_change import CostComparison, compare_costs
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.instruction_diff import Matching, ModuleDiff, diff_modules, match_instructions
+from hlo_lsp.model.op_names import op_name_pattern, repeat_scope
+from hlo_lsp.model.profile import ModuleProfile
 from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelSummary, kernel_summary
 
 #: The matching step: (old module, new module) -> the instructions paired,
@@ -207,5 +213,90 @@ def compare_modules(old: HloModule, new: HloModule, device: Accelerator,
                       compare_costs(old, sa, new, sb, device))
 
 
-__all__ = ["Comparison", "FusionChange", "KernelChanges", "Matcher", "TargetChange",
-           "compare_kernels", "compare_modules", "match_kernels"]
+@dataclass(slots=True)
+class MeasuredChange:
+    """The measured time of one kernel group in two profiles
+    (:func:`measured_changes`): ``key`` (category and op_name pattern, as the
+    cost change groups kernels, :mod:`hlo_lsp.model.cost_change`), the kernels
+    on each side (``old``/``new``, either may be empty), the measured total of
+    each side over its profile (``*_total_us``, µs, every event) and per
+    execution of the module (``*_us``: the total over the profile's
+    executions, so profiles of different lengths compare), and the events
+    (``*_count``)."""
+
+    key: str
+    old: list[Kernel]
+    new: list[Kernel]
+    old_total_us: float
+    new_total_us: float
+    old_us: float
+    new_us: float
+    old_count: int
+    new_count: int
+
+    @property
+    def delta_us(self) -> float:
+        """Measured time per execution after minus before, µs."""
+        return self.new_us - self.old_us
+
+    def to_dict(self) -> dict:
+        """JSON-ready: key, kernel names per side, ``us`` (per execution),
+        ``total_us`` (over each profile) and ``count`` as ``[before, after]``,
+        ``change_us`` (per execution)."""
+        return {"key": self.key, "old": [k.name for k in self.old],
+                "new": [k.name for k in self.new], "us": [self.old_us, self.new_us],
+                "total_us": [self.old_total_us, self.new_total_us],
+                "count": [self.old_count, self.new_count], "change_us": self.delta_us}
+
+
+def _group_key(k: Kernel, scope: str | None) -> str:
+    return f"{k.category} " + (op_name_pattern(k.op_name, scope) if k.op_name else f"%{k.name}")
+
+
+def measured_changes(old_module: HloModule, old: KernelSummary, old_profile: ModuleProfile,
+                     new_module: HloModule, new: KernelSummary, new_profile: ModuleProfile,
+                     match: Matcher = match_instructions) -> list[MeasuredChange]:
+    """The measured time of each kernel group before and after, largest change
+    per execution first. Kernels are paired by ``match`` (today's matcher: by
+    op_name, Python frame and opcode), those left by instruction name; a pair
+    belongs to the new kernel's group (category and op_name pattern under the
+    repeated scope, else its name), an unpaired kernel to its own. Groups that
+    neither profile measured are left out. Pure."""
+    scope = repeat_scope(old) or repeat_scope(new)
+    old_by_name = {k.name: k for k in old.kernels}
+    new_by_name = {k.name: k for k in new.kernels}
+    partner: dict[str, str] = {}
+    taken: set[str] = set()
+    for o, n in match(old_module, new_module).pairs:
+        a, b = o.name.name, n.name.name
+        if a in old_by_name and b in new_by_name and a not in partner and b not in taken:
+            partner[a] = b
+            taken.add(b)
+    for name in old_by_name:
+        if name not in partner and name in new_by_name and name not in taken:
+            partner[name] = name
+            taken.add(name)
+    groups: dict[str, tuple[list[Kernel], list[Kernel]]] = {}
+    for k in new.kernels:
+        groups.setdefault(_group_key(k, scope), ([], []))[1].append(k)
+    for k in old.kernels:
+        mate = partner.get(k.name)
+        key = _group_key(new_by_name[mate] if mate is not None else k, scope)
+        groups.setdefault(key, ([], []))[0].append(k)
+    out = []
+    for key, (ko, kn) in groups.items():
+        mo = [old_profile.ops[k.name] for k in ko if k.name in old_profile.ops]
+        mn = [new_profile.ops[k.name] for k in kn if k.name in new_profile.ops]
+        if not mo and not mn:
+            continue
+        to, tn = sum(m.total_us for m in mo), sum(m.total_us for m in mn)
+        out.append(MeasuredChange(key, ko, kn, to, tn, to / max(old_profile.executions, 1),
+                                  tn / max(new_profile.executions, 1),
+                                  sum(m.count for m in mo), sum(m.count for m in mn)))
+    out.sort(key=lambda c: (-abs(c.delta_us), c.key))
+    return out
+
+
+__all__ = ["Comparison", "FusionChange", "KernelChanges", "Matcher", "MeasuredChange",
+           "TargetChange", "compare_kernels", "compare_modules", "match_kernels",
+           "measured_changes"]

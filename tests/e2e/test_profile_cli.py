@@ -128,3 +128,79 @@ def test_a_file_that_is_not_a_profile_is_one_line_without_a_traceback(real, tmp_
     assert "vm.trace.json.gz" in done.stderr
     done = hlo_lsp("summary", real.module, "--profile", tmp_path / "nothing", ok=False)
     assert done.returncode != 0 and "no profile" in done.stderr
+
+
+def test_diff_gives_the_measured_change_per_kernel_group_from_the_two_traces(real):
+    old_sums = trace_sums(real.trace, "jit_net")
+    [other_trace] = real.other_profile.glob("plugins/profile/*/*.trace.json.gz")
+    new_sums = trace_sums(other_trace, "jit_net")
+    args = (real.module, real.other_module, "--profile", real.profile,
+            "--profile", real.other_profile)
+    data = json.loads(hlo_lsp("diff", *args, "--json").stdout)["measured"]
+    groups = data["groups"]
+    assert groups and data["step_us"][0] > data["step_us"][1] > 0
+    sort = next(g for g in groups if "sort.0" in g["old"])
+    assert sort["new"] == ["sort.0"]       # paired by the instruction matcher (op_name, line)
+    for g in groups:
+        for side, sums, executions in ((0, old_sums, real.executions), (1, new_sums, 3)):
+            names = g["old"] if side == 0 else g["new"]
+            total = sum(sums[n][1] for n in names if n in sums)
+            assert g["total_us"][side] == pytest.approx(total, rel=0.01), g["key"]
+            assert g["us"][side] == pytest.approx(total / executions, rel=0.01), g["key"]
+    changes = [abs(g["change_us"]) for g in groups]
+    assert changes == sorted(changes, reverse=True)
+    text = hlo_lsp("diff", *args).stdout
+    assert "Measured (per execution of the module, from the two profiles)" in text
+    assert "%sort.0" in text.split("Measured (per execution", 1)[1]
+    # a profile joined to the wrong side is refused as summary refuses it
+    done = hlo_lsp("diff", real.module, real.other_module, "--profile", real.profile,
+                   "--profile", real.profile, ok=False)
+    assert done.returncode != 0 and "another compile" in done.stderr and done.stdout == ""
+
+
+def test_profile_lists_runs_and_modules_and_exports_model_explorer_node_data(real, tmp_path):
+    out = hlo_lsp("profile", real.root).stdout
+    assert out.count("\nrun ") == 2
+    assert f"jit_net: program ids not in this file; {real.executions} executions" in out
+    listed = json.loads(hlo_lsp("profile", real.profile, "--json").stdout)
+    [run] = listed["runs"]
+    [module] = run["modules"]
+    assert module["name"] == "jit_net" and module["executions"] == real.executions
+    assert run["file"] == str(real.trace)
+
+    summary = json.loads(hlo_lsp("summary", real.module, "--profile", real.profile,
+                                 "--json").stdout)
+    measured = measured_entries(summary)
+    out_file = tmp_path / "node_data.json"
+    hlo_lsp("profile", real.profile, "--model-explorer", out_file, "--hlo", real.module)
+    node_data = json.loads(out_file.read_text())
+    assert set(node_data["results"]) == set(measured)      # keyed by instruction names
+    for name, result in node_data["results"].items():
+        assert result["value"] == pytest.approx(measured[name]["self_us"], abs=1e-3)
+    stops = [g["stop"] for g in node_data["gradient"]]
+    assert stops[0] == 0 and stops[-1] == 1
+    hlo_lsp("profile", real.profile, "--model-explorer", out_file, "--value", "total")
+    totals = json.loads(out_file.read_text())["results"]
+    assert totals["while.9"]["value"] == pytest.approx(measured["while.9"]["total_us"], abs=1e-3)
+    done = hlo_lsp("profile", real.profile, "--model-explorer", out_file, "--hlo",
+                   real.other_module, ok=False)
+    assert done.returncode != 0 and "another compile" in done.stderr
+
+
+def test_graph_shades_nodes_by_measured_self_time(real, tmp_path):
+    data = json.loads(hlo_lsp("graph", real.module, "--profile", real.profile, "-f",
+                              "json").stdout)
+    expected = trace_sums(real.trace, "jit_net")
+    nodes = {n["name"]: n for n in data["nodes"] if n["cluster"] is None}
+    assert nodes["sort.0"]["measured"]["count"] == expected["sort.0"][0]
+    assert nodes["sort.0"]["measured"]["total_us"] == pytest.approx(expected["sort.0"][1],
+                                                                    rel=0.01)
+    assert all(n["measured"] is None for n in data["nodes"] if n["name"] not in expected)
+    dot = hlo_lsp("graph", real.module, "--profile", real.profile, "-f", "dot").stdout
+    line = next(ln for ln in dot.splitlines() if 'label="while.9' in ln)
+    assert "self " in line and "5x" in line and 'fillcolor="#' in line
+    page = tmp_path / "g.html"
+    hlo_lsp("graph", real.module, "--profile", real.profile, "-o", page)
+    assert "measured self time" in page.read_text()
+    plain = hlo_lsp("graph", real.module, "-f", "dot").stdout
+    assert "self " not in plain

@@ -6,7 +6,10 @@ data as the ``hlo/graph`` request), as a self-contained HTML page
 by kind, fusion clusters, pan and zoom, a click posts the node's source range),
 Graphviz DOT, SVG (needs Graphviz's ``dot`` on PATH) or JSON; with ``--text``,
 as text for a terminal (:mod:`hlo_lsp.features.text_pictures`: operand and user
-trees, names from the dump escaped).
+trees, names from the dump escaped). ``--profile DIR [--run NAME]``: the nodes
+shaded by measured self time, the time in their label and tooltip (the profile
+joined as ``hlo-lsp summary --profile`` joins it; a refusal is one line on
+stderr and exit status 2).
 """
 
 from __future__ import annotations
@@ -59,7 +62,11 @@ def _run(args: argparse.Namespace) -> int:
     module = loaded.module
     if args.text:
         return _print_text(args, loaded)
-    g = graph(module, args.computation, args.around, args.hops, args.limit)
+    profile = None
+    if args.profile:
+        from hlo_lsp.cli.commands.profile import file_profile
+        profile = file_profile(loaded, args.profile, args.profile_run).measured
+    g = graph(module, args.computation, args.around, args.hops, args.limit, profile=profile)
     if g is None:
         what = f"instruction {args.around!r}" if args.around else \
             f"computation {args.computation!r}"
@@ -103,6 +110,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_subcommand(subparsers) -> None:
     """Register ``graph`` (see module docstring)."""
+    from hlo_lsp.cli.commands.profile import add_profile_arguments
     from hlo_lsp.features.graph import DEFAULT_LIMIT
 
     p = subparsers.add_parser(
@@ -128,4 +136,5 @@ def add_subcommand(subparsers) -> None:
                    help="print the dataflow as text for a terminal: the instruction's "
                         "operands and users as indented trees up to --hops steps (without "
                         "--around: the computation's parameters and its ROOT's operands)")
+    add_profile_arguments(p)
     p.set_defaults(run=_run)

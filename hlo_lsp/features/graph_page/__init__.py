@@ -22,7 +22,9 @@ import os
 import secrets
 from importlib import resources
 
-from hlo_lsp.features.graph import KIND_COLORS, Graph, dot_ids, stub_edges, to_dot
+from hlo_lsp.features.graph import (KIND_COLORS, UNMEASURED_COLOR, Graph, dot_ids, heat_color,
+                                   stub_edges, to_dot)
+from hlo_lsp.model.units import format_seconds
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.syntax.lines import LineIndex
 
@@ -121,6 +123,14 @@ def graph_html(g: Graph, lines: LineIndex, file: str, uri: str, title: str,
                      for i, kind in enumerate(KIND_COLORS))
     legend_css = "".join(f".legend .kind{i}{{background:{color}}}"
                          for i, color in enumerate(KIND_COLORS.values()))
+    if g.measured_max_us is not None:  # shaded by measured self time, not by kind
+        top = format_seconds(g.measured_max_us * 1e-6)
+        legend = ('measured self time: <span class="heat0">0</span>'
+                  f'<span class="heat1">{html.escape(top)}</span>'
+                  '<span class="heat2">not measured</span>')
+        legend_css = "".join(f".legend .heat{i}{{background:{color}}}" for i, color in enumerate(
+            (heat_color(0, 1), heat_color(1, 1), UNMEASURED_COLOR)))
+        legend_css += ".legend .heat1{color:#ffffff}"
     counts = f"{len(g.nodes)} nodes, {len(g.edges)} edges"
     note = f'<div class="note" id="omitted">{html.escape(g.message)}</div>' if g.message else ""
     return (
