@@ -256,7 +256,7 @@ def model_key(items: list) -> list:
 #: The JAX program of :func:`real_cpu_profile`: a convolution, a sort, a while
 #: loop and a conditional, jitted as ``jit_net``; profiled at two sets of shapes
 #: (two compiles of a module of the same name), each in its own profile.
-PROFILED_PROGRAM = '''\
+REAL_CPU_PROGRAM = '''\
 import sys
 
 import jax
@@ -312,14 +312,14 @@ class RealCpuProfile:
 
 
 def real_cpu_profile(tmp_dir: pathlib.Path) -> RealCpuProfile:
-    """Run :data:`PROFILED_PROGRAM` on the CPU in ``tmp_dir`` (a directory outside
+    """Run :data:`REAL_CPU_PROGRAM` on the CPU in ``tmp_dir`` (a directory outside
     the repository) with XLA dumping its HLO text and ``jax.profiler.trace``
     recording it: real profiles, made here. Slow (a JAX process, about 10 s);
     a module-scoped fixture runs it once (``tmp_path_factory.mktemp``)."""
     import subprocess
 
     tmp_dir = pathlib.Path(tmp_dir)
-    (tmp_dir / "net.py").write_text(PROFILED_PROGRAM)
+    (tmp_dir / "net.py").write_text(REAL_CPU_PROGRAM)
     env = dict(os.environ, JAX_PLATFORMS="cpu",
                XLA_FLAGS=f"--xla_dump_to={tmp_dir / 'dump'} --xla_dump_hlo_as_text")
     subprocess.run([sys.executable, "net.py", str(tmp_dir)], cwd=tmp_dir, env=env,

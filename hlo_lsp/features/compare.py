@@ -223,6 +223,9 @@ def format_markdown(diff: DumpDiff, old_label: str = "old", new_label: str = "ne
     if diff.costs is not None:
         body = diff.costs.lines()
         parts.append(f"**{text(body[0])}**\n\n" + fence("\n".join(body[1:])))
+    if diff.measured is not None:
+        body = diff.measured_lines()
+        parts.append(f"**{text(body[0])}**\n\n" + fence("\n".join(body[1:])))
     rows = ["| | before | after |", "|---|---:|---:|"]
     rows.extend(f"| {cell(code(k))} | {b} | {a} |" for k, (b, a) in diff.counts.items())
     parts.append("\n".join(rows))

@@ -126,6 +126,12 @@ def test_a_file_that_is_not_a_profile_is_one_line_without_a_traceback(real, tmp_
     assert done.returncode != 0 and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert "vm.trace.json.gz" in done.stderr
+    # a JSON file that is no trace (written by the test)
+    (run / "vm.trace.json.gz").unlink()
+    (run / "vm.trace.json").write_text('{"displayTimeUnit": "ns"}')
+    done = hlo_lsp("summary", real.module, "--profile", tmp_path, ok=False)
+    assert done.returncode != 0 and done.stdout == "" and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "not a trace" in done.stderr
     done = hlo_lsp("summary", real.module, "--profile", tmp_path / "nothing", ok=False)
     assert done.returncode != 0 and "no profile" in done.stderr
 
@@ -150,6 +156,7 @@ def test_diff_gives_the_measured_change_per_kernel_group_from_the_two_traces(rea
     changes = [abs(g["change_us"]) for g in groups]
     assert changes == sorted(changes, reverse=True)
     text = hlo_lsp("diff", *args).stdout
+    assert "Measured" not in hlo_lsp("diff", real.module, real.other_module).stdout
     assert "Measured (per execution of the module, from the two profiles)" in text
     assert "%sort.0" in text.split("Measured (per execution", 1)[1]
     # a profile joined to the wrong side is refused as summary refuses it

@@ -137,7 +137,8 @@ def add_subcommand(subparsers) -> None:
     p.add_argument("--module", metavar="NAME", help="the module (several in FILE)")
     p.add_argument("--top", type=int, default=0, metavar="N",
                    help="the N slowest kernel groups by roofline estimate (default 10; with "
-                        "--all: also list them after the kernels)")
+                        "--all: also list them after the kernels; with --profile: the N "
+                        "kernels that took the most measured time)")
     p.add_argument("--all", action="store_true",
                    help="list every kernel (the full table, long for big modules)")
     p.add_argument("--device", metavar="KEY",
