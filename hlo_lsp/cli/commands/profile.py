@@ -120,13 +120,14 @@ def model_explorer_node_data(profile, value: str = "self", names=None) -> dict:
     every event: a loop's own time, its body's apart) or ``"total"``. ``names``:
     the instructions kept (a file's), None for every measured one.
 
-    The format is the one of Model Explorer's node data provider API and its
-    "Load node data" / custom node data JSON files, as of google-ai-edge/model-explorer
-    1.x (``src/server/package/src/model_explorer/node_data_builder.py``:
-    ``GraphNodeData`` with ``results`` keyed by node id, each a
-    ``NodeDataResult`` with a numeric ``value``; ``gradient`` of
-    ``GradientItem`` stops from 0 to 1; documented in the project's wiki, "User
-    Guide", section "Custom node data"). Its HLO adapter
+    The format: Model Explorer's custom node data JSON for one graph, as the
+    ``ai-edge-model-explorer`` Python package 0.1.x writes it
+    (google-ai-edge/model-explorer,
+    ``src/server/package/src/model_explorer/node_data_builder.py``:
+    ``GraphNodeData.save_to_file``, ``results`` keyed by node id, each a
+    ``NodeDataResult`` with a numeric ``value``; ``gradient``: ``GradientItem``
+    stops from 0 to 1). Documented in its wiki, https://github.com/google-ai-edge/model-explorer/wiki
+    ("2. User Guide": custom node data; "4. API Guide": building node data). Its HLO adapter
     (``adapters/hlo/direct_hlo_to_json_graph_convert.cc``, ``GetInstructionId``)
     gives each node the HLO instruction's name as its id, so the keys are the
     names without ``%``."""
