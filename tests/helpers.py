@@ -328,3 +328,22 @@ def real_cpu_profile(tmp_dir: pathlib.Path) -> RealCpuProfile:
     [trace] = (tmp_dir / "prof").glob("plugins/profile/*/*.trace.json.gz")
     return RealCpuProfile(tmp_dir, tmp_dir / "dump", tmp_dir / "prof", tmp_dir / "prof_other",
                           first, other, trace)
+
+
+def trace_event_sums(trace: pathlib.Path, module: str) -> dict[str, tuple[int, float]]:
+    """Per ``hlo_op`` of ``module``: (events, summed duration in µs), from a trace
+    JSON's complete events (``"ph": "X"``), read with gzip and json alone: the
+    expectation an acceptance test computes independently of hlo-lsp's reader."""
+    import collections
+    import gzip
+    import json
+
+    with gzip.open(trace, "rt", encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    sums: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
+    for e in events:
+        args = e.get("args") or {}
+        if e.get("ph") == "X" and args.get("hlo_module") == module and "hlo_op" in args:
+            sums[args["hlo_op"]][0] += 1
+            sums[args["hlo_op"]][1] += e["dur"]
+    return {op: (n, total) for op, (n, total) in sums.items()}

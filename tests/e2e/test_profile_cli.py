@@ -3,23 +3,20 @@
 repository at test time (tests/helpers.real_cpu_profile), joined to the dump's
 after-optimizations file by `hlo-lsp summary --profile --json`, `diff`,
 `profile` (and its Model Explorer export) and `graph`. The expected numbers are
-summed here directly from the trace's events (gzip + json, not hlo-lsp's
-reader). Runs JAX on the CPU (slow)."""
+summed directly from the trace's events (tests/helpers.trace_event_sums: gzip
++ json, not hlo-lsp's reader). Runs JAX on the CPU (slow)."""
 
 from __future__ import annotations
 
-import collections
-import gzip
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from tests.helpers import real_cpu_profile
+from tests.helpers import real_cpu_profile, trace_event_sums
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -41,20 +38,6 @@ def hlo_lsp(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
     return done
 
 
-def trace_sums(trace: pathlib.Path, module: str) -> dict[str, tuple[int, float]]:
-    """Per hlo_op of ``module``: (events, summed duration in µs), from the trace
-    JSON's complete events, read here with gzip and json alone."""
-    with gzip.open(trace, "rt", encoding="utf-8") as f:
-        events = json.load(f)["traceEvents"]
-    sums: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
-    for e in events:
-        args = e.get("args") or {}
-        if e.get("ph") == "X" and args.get("hlo_module") == module and "hlo_op" in args:
-            sums[args["hlo_op"]][0] += 1
-            sums[args["hlo_op"]][1] += e["dur"]
-    return {op: (n, total) for op, (n, total) in sums.items()}
-
-
 def measured_entries(data: dict) -> dict[str, dict]:
     out = {k["name"]: k["measured"] for k in data["kernels"] if "measured" in k}
     for row in data["control_flow"] + data["other_measured"]:
@@ -63,7 +46,7 @@ def measured_entries(data: dict) -> dict[str, dict]:
 
 
 def test_summary_json_gives_each_measured_instruction_the_trace_events_count_and_total(real):
-    expected = trace_sums(real.trace, "jit_net")
+    expected = trace_event_sums(real.trace, "jit_net")
     assert {"while.9", "cond.1.clone", "sort.0", "convolution"} <= set(expected)
     data = json.loads(hlo_lsp("summary", real.module, "--profile", real.profile, "--json").stdout)
     assert data["profile"]["path"] == str(real.trace)
@@ -91,7 +74,7 @@ def test_summary_text_sorts_kernels_by_measured_time_and_calls_out_the_furthest(
     assert f"measured in profile {real.trace.parent.name} (/host:CPU)" in out
     assert f"{real.executions} executions" in out
     table = out.split("Kernels by measured time", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
-    expected = trace_sums(real.trace, "jit_net")
+    expected = trace_event_sums(real.trace, "jit_net")
     names = [line.split()[1].lstrip("%") for line in table]
     totals = [expected[n][1] for n in names]
     assert totals == sorted(totals, reverse=True)
@@ -137,9 +120,9 @@ def test_a_file_that_is_not_a_profile_is_one_line_without_a_traceback(real, tmp_
 
 
 def test_diff_gives_the_measured_change_per_kernel_group_from_the_two_traces(real):
-    old_sums = trace_sums(real.trace, "jit_net")
+    old_sums = trace_event_sums(real.trace, "jit_net")
     [other_trace] = real.other_profile.glob("plugins/profile/*/*.trace.json.gz")
-    new_sums = trace_sums(other_trace, "jit_net")
+    new_sums = trace_event_sums(other_trace, "jit_net")
     args = (real.module, real.other_module, "--profile", real.profile,
             "--profile", real.other_profile)
     data = json.loads(hlo_lsp("diff", *args, "--json").stdout)["measured"]
@@ -197,7 +180,7 @@ def test_profile_lists_runs_and_modules_and_exports_model_explorer_node_data(rea
 def test_graph_shades_nodes_by_measured_self_time(real, tmp_path):
     data = json.loads(hlo_lsp("graph", real.module, "--profile", real.profile, "-f",
                               "json").stdout)
-    expected = trace_sums(real.trace, "jit_net")
+    expected = trace_event_sums(real.trace, "jit_net")
     nodes = {n["name"]: n for n in data["nodes"] if n["cluster"] is None}
     assert nodes["sort.0"]["measured"]["count"] == expected["sort.0"][0]
     assert nodes["sort.0"]["measured"]["total_us"] == pytest.approx(expected["sort.0"][1],

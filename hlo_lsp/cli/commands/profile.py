@@ -126,8 +126,8 @@ def model_explorer_node_data(profile, value: str = "self", names=None) -> dict:
     ``src/server/package/src/model_explorer/node_data_builder.py``:
     ``GraphNodeData.save_to_file``, ``results`` keyed by node id, each a
     ``NodeDataResult`` with a numeric ``value``; ``gradient``: ``GradientItem``
-    stops from 0 to 1). Documented in its wiki, https://github.com/google-ai-edge/model-explorer/wiki
-    ("2. User Guide": custom node data; "4. API Guide": building node data). Its HLO adapter
+    stops from 0 to 1). Documented in its wiki,
+    https://github.com/google-ai-edge/model-explorer/wiki ("2. User Guide": custom node data; "4. API Guide": building node data). Its HLO adapter
     (``adapters/hlo/direct_hlo_to_json_graph_convert.cc``, ``GetInstructionId``)
     gives each node the HLO instruction's name as its id, so the keys are the
     names without ``%``."""
@@ -221,8 +221,9 @@ def add_subcommand(subparsers) -> None:
                     "--model-explorer OUT.json: one module's measured times as Model "
                     "Explorer's node data (keyed by instruction name).")
     p.add_argument("dir", help="a dump directory, a profile directory, plugins/profile or a run")
-    p.add_argument("--run", metavar="NAME", dest="profile_run", help="one run (its directory name; default: all, "
-                                                 "or the newest with --model-explorer)")
+    p.add_argument("--run", metavar="NAME", dest="profile_run",
+                   help="one run (its directory name; default: all, or the newest with "
+                        "--model-explorer)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--model-explorer", metavar="OUT", help="write Model Explorer's node data "
                                                           "JSON of one module to OUT")
