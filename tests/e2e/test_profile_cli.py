@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -117,6 +118,12 @@ def test_a_file_that_is_not_a_profile_is_one_line_without_a_traceback(real, tmp_
     assert len(done.stderr.strip().splitlines()) == 1 and "not a trace" in done.stderr
     done = hlo_lsp("summary", real.module, "--profile", tmp_path / "nothing", ok=False)
     assert done.returncode != 0 and "no profile" in done.stderr
+    # `profile` lists the readable runs and says the unreadable one in one line
+    shutil.copytree(real.trace.parent, run.parent / real.trace.parent.name)
+    done = hlo_lsp("profile", tmp_path, ok=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "2026_01_01_00_00_00" in done.stderr
+    assert f"run {real.trace.parent.name}" in done.stdout and "jit_net" in done.stdout
 
 
 def test_diff_gives_the_measured_change_per_kernel_group_from_the_two_traces(real):

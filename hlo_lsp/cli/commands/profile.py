@@ -3,7 +3,8 @@ wrote under or beside ``DIR`` (a dump directory, a ``plugins/profile`` folder or
 one run: :func:`hlo_lsp.dump.profiles.find_runs`) and, per run, the XLA modules
 it measured: name, XLA's program ids (when the profile has them), executions,
 step time (one execution's mean, µs; :class:`hlo_lsp.model.profile.ModuleProfile`)
-and the instructions measured.
+and the instructions measured. A run that cannot be read is one line on stderr
+(the others are listed; exit status 1).
 
 ``hlo-lsp profile DIR --model-explorer OUT.json [--module NAME] [--hlo FILE]
 [--value self|total]`` writes the measured times of one module as Model
@@ -146,9 +147,16 @@ def _list(args: argparse.Namespace) -> int:
     runs = [pick_run(args.dir, args.profile_run)] if args.profile_run else find_runs(args.dir)
     if not runs:
         pick_run(args.dir, None)  # raises: no profile
-    out = []
+    from hlo_lsp.dump.loading import LoadError
+
+    out, bad = [], []
     for run in runs:
-        trace = read_profile(run)
+        try:
+            trace = read_profile(run)
+        except LoadError as exc:  # one line per run that cannot be read; the others listed
+            print(f"hlo-lsp profile: run {run.name}: {exc}", file=sys.stderr)
+            bad.append({"run": run.name, "path": run.path, "error": str(exc)})
+            continue
         out.append((run, trace, module_profiles(trace)))
     if args.json:
         data = [{"run": run.name, "path": run.path, "file": trace.path,
@@ -158,10 +166,10 @@ def _list(args: argparse.Namespace) -> int:
                               "total_step_us": p.step_us, "instructions": len(p.ops),
                               "devices": list(p.devices)} for p in profiles]}
                 for run, trace, profiles in out]
-        json.dump({"directory": os.path.abspath(args.dir), "runs": data}, sys.stdout, indent=2,
-                  ensure_ascii=False)
+        json.dump({"directory": os.path.abspath(args.dir), "runs": data, "unreadable": bad},
+                  sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
-        return 0
+        return 1 if bad else 0
     us = lambda x: format_seconds(x * 1e-6)  # noqa: E731
     print(f"{os.path.abspath(args.dir)}: {len(out)} profile run{'s' if len(out) != 1 else ''}"
           " (newest last)")
@@ -176,7 +184,7 @@ def _list(args: argparse.Namespace) -> int:
                   f"({us(p.step_us)} in all); {len(p.ops)} instructions measured")
         if trace.skipped:
             print(f"  {trace.skipped} events of XLA instructions could not be read")
-    return 0
+    return 1 if bad else 0
 
 
 def _model_explorer(args: argparse.Namespace) -> int:
