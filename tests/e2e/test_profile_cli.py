@@ -64,10 +64,15 @@ def test_summary_json_gives_each_measured_instruction_the_trace_events_count_and
                for k in data["kernels"] if "measured" in k)
     loop = next(r for r in data["control_flow"] if r["name"] == "while.9")
     assert loop["opcode"] == "while" and loop["measured"]["self_us"] < loop["measured"]["total_us"]
-    # a dump directory (and the directory holding the profile) give the same join
-    again = json.loads(hlo_lsp("summary", real.module, "--profile", real.root, "--json",
-                               "--run", real.trace.parent.name).stdout)
-    assert measured_entries(again) == measured
+    # the directory holding the profile (a run chosen by name), plugins/profile, the run
+    for where in ((real.root, "--run", real.trace.parent.name),
+                  (real.profile / "plugins" / "profile",), (real.trace.parent,)):
+        again = json.loads(hlo_lsp("summary", real.module, "--profile", *where,
+                                   "--json").stdout)
+        assert measured_entries(again) == measured and again["profile"] == data["profile"]
+    done = hlo_lsp("summary", real.module, "--profile", real.root, "--run", "no_such_run",
+                   ok=False)
+    assert done.returncode != 0 and real.trace.parent.name in done.stderr
 
 
 def test_summary_text_sorts_kernels_by_measured_time_and_calls_out_the_furthest(real):
