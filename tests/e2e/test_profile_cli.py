@@ -50,6 +50,9 @@ def test_summary_json_gives_each_measured_instruction_the_trace_events_count_and
     expected = trace_event_sums(real.trace, "jit_net")
     assert {"while.9", "cond.1.clone", "sort.0", "convolution"} <= set(expected)
     data = json.loads(hlo_lsp("summary", real.module, "--profile", real.profile, "--json").stdout)
+    plain = json.loads(hlo_lsp("summary", real.module, "--json").stdout)
+    assert set(plain) < set(data)            # what summary --json has, and the profile's
+    assert [k["name"] for k in data["kernels"]] == [k["name"] for k in plain["kernels"]]
     assert data["profile"]["path"] == str(real.trace)
     assert data["profile"]["run"] == real.trace.parent.name
     assert data["profile"]["executions"] == real.executions

@@ -19,8 +19,8 @@ compile (:func:`hlo_lsp.cli.commands.profile.file_profile`, the one join
 measured mean self time over the roofline estimate on the device the profile ran
 on, the kernels furthest from their roofline, the measured control flow
 (:func:`hlo_lsp.features.summary.format_measured`). With ``--json`` (the
-contract for scripts, docs/profiles.md): ``"profile": {"path", "run", ...}`` at
-the top level and ``"measured": {"count", "total_us", "self_us"}`` on every
+contract for scripts, docs/profiles.md): the JSON above, plus
+``"profile": {"path", "run", ...}`` at the top level and ``"measured": {"count", "total_us", "self_us"}`` on every
 entry of ``"kernels"`` the profile measures (µs, summed over every event), the
 measured control flow in ``"control_flow"``. A profile of another compile of a
 module of the same name, or a file that is not a profile: one line on stderr,
@@ -37,19 +37,23 @@ def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.loading import load
     from hlo_lsp.dump.targets import deviceless_statement
     from hlo_lsp.dump.names import device_for
-    from hlo_lsp.features.summary import FOLDED_ROWS, format_folded, format_text, format_top
+    from hlo_lsp.features.summary import (FOLDED_ROWS, format_folded, format_measured,
+                                          format_text, format_top)
     from hlo_lsp.model.folding import fold_summary
     from hlo_lsp.model.summary import kernel_summary, ranked_kernels
     from hlo_lsp.features.memory import format_text as memory_text, peak_dict, timeline_for
 
     loaded = load(args.file, args.module)
-    if args.profile:
-        return _measured(args, loaded)
+    joined = None
+    if args.profile:  # joined first: a refusal prints nothing else
+        from hlo_lsp.cli.commands.profile import file_profile
+        joined = file_profile(loaded, args.profile, args.profile_run)
     # XLA's memory reports beside the dump (after optimizations): the peak and what holds it
     memory = timeline_for(loaded.path, loaded.module) if not loaded.offset else None
     summary = kernel_summary(loaded.module)
     note = deviceless_statement(loaded.path) or ""
     device = device_for(loaded.path, args.device)
+    measured = _measured(args, loaded, summary, joined) if joined is not None else None
     if args.json:
         groups = ranked_kernels(loaded.module, summary, device)
         folded = fold_summary(loaded.module, summary, device)
@@ -62,8 +66,14 @@ def _run(args: argparse.Namespace) -> int:
         if loaded.offset:
             for k in data["kernels"]:
                 k["offset"] += loaded.offset
+        if measured is not None:
+            _add_measured(data, measured, joined, loaded.offset)
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
+    elif measured is not None:
+        sys.stdout.write(format_measured(measured, joined.run.name, args.top or FOLDED_ROWS))
+        if args.all:
+            sys.stdout.write("\n" + format_text(summary, note))
     elif args.all:
         sys.stdout.write(format_text(summary, note))
         if args.top:
@@ -79,33 +89,30 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _measured(args: argparse.Namespace, loaded) -> int:
-    """``summary --profile``: the kernels by measured time (see the module docstring)."""
-    from hlo_lsp.cli.commands.profile import file_profile
+def _measured(args: argparse.Namespace, loaded, summary, joined):
+    """``summary --profile``: the kernels of ``summary`` with the times of
+    ``joined`` (a :class:`hlo_lsp.dump.profiles.FileProfile`), estimates on the
+    device the profile ran on."""
     from hlo_lsp.dump.names import device_for
     from hlo_lsp.features.measured import profile_device
-    from hlo_lsp.features.summary import (FOLDED_ROWS, format_measured, format_text,
-                                          measured_dict, measured_row_dict, measured_summary)
-    from hlo_lsp.model.summary import kernel_summary
+    from hlo_lsp.features.summary import measured_summary
 
-    joined = file_profile(loaded, args.profile, args.profile_run)
-    profile = joined.measured
-    summary = kernel_summary(loaded.module)
     device = profile_device(joined.device, device_for(loaded.path, args.device))
-    ms = measured_summary(loaded.module, summary, profile, device)
-    if not args.json:
-        sys.stdout.write(format_measured(ms, joined.run.name, args.top or FOLDED_ROWS))
-        if args.all:
-            sys.stdout.write("\n" + format_text(summary))
-        return 0
-    data = summary.to_dict()
-    data["path"] = loaded.path
+    return measured_summary(loaded.module, summary, joined.measured, device)
+
+
+def _add_measured(data: dict, ms, joined, offset: int) -> None:
+    """The contract for scripts (docs/profiles.md) added to ``data``, the JSON
+    of ``hlo-lsp summary --json`` (its kernels' offsets already in the file)."""
+    from hlo_lsp.features.summary import measured_dict, measured_row_dict
+
+    profile = joined.measured
     data["profile"] = {"path": joined.source, "run": joined.run.name,
                        "run_path": joined.run.path, "device": joined.device or None,
                        "module": profile.module, "program_ids": list(profile.program_ids),
                        "executions": profile.executions, "step_us": profile.step_mean_us,
                        "total_step_us": profile.step_us,
-                       "estimate_device": device.key if device is not None else None}
+                       "estimate_device": ms.device.key if ms.device is not None else None}
     rows = {r.name: r for r in ms.kernels}
     for k in data["kernels"]:
         r = rows.get(k["name"])
@@ -113,13 +120,9 @@ def _measured(args: argparse.Namespace, loaded) -> int:
             k["measured"] = measured_dict(r.measured)
             k["measured_share"] = r.share
             k["measured_vs_estimate"] = r.ratio
-        k["offset"] += loaded.offset
-    data["control_flow"] = [measured_row_dict(r, loaded.offset) for r in ms.control_flow]
-    data["other_measured"] = [measured_row_dict(r, loaded.offset) for r in ms.other]
+    data["control_flow"] = [measured_row_dict(r, offset) for r in ms.control_flow]
+    data["other_measured"] = [measured_row_dict(r, offset) for r in ms.other]
     data["furthest_from_roofline"] = [r.name for r in ms.furthest()]
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
-    return 0
 
 
 def add_subcommand(subparsers) -> None:
