@@ -98,6 +98,10 @@ def test_a_profile_of_another_compile_of_the_same_module_is_refused_naming_both(
     assert len(line.splitlines()) == 1 and "Traceback" not in line
     assert "jit_net" in line and real.other_module.name.split(".cpu")[0] in line
     assert "another compile" in line
+    before = real.module.with_name(real.module.name.replace("cpu_after_optimizations",
+                                                            "before_optimizations"))
+    done = hlo_lsp("summary", before, "--profile", real.profile, ok=False)
+    assert done.returncode != 0 and done.stdout == "" and "after-optimizations" in done.stderr
 
 
 @pytest.mark.xfail(strict=True, reason="lead (dump/profiles.join_file, model/profile.identify): "
