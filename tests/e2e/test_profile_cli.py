@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def test_summary_json_gives_each_measured_instruction_the_trace_events_count_and
     plain = json.loads(hlo_lsp("summary", real.module, "--json").stdout)
     assert set(plain) < set(data)            # what summary --json has, and the profile's
     assert [k["name"] for k in data["kernels"]] == [k["name"] for k in plain["kernels"]]
-    assert data["profile"]["path"] == str(real.trace)
+    assert pathlib.Path(data["profile"]["path"]).parent == real.trace.parent  # its xplane
     assert data["profile"]["run"] == real.trace.parent.name
     assert data["profile"]["executions"] == real.executions
     measured = measured_entries(data)
@@ -104,10 +105,10 @@ def test_a_profile_of_another_compile_of_the_same_module_is_refused_naming_both(
     assert done.returncode != 0 and done.stdout == "" and "after-optimizations" in done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="lead (dump/profiles.join_file, model/profile.identify): "
-                   "the trace JSON has no program_id; by instruction names alone, a profile of a "
-                   "compile whose instructions are a subset of the file's is taken as the file's")
 def test_a_profile_of_the_smaller_compile_is_refused_too(real):
+    """By XLA's program id, which the xplane keeps (the trace JSON alone has
+    none: then the instruction names decide, and a compile whose instructions
+    are a subset of the file's is not told apart; docs/profiles.md)."""
     done = hlo_lsp("summary", real.module, "--profile", real.other_profile, "--json", ok=False)
     assert done.returncode != 0 and "another compile" in done.stderr
 
@@ -170,12 +171,13 @@ def test_diff_gives_the_measured_change_per_kernel_group_from_the_two_traces(rea
 def test_profile_lists_runs_and_modules_and_exports_model_explorer_node_data(real, tmp_path):
     out = hlo_lsp("profile", real.root).stdout
     assert out.count("\nrun ") == 2
-    assert f"jit_net: program ids not in this file; {real.executions} executions" in out
+    number = int(re.search(r"module_(\d+)", real.module.name).group(1))
+    assert f"jit_net: program ids {number}; {real.executions} executions" in out
     listed = json.loads(hlo_lsp("profile", real.profile, "--json").stdout)
     [run] = listed["runs"]
     [module] = run["modules"]
     assert module["name"] == "jit_net" and module["executions"] == real.executions
-    assert run["file"] == str(real.trace)
+    assert pathlib.Path(run["file"]).parent == real.trace.parent
 
     summary = json.loads(hlo_lsp("summary", real.module, "--profile", real.profile,
                                  "--json").stdout)
