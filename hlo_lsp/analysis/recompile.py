@@ -12,6 +12,12 @@ here (a dump file's path, the command's options, the settings) and implements
   machine's GPU and refresh", when it has one), ``{"target": "h100"}`` ("Compile
   for H100 here, no GPU needed": the target of ``hlo.recompile.target``, else the
   recipe's, else H100) and ``{"platform": "cpu"}`` ("Run on the CPU and refresh").
+  When the plain recompile runs on a device, "Recompile and profile" second
+  (``{"profile": N}``: the same run under ``jax.profiler``,
+  :mod:`hlo_lsp.dump.capture`); when the recipe profiles already, the plain
+  recompile does ("..., profile and refresh") and "Recompile without profiling"
+  (``{"profile": 0}``) is second. A run that profiles records it in the recipe it
+  saves, so the next plain recompile profiles again.
 - :meth:`Recompiles.run`: resolve the recipe (the ``hlo-lsp-recipe.json`` of the
   dump directory; else the setting ``hlo.recompile.command``; else one inferred
   from the stack frames). What a recipe or an inference would run
@@ -53,13 +59,15 @@ from typing import Any, Protocol
 from hlo_lsp.analysis.documents import DocumentStore, analyze
 from hlo_lsp.analysis.work import in_pool, in_thread
 from hlo_lsp.dump import trust
+from hlo_lsp.dump.capture import DEFAULT_CALLS
 from hlo_lsp.dump.environment import RunPlan, plan_run, travelling_env
 from hlo_lsp.dump.inference import configured_recipe, infer_recipe
 from hlo_lsp.dump.launchers import Launcher, LauncherError, Stage, launched_argv
 from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump.platforms import (choose_platform, default_platform, launch_platform,
                                     platform_label)
-from hlo_lsp.dump.recipe import PlatformError, Recipe, RecipeError, load_recipe, recipe_path
+from hlo_lsp.dump.recipe import (MAX_PROFILE_CALLS, PlatformError, Recipe, RecipeError,
+                                 load_recipe, recipe_path)
 from hlo_lsp.dump.recompile import RecompileResult, recompile
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.dump.untrusted import read_text
@@ -75,6 +83,10 @@ MAX_LOG_LINES = 5000
 PROGRESS_EVERY_S = 0.25
 #: The GPU the code action compiles for when neither the setting nor the recipe names one.
 DEFAULT_TARGET = "h100"
+#: The title of the action that runs the plain recompile under ``jax.profiler``.
+PROFILE_TITLE = "Recompile and profile"
+#: ... and the one that runs it without, when the recipe profiles.
+UNPROFILED_TITLE = "Recompile without profiling"
 #: What the command answers when the user did not confirm.
 NOT_CONFIRMED = "Recompile cancelled; nothing was run."
 
@@ -137,7 +149,8 @@ class RecompileRequest:
     for a recipe inferred from its stack frames), ``path`` its absolute path, a
     file of an XLA dump directory; ``options`` ``{"platform": P}`` (a device
     platform, as ``hlo.recompile.platform``) or ``{"target": T}`` (a target GPU,
-    as ``hlo.recompile.target``) or ``{}``; ``settings`` ``hlo.recompile``;
+    as ``hlo.recompile.target``) or ``{}``, each possibly with ``"profile": N``
+    (trace N calls with ``jax.profiler``; 0: do not profile); ``settings`` ``hlo.recompile``;
     ``workspace`` the first workspace folder (None without one: the dump
     directory stands for it); ``source_dirs`` where the metadata's relative
     Python paths are looked for (:func:`hlo_lsp.dump.sources.source_dirs`);
@@ -167,6 +180,21 @@ def target_spec(options: dict, settings: RecompileSettingsLike,
     if settings.target:
         return settings.target
     return recipe.target if recipe is not None and recipe.origin == "recipe" else None
+
+
+def profile_calls(options: dict, recipe: Recipe | None) -> int | None:
+    """How many calls a recompile traces with ``jax.profiler`` (None: it does not
+    profile): the command's ``{"profile": N}`` (0: none; a number out of 1 to
+    :data:`~hlo_lsp.dump.recipe.MAX_PROFILE_CALLS` is taken as the default,
+    :data:`~hlo_lsp.dump.capture.DEFAULT_CALLS`), else what the dump's own recipe
+    records (``hlo-lsp dump --profile N``)."""
+    asked = options.get("profile")
+    if asked is not None:
+        if isinstance(asked, bool) or not isinstance(asked, int):
+            return DEFAULT_CALLS if asked is True else None
+        return asked if 1 <= asked <= MAX_PROFILE_CALLS else (None if asked == 0
+                                                             else DEFAULT_CALLS)
+    return recipe.profile if recipe is not None and recipe.origin == "recipe" else None
 
 
 def launcher_for(settings: RecompileSettingsLike, recipe: Recipe | None) -> Launcher | None:
@@ -218,7 +246,14 @@ def planned_actions(settings: RecompileSettingsLike,
         except PlatformError:
             platform = str(settings.platform or "cuda")
         first = action_title(platform, None)
+    profiled = profile_calls({}, recipe)
     out = [(first, [])]
+    if profiled:
+        title = (first.replace(" and refresh", ", profile and refresh")
+                 if first.endswith(" and refresh") else f"{first}, profiled on the CPU")
+        out = [(title, []), (UNPROFILED_TITLE, [{"profile": 0}])]
+    elif not target:
+        out.append((PROFILE_TITLE, [{"profile": DEFAULT_CALLS}]))
     gpu = default_platform()
     choices = [("Run on this machine's GPU and refresh", {"platform": "gpu"})] if gpu else []
     other = settings.target or (recipe.target if recipe else None) or DEFAULT_TARGET
@@ -260,11 +295,13 @@ def launched_preview(plan: RunPlan, recipe: Recipe, platform: str) -> str:
 
 
 def confirmation_message(reason: str, plan: RunPlan, platform: str,
-                         target: Target | None, state: str, launched: str = "") -> str:
+                         target: Target | None, state: str, launched: str = "",
+                         profile: int | None = None) -> str:
     """The text of the confirmation: ``reason``, then exactly what runs (the
     command line as :func:`shlex.join` writes it, the working directory, the
     interpreter, the environment changes, the variables hlo-lsp sets, the
-    deviceless runner when compiling for ``target``; with a launcher, the
+    deviceless runner when compiling for ``target``, the profiling hook when
+    tracing ``profile`` calls; with a launcher, the
     launcher and the full command line ``launched`` that starts here,
     :func:`launched_preview`) and where a Run is remembered (``state``, the
     state directory). Each of these is one line whatever the recipe holds:
@@ -287,6 +324,9 @@ def confirmation_message(reason: str, plan: RunPlan, platform: str,
     if target is not None:
         lines.append(f"Runner: hlo-lsp's deviceless runner, compiling what it jits for "
                      f"{target.label}")
+    if profile:
+        lines.append(f"Profiler: hlo-lsp's profiling hook, tracing {profile} calls of what "
+                     f"it jits with jax.profiler")
     lines.append(f"Run is remembered for exactly this command, directory, interpreter, "
                  f"environment{' and launcher' if plan.launcher else ''} (in {state}); a "
                  f"changed recipe{' or launcher' if plan.launcher else ''} asks again.")
@@ -313,6 +353,7 @@ class _Run:
     launcher: Launcher | None
     launched: str
     reason: str
+    profile: int | None = None
 
 
 # ---------------------------------------------------------------- state ---
@@ -456,7 +497,8 @@ class Recompiles:
             # each new launcher shows the full command line.
             reason = (f"The recompile runs through the {launcher.name} launcher of your "
                       "settings for the first time with this command.")
-        return _Run(recipe, plan, platform, note, target, launcher, launched, reason)
+        return _Run(recipe, plan, platform, note, target, launcher, launched, reason,
+                    profile_calls(options, recipe))
 
     async def _confirmed(self, run: _Run, ui: RecompileUI) -> bool:
         """Whether ``run.plan`` may run: confirmed before, or the user answers Run
@@ -465,7 +507,7 @@ class Recompiles:
             return True
         answer = await ui.confirm(confirmation_message(
             run.reason, run.plan, run.platform, run.target, str(trust.state_dir()),
-            run.launched), [RUN, CANCEL])
+            run.launched, run.profile), [RUN, CANCEL])
         if answer != RUN:
             return False
         try:
@@ -484,6 +526,8 @@ class Recompiles:
                  else f"on {platform_label(run.platform)}")
         if run.launcher is not None:
             where += f" through {run.launcher.name}"
+        if run.profile:
+            where += ", profiled"
         await ui.begin_progress(f"Recompiling {name.module_name if name else 'dump'} {where}",
                                 run.plan.display_command())
         output = _OutputLog(ui)
@@ -494,7 +538,8 @@ class Recompiles:
                    f"`{run.launched}`", "info")
         ui.log(f"[hlo.recompile] running `{run.plan.display_command()}` in {run.plan.cwd} "
                f"(JAX_PLATFORMS={run.platform})"
-               + (f", compiling what it jits for {run.target.label}" if run.target else ""),
+               + (f", compiling what it jits for {run.target.label}" if run.target else "")
+               + (f", tracing {run.profile} calls with jax.profiler" if run.profile else ""),
                "info")
         open_files = [p for u in self.store.open_uris()
                       if (p := self._dump_path(u)) is not None
@@ -506,7 +551,7 @@ class Recompiles:
                 run.recipe, dump_dir, platform=run.platform, open_files=open_files,
                 on_output=output.line, cancel=ui.cancel, timeout=request.settings.timeout,
                 save=run.recipe.origin != "setting", target=run.target, plan=run.plan,
-                on_stage=output.stage, device=request.device)
+                on_stage=output.stage, device=request.device, profile=run.profile)
         finally:
             ui.end_progress("done")
         shown: list[str] = []
@@ -589,4 +634,4 @@ def _answer(result: RecompileResult, summary: str, shown: list[str]) -> dict:
         changes=[c.to_json() for c in result.changes], recipe_file=result.recipe_file,
         shown_documents=shown, target=result.target, deviceless=result.deviceless,
         launcher=result.launcher, launched=result.launched, job_id=result.job_id,
-        stages=list(result.stages))
+        stages=list(result.stages), profile=result.profile, profile_run=result.profile_run)

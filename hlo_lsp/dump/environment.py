@@ -1,7 +1,7 @@
 """The program a recipe runs and its environment: the Python interpreter of its
 command, the command line with a bare ``python`` resolved (:class:`RunPlan`,
 what the user confirms), the deviceless runner's command line for a target
-GPU, the environment the program runs in (``XLA_FLAGS`` dumping into the new
+GPU and the profiling hook's for a profiled run, the environment the program runs in (``XLA_FLAGS`` dumping into the new
 directory, ``JAX_PLATFORMS``) and the part of it that travels through a
 launcher, the jax/jaxlib version probe, and a new recipe for ``hlo-lsp dump``.
 """
@@ -17,6 +17,7 @@ import socket
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from hlo_lsp.dump.capture import HOOK
 from hlo_lsp.dump.launchers import Launcher
 from hlo_lsp.dump.recipe import RECORDED_ENV, RECORDED_PREFIX, Recipe, RecipeError, now_iso
 from hlo_lsp.dump.targets import RUNNER
@@ -173,6 +174,25 @@ def plan_run(recipe: Recipe, base_env: Mapping[str, str] | None = None,
                    launcher)
 
 
+def _runner_split(argv: Sequence[str], what: str) -> tuple[list[str], list[str]]:
+    """``argv`` split after its Python interpreter (also after ``env A=1``): the
+    interpreter part and the program with its arguments, for a runner of hlo-lsp
+    run as a file between them (``what`` says which, in the error). Raises
+    RecipeError when ``argv`` does not start with a Python interpreter and a
+    program, or puts interpreter options before it (``python -u x.py``)."""
+    argv = list(argv)
+    i = _interpreter_index(argv)
+    if i >= len(argv) or not _PYTHON.match(os.path.basename(argv[i])) or i + 1 >= len(argv):
+        raise RecipeError(f"{what} needs a command that starts with a "
+                          f"Python interpreter and a script (python train.py ...), not "
+                          f"`{shlex.join(argv)}`")
+    rest = argv[i + 1:]
+    if rest[0].startswith("-") and rest[0] != "-m":
+        raise RecipeError(f"{what}: put the interpreter option "
+                          f"{rest[0]!r} in the environment (PYTHONUNBUFFERED=1 ...) instead")
+    return argv[:i + 1], rest
+
+
 def deviceless_command(argv: Sequence[str], target_config: str, target_name: str,
                        dump_to: str) -> list[str]:
     """``argv`` (``python train.py ARGS``, also after ``env A=1``) with the
@@ -182,18 +202,25 @@ def deviceless_command(argv: Sequence[str], target_config: str, target_name: str
     Interpreter options before the program (``python -u x.py``) are not
     supported. Raises RecipeError when ``argv`` does not start with a Python
     interpreter (the runner is Python)."""
-    argv = list(argv)
-    i = _interpreter_index(argv)
-    if i >= len(argv) or not _PYTHON.match(os.path.basename(argv[i])) or i + 1 >= len(argv):
-        raise RecipeError(f"compiling for a target GPU needs a command that starts with a "
-                          f"Python interpreter and a script (python train.py ...), not "
-                          f"`{shlex.join(argv)}`")
-    rest = argv[i + 1:]
-    if rest[0].startswith("-") and rest[0] != "-m":
-        raise RecipeError(f"compiling for a target GPU: put the interpreter option "
-                          f"{rest[0]!r} in the environment (PYTHONUNBUFFERED=1 ...) instead")
-    return [*argv[:i + 1], str(RUNNER), "--target-config", target_config,
+    head, rest = _runner_split(argv, "compiling for a target GPU")
+    return [*head, str(RUNNER), "--target-config", target_config,
             "--target", target_name, "--dump-to", dump_to, "--", *rest]
+
+
+def profiled_command(argv: Sequence[str], profile_dir: str, calls: int) -> list[str]:
+    """``argv`` (``python train.py ARGS``, also after ``env A=1``) with the
+    profiling hook (:mod:`hlo_lsp.dump.profiling_hook`, run as a file by the same
+    interpreter) between the interpreter and the program, tracing ``calls``
+    calls of its jitted functions with ``jax.profiler`` into ``profile_dir``
+    (:mod:`hlo_lsp.dump.capture`). For a target GPU, :func:`deviceless_command`
+    is applied to the result (the deviceless runner first, the hook as its
+    program). Raises RecipeError as :func:`deviceless_command`, and for
+    ``calls`` < 1."""
+    if calls < 1:
+        raise RecipeError(f"profiling needs at least 1 call to trace, not {calls}")
+    head, rest = _runner_split(argv, "profiling")
+    return [*head, str(HOOK), "--profile-dir", profile_dir, "--calls", str(calls),
+            "--", *rest]
 
 
 PROBE_CODE = ("import jax, jaxlib; print(jax.__version__); "
@@ -251,12 +278,14 @@ def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
 
 def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
                base_env: Mapping[str, str] | None = None, origin: str = "cli",
-               target: str | None = None, launcher: Launcher | None = None) -> Recipe:
+               target: str | None = None, launcher: Launcher | None = None,
+               profile: int | None = None) -> Recipe:
     """A recipe for running ``command`` in ``cwd`` so that it dumps into
     ``dump_dir`` on ``platform`` (versions not probed yet; see
     :func:`hlo_lsp.dump.processes.probe_versions_async`), compiled for ``target``
     (a target GPU spec, see :class:`Recipe`) when given, run through
-    ``launcher`` (None: on this machine)."""
+    ``launcher`` (None: on this machine), profiling ``profile`` calls when given
+    (:mod:`hlo_lsp.dump.capture`)."""
     base = dict(os.environ if base_env is None else base_env)
     cwd = os.path.abspath(cwd)
     probe = Recipe(list(command), cwd)
@@ -265,4 +294,4 @@ def new_recipe(command: Sequence[str], cwd: str, dump_dir: str, platform: str,
     return Recipe(list(command), cwd, recorded_env(env), platform,
                   python=python_interpreter(command, cwd, env) if here else None,
                   created=now_iso(), host=socket.gethostname(), origin=origin,
-                  target=target, launcher=launcher)
+                  target=target, launcher=launcher, profile=profile or None)

@@ -65,6 +65,10 @@ MAX_RECIPE_BYTES = 1 << 20
 #: The deepest nesting of arrays and objects read in a recipe (``hlo-lsp dump``
 #: writes 2 levels).
 MAX_JSON_DEPTH = 32
+#: The most calls a recipe may ask the profiling hook to trace
+#: (``hlo-lsp dump --profile N``; :mod:`hlo_lsp.dump.capture`): a trace grows with
+#: every call, and a recipe is untrusted input.
+MAX_PROFILE_CALLS = 10000
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -94,6 +98,11 @@ class Recipe:
     recipe was proposed) are not saved. ``launcher``: how the program is run
     elsewhere (:class:`hlo_lsp.dump.launchers.Launcher`: SLURM, ssh, a
     container), recorded by ``hlo-lsp dump --launcher``; None to run it here.
+    ``profile``: the calls of jitted functions traced with ``jax.profiler``
+    after each function's first (``hlo-lsp dump --profile N``,
+    :mod:`hlo_lsp.dump.capture`; 1 to :data:`MAX_PROFILE_CALLS`), None when the
+    run is not profiled; with ``target`` the profile is of the program's run on
+    the CPU, not of the target.
     """
 
     command: list[str]
@@ -109,10 +118,11 @@ class Recipe:
     note: str = ""
     target: str | None = None
     launcher: Launcher | None = None
+    profile: int | None = None
 
     def to_json(self) -> dict:
-        """The JSON object stored in ``hlo-lsp-recipe.json`` (``launcher`` only
-        when there is one)."""
+        """The JSON object stored in ``hlo-lsp-recipe.json`` (``launcher`` and
+        ``profile`` only when there is one)."""
         out = {"format": FORMAT, "command": list(self.command), "cwd": self.cwd,
                "env": dict(self.env), "platform": self.platform,
                "jax_version": self.jax_version, "jaxlib_version": self.jaxlib_version,
@@ -120,6 +130,8 @@ class Recipe:
                "target": self.target}
         if self.launcher is not None:
             out["launcher"] = self.launcher.to_json()
+        if self.profile:
+            out["profile"] = self.profile
         return out
 
     @classmethod
@@ -128,7 +140,8 @@ class Recipe:
         wrong type: ``command`` (non-empty list of strings), ``cwd`` (non-empty
         string), ``env`` (object of strings named like environment variables),
         ``platform`` (one of :data:`PLATFORMS`), the optional strings,
-        ``launcher`` (:meth:`hlo_lsp.dump.launchers.Launcher.from_json`); or when a
+        ``launcher`` (:meth:`hlo_lsp.dump.launchers.Launcher.from_json`),
+        ``profile`` (an integer from 1 to :data:`MAX_PROFILE_CALLS`, or null); or when a
         string that becomes part of a command line holds a NUL character."""
         if not isinstance(data, dict):
             raise RecipeError("the recipe is not a JSON object")
@@ -155,6 +168,11 @@ class Recipe:
                                     data.get("target") or "")):
             raise RecipeError("the recipe holds a NUL character")
 
+        profile = data.get("profile")
+        if profile is not None and (not isinstance(profile, int) or isinstance(profile, bool)
+                                    or not 1 <= profile <= MAX_PROFILE_CALLS):
+            raise RecipeError(f"the recipe's 'profile' is not a number of calls from 1 to "
+                              f"{MAX_PROFILE_CALLS}")
         launcher = None
         if data.get("launcher") is not None:
             try:
@@ -168,7 +186,7 @@ class Recipe:
         return cls(list(command), cwd, dict(env), platform,
                    opt("jax_version"), opt("jaxlib_version"), opt("python"),
                    opt("created") or "", opt("host") or "", origin, target=opt("target"),
-                   launcher=launcher)
+                   launcher=launcher, profile=profile)
 
     def display_command(self) -> str:
         """The command as a shell would print it."""

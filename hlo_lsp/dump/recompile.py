@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-from hlo_lsp.dump import trust
+from hlo_lsp.dump import capture, trust
 from hlo_lsp.dump.changes import ModuleChange, compare_dumps, map_files
 from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv, copy_back_argv,
                                     launched_argv, new_job_name, parse_stage,
@@ -47,8 +47,9 @@ from hlo_lsp.dump.launchers import (Launcher, LauncherError, Stage, cancel_argv,
 from hlo_lsp.dump.names import DumpName, is_dump_entry, parse_dump_name
 from hlo_lsp.dump.processes import (REMOTE_STOP_TIMEOUT_S, OutputCallback, RunResult,
                                     probe_versions_async, run_program)
-from hlo_lsp.dump.environment import (RunPlan, deviceless_command, plan_run, program_env,
-                                      python_interpreter, recorded_env, travelling_env)
+from hlo_lsp.dump.environment import (RunPlan, deviceless_command, plan_run,
+                                      profiled_command, program_env, python_interpreter,
+                                      recorded_env, travelling_env)
 from hlo_lsp.dump.platforms import platform_label
 from hlo_lsp.dump.recipe import Recipe, RecipeError, now_iso, save_recipe
 from hlo_lsp.dump.targets import Target, read_deviceless
@@ -82,6 +83,10 @@ def hlo_files(directory: str | os.PathLike) -> dict[str, DumpName]:
 def swap_dump(dump_dir: str | os.PathLike, new_dir: str | os.PathLike) -> None:
     """Replace the dump entries of ``dump_dir`` by everything in ``new_dir``.
 
+    The profile folder (:data:`hlo_lsp.dump.capture.PROFILE_DIR`) is part of the
+    dump: the old one is replaced by the new run's, or removed when the new run
+    was not profiled (it measured the previous compile).
+
     Old entries are first moved to a backup directory next to ``dump_dir``,
     then the new ones are moved in, then the backup is removed. If a move
     fails, what was moved is moved back (nothing is lost) and the OSError
@@ -93,8 +98,11 @@ def swap_dump(dump_dir: str | os.PathLike, new_dir: str | os.PathLike) -> None:
     backup = pathlib.Path(_sibling_temp_dir(dump_dir, "backup"))
     moved_out: list[str] = []
     moved_in: list[str] = []
+    old = dump_entries(dump_dir)
+    if os.path.lexists(dump_dir / capture.PROFILE_DIR):
+        old.append(capture.PROFILE_DIR)
     try:
-        for name in dump_entries(dump_dir):
+        for name in old:
             os.replace(dump_dir / name, backup / name)
             moved_out.append(name)
         for name in sorted(os.listdir(new_dir)):
@@ -147,6 +155,11 @@ class RecompileResult:
     line that ran here (launcher included, :func:`shlex.join`); ``job_id``: the
     SLURM job id (or the remote process group over ssh) when seen; ``stages``:
     the stages reported (:meth:`hlo_lsp.dump.launchers.Stage.message`).
+    ``profile``: when the run was profiled (:mod:`hlo_lsp.dump.capture`), the
+    sentence saying what was traced, where and on which device
+    (:func:`hlo_lsp.dump.capture.statement`), else ""; ``profile_run``: the new
+    profile run's directory (``DUMP/profile/plugins/profile/<run>``), None
+    without one.
     """
 
     ok: bool
@@ -169,6 +182,8 @@ class RecompileResult:
     launched: str = ""
     job_id: str | None = None
     stages: list[str] = field(default_factory=list)
+    profile: str = ""
+    profile_run: str | None = None
 
     def to_json(self) -> dict:
         """A JSON-ready dict (what the ``hlo.recompile`` command returns)."""
@@ -181,7 +196,8 @@ class RecompileResult:
                 "recipeFile": self.recipe_file, "summary": self.summary,
                 "target": self.target, "deviceless": self.deviceless,
                 "launcher": self.launcher, "launched": self.launched, "jobId": self.job_id,
-                "stages": list(self.stages)}
+                "stages": list(self.stages), "profile": self.profile,
+                "profileRun": self.profile_run}
 
 
 def summarize(result: RecompileResult, focus: Iterable[str] = (),
@@ -222,6 +238,8 @@ def summarize(result: RecompileResult, focus: Iterable[str] = (),
         lines.append("No instruction, custom-call or fusion count changed.")
     if result.deviceless:
         lines.append(result.deviceless)
+    if result.profile:
+        lines.append(result.profile)
     return "\n".join(lines)
 
 
@@ -232,7 +250,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
                     probe: bool = True, target: Target | None = None,
                     plan: RunPlan | None = None, launcher: Launcher | None = None,
                     on_stage: Callable[[Stage], None] | None = None,
-                    device: str | None = None) -> RecompileResult:
+                    device: str | None = None, profile: int | None = None
+                    ) -> RecompileResult:
     """Run ``recipe`` on ``platform`` so that XLA dumps into a new temporary
     directory next to ``dump_dir``, then swap the new dump in (:func:`swap_dump`).
 
@@ -273,6 +292,13 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     (:func:`hlo_lsp.dump.launchers.cancel_argv`: scancel, a kill of the remote
     process group), then the local process tree. ``device`` (the ``hlo.device``
     setting) is where the change in cost is estimated (:func:`compare_dumps`).
+
+    With ``profile`` (a number of calls), the program runs under the profiling
+    hook (:func:`hlo_lsp.dump.environment.profiled_command`; inside the deviceless
+    runner for ``target``), which traces that many calls of its jitted functions
+    with ``jax.profiler`` into the new dump's profile folder
+    (:mod:`hlo_lsp.dump.capture`), swapped in with the dump; the result's
+    ``profile`` says what was traced and the saved recipe records ``profile``.
     """
     dump_path = pathlib.Path(dump_dir).resolve()
     dump_path.mkdir(parents=True, exist_ok=True)
@@ -281,7 +307,8 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
     env = dict(base_env if base_env is not None else os.environ)
     work = pathlib.Path(_sibling_temp_dir(dump_path, "new"))
     try:
-        job = _prepare(recipe, plan, launcher, env, platform, target, dump_path, work, result)
+        job = _prepare(recipe, plan, launcher, env, platform, target, dump_path, work, result,
+                       profile)
     except _GivenUp as exc:  # before the program ran
         shutil.rmtree(work, ignore_errors=True)
         result.error = str(exc)
@@ -310,9 +337,12 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
         if not await _take_new_dump(result, dump_path, work, open_files, target, device):
             return _done(result, t0)
         result.ok = True
+        if profile:
+            result.profile, result.profile_run = await asyncio.to_thread(
+                _profile_statement, dump_path, target)
         if save:
             await _save_recipe(result, recipe, job, versions, python, dump_path, target,
-                               platform)
+                               platform, profile)
         return _done(result, t0)
     finally:
         await _clean_up(job, versions)
@@ -345,9 +375,11 @@ class _Job:
 
 def _prepare(recipe: Recipe, plan: RunPlan | None, launcher: Launcher | None,
              env: dict[str, str], platform: str, target: Target | None,
-             dump_path: pathlib.Path, work: pathlib.Path, result: RecompileResult) -> _Job:
-    """Step 1: the command line that runs (the plan, under the deviceless runner
-    for ``target``, through the launcher), where, and with what environment;
+             dump_path: pathlib.Path, work: pathlib.Path, result: RecompileResult,
+             profile: int | None = None) -> _Job:
+    """Step 1: the command line that runs (the plan, under the profiling hook for
+    ``profile``, under the deviceless runner for ``target``, through the
+    launcher), where, and with what environment;
     ``result`` learns the command and the launcher. Raises :class:`_GivenUp`
     when the recipe or the launcher cannot make one."""
     try:
@@ -363,6 +395,11 @@ def _prepare(recipe: Recipe, plan: RunPlan | None, launcher: Launcher | None,
     run_env = program_env(env, recipe, dump_to, platform)
     argv, cwd = list(plan.argv), plan.cwd
     result.command = plan.display_command()
+    if profile:
+        try:
+            argv = profiled_command(argv, os.path.join(dump_to, capture.PROFILE_DIR), profile)
+        except RecipeError as exc:
+            raise _GivenUp(str(exc)) from None
     if target is not None:
         try:
             argv = deviceless_command(argv, target.path, target.name, dump_to)
@@ -510,7 +547,7 @@ async def _take_new_dump(result: RecompileResult, dump_path: pathlib.Path,
 async def _save_recipe(result: RecompileResult, recipe: Recipe, job: _Job,
                        versions: asyncio.Future | None, python: str | None,
                        dump_path: pathlib.Path, target: Target | None,
-                       platform: str) -> None:
+                       platform: str, profile: int | None = None) -> None:
     """Step 6: the recipe (re)written beside the new dump with the time, the
     platform and the jax/jaxlib versions probed; a command the user gave
     ``hlo-lsp dump`` remembered as confirmed (:func:`hlo_lsp.dump.trust.remember`).
@@ -524,7 +561,7 @@ async def _save_recipe(result: RecompileResult, recipe: Recipe, job: _Job,
                    jaxlib_v or recipe.jaxlib_version, python or recipe.python,
                    now_iso(), socket.gethostname(),
                    target=(target.name if target.builtin else target.path)
-                   if target else None, launcher=recipe.launcher)
+                   if target else None, launcher=recipe.launcher, profile=profile or None)
     try:
         result.recipe_file = str(save_recipe(saved, dump_path))
     except OSError as exc:
@@ -549,6 +586,14 @@ async def _clean_up(job: _Job, versions: asyncio.Future | None) -> None:
         with contextlib.suppress(Exception):
             await run_program(remote_cleanup_argv(job.launcher, job.remote_dir),
                               job.local_cwd, job.env, timeout=REMOTE_STOP_TIMEOUT_S)
+
+
+def _profile_statement(dump_path: pathlib.Path, target: Target | None
+                       ) -> tuple[str, str | None]:
+    """After a profiled run: :func:`hlo_lsp.dump.capture.statement` and the new run's
+    directory (blocking: call it in a thread)."""
+    return (capture.statement(dump_path, target.label if target is not None else None),
+            capture.run_directory(dump_path))
 
 
 def _stage(result: "RecompileResult", stage: Stage,

@@ -12,7 +12,7 @@ One definition per message, for the handlers and for ``docs/protocol.md``:
 | command ``hlo.readableView`` | ``[uri, ReadableOptions?]`` | :class:`ReadableView` |
 | command ``hlo.compareDumps`` | ``[oldUri, newUri, SummaryOptions?]`` | text or markdown |
 | command ``hlo.gotoCounterpart`` | ``[uri, Position]`` or ``[DocumentPositionParams]`` | ``Location[]`` |
-| command ``hlo.recompile`` | ``[uri]``, ``[uri, {"target": T}]``, ``[uri, {"platform": P}]`` or ``[{uri}]`` | :class:`RecompileReply` |
+| command ``hlo.recompile`` | ``[uri]``, ``[uri, {"target": T}]``, ``[uri, {"platform": P}]``, ``[uri, {"profile": N}]`` or ``[{uri}]`` | :class:`RecompileReply` |
 
 Params come from the client: :func:`parse_params` and :func:`parse_arguments`
 never raise; malformed input gives None (the handler answers its empty result).
@@ -177,6 +177,11 @@ class RecompileReply:
     launched: str = ""
     job_id: str | None = None
     stages: list[str] = attrs.field(factory=list)
+    #: A profiled run (``{"profile": N}``, or a recipe that profiles): the lines
+    #: saying what was traced, where and on which device ("" when not profiled),
+    #: and the new profile run's directory (a path; None without one).
+    profile: str = ""
+    profile_run: str | None = None
 
 
 def recompile_reply(**fields: Any) -> dict:

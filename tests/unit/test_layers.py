@@ -18,15 +18,16 @@ Rules, each named in the failure message as ``file:line: [rule] ...``:
 - ``lark``: lark (and lark_cython) only in ``hlo_lsp/syntax/``.
 - ``jax``: jax/jaxlib (``jax._src``) only in ``hlo_lsp/syntax/xla.py`` (XLA's
   parser in a worker process), ``hlo_lsp/dump/xplane.py`` (a profile's xplane
-  read through ``jax.profiler.ProfileData`` in a worker process) and
-  ``hlo_lsp/dump/deviceless.py`` (the runner that executes INSIDE the user's JAX
-  program, started as a script by the program's own interpreter to compile for
-  a GPU without it; issue 10). The two worker modules are imported by the
-  server: their jax imports are inside functions (the worker's), never at
-  module level (``jax-worker``).
-- ``runner``: ``hlo_lsp/dump/deviceless.py`` imports only the standard library,
-  jax/jaxlib and numpy (it runs where hlo-lsp may not be installed), and no
-  module of the package imports it (the server never loads jax that way).
+  read through ``jax.profiler.ProfileData`` in a worker process) and the
+  runners that execute INSIDE the user's JAX program, started as scripts by the
+  program's own interpreter: ``hlo_lsp/dump/deviceless.py`` (compiles for a GPU
+  without it; issue 10) and ``hlo_lsp/dump/profiling_hook.py`` (traces its
+  jitted calls; issue 43). The two worker modules are imported by the server:
+  their jax imports are inside functions (the worker's), never at module level
+  (``jax-worker``).
+- ``runner``: each runner imports only the standard library, jax/jaxlib and
+  numpy (it runs where hlo-lsp may not be installed), and no module of the
+  package imports it (the server never loads jax that way).
 - ``model-stdlib``: ``hlo_lsp/model/`` imports only the standard library (and,
   by ``layers``, itself and the glue ``hlo_lsp``).
 - ``pygls-internals``: a pygls private name read, or a pygls method overridden,
@@ -57,12 +58,13 @@ RANK[GLUE_MAIN] = len(LAYERS)  # above cli: may import everything, imported by n
 PYGLS = ("pygls", "lsprotocol")
 LARK = ("lark", "lark_cython")
 JAX = ("jax", "jaxlib")
-JAX_MODULES = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/xplane.py",
-               f"{PACKAGE}/dump/deviceless.py")
+RUNNERS = {f"{PACKAGE}/dump/deviceless.py": f"{PACKAGE}.dump.deviceless",
+           f"{PACKAGE}/dump/profiling_hook.py": f"{PACKAGE}.dump.profiling_hook"}
+JAX_MODULES = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/xplane.py", *RUNNERS)
 #: Modules the server imports that run jax in a worker process only.
 JAX_WORKERS = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/xplane.py")
 RUNNER = f"{PACKAGE}/dump/deviceless.py"
-RUNNER_MODULE = f"{PACKAGE}.dump.deviceless"
+HOOK = f"{PACKAGE}/dump/profiling_hook.py"
 
 # Violations found in modules this test does not own, accepted for now:
 # (path relative to the repository, rule) -> why. Each entry must still occur
@@ -149,16 +151,17 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, st
     return sorted(found, key=lambda f: f[0])
 
 
-def _runner_imports(tree: ast.AST, module: str, is_package: bool) -> list[int]:
-    """Lines importing the runner module (``import hlo_lsp.dump.deviceless``,
+def _runner_imports(tree: ast.AST, module: str, is_package: bool,
+                    runner_module: str) -> list[int]:
+    """Lines importing ``runner_module`` (``import hlo_lsp.dump.deviceless``,
     ``from hlo_lsp.dump import deviceless``, relative forms, ``import_module``)."""
     package = module if is_package else module.rpartition(".")[0]
     lines = [line for line, name in _imports(tree, module, is_package)
-             if name == RUNNER_MODULE or name.startswith(RUNNER_MODULE + ".")]
+             if name == runner_module or name.startswith(runner_module + ".")]
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             target = _from_target(node, package)
-            if any(f"{target}.{a.name}" == RUNNER_MODULE for a in node.names):
+            if any(f"{target}.{a.name}" == runner_module for a in node.names):
                 lines.append(node.lineno)
     return sorted(set(lines))
 
@@ -202,18 +205,20 @@ def check_source(path: str, source: str) -> list[Violation]:
         if _is(name, JAX) and path in JAX_WORKERS and line not in in_functions:
             bad(line, "jax-worker", f"imports {name} at module level: the server imports "
                                     f"{path}; jax only inside its worker's functions")
-        if path == RUNNER and top not in sys.stdlib_module_names and top not in (
+        if path in RUNNERS and top not in sys.stdlib_module_names and top not in (
                 *JAX, "numpy"):
-            bad(line, "runner", f"imports {name}: the deviceless runner imports only the "
+            bad(line, "runner", f"imports {name}: the runner {path} imports only the "
                                 "standard library, jax/jaxlib and numpy")
-    if path != RUNNER:
-        for line in _runner_imports(tree, module, path.endswith("__init__.py")):
-            bad(line, "runner", f"imports {RUNNER_MODULE}: the deviceless runner runs "
-                                "inside the user's program, never in hlo-lsp's processes")
         if layer == "model" and top not in sys.stdlib_module_names and top != PACKAGE:
             # (hlo_lsp modules: the ``layers`` rule keeps model to itself)
             bad(line, "model-stdlib", f"imports {name}: hlo_lsp/model/ imports only "
                                       "the standard library")
+    for runner, runner_module in RUNNERS.items():
+        if path == runner:
+            continue
+        for line in _runner_imports(tree, module, path.endswith("__init__.py"), runner_module):
+            bad(line, "runner", f"imports {runner_module}: the runner runs "
+                                "inside the user's program, never in hlo-lsp's processes")
     return out
 
 
@@ -252,6 +257,18 @@ def test_runner_rules_catch_violations():
             f"{PACKAGE}/lsp/server.py"
         assert [v.rule for v in check_source(where, source)] == ["runner"], source
     assert [v.rule for v in check_source(f"{PACKAGE}/dump/targets.py", "import jax\n")] == ["jax"]
+
+
+def test_the_profiling_hook_is_a_runner_too():
+    # Issue 43: the hook runs inside the user's program, like the deviceless runner.
+    assert [v.rule for v in check_source(HOOK, "import jax\nimport jax.profiler\n"
+                                               "import json\n")] == []
+    assert [v.rule for v in check_source(HOOK, "from hlo_lsp.dump import names\n")] == ["runner"]
+    for source in ("from hlo_lsp.dump import profiling_hook\n",
+                   "import hlo_lsp.dump.profiling_hook\n", "from . import profiling_hook\n"):
+        where = f"{PACKAGE}/dump/capture.py" if source.startswith("from .") else \
+            f"{PACKAGE}/lsp/server.py"
+        assert [v.rule for v in check_source(where, source)] == ["runner"], source
 
 
 def test_every_module_is_seen():

@@ -1,7 +1,7 @@
 """``hlo-lsp dump``: run a JAX program with XLA dumping on, and record a recipe.
 
     hlo-lsp dump [--platform auto|cuda|rocm|cpu|tpu] [--cpu-fallback] [--out DIR]
-                 [--timeout SECONDS] -- python train.py ARGS...
+                 [--timeout SECONDS] [--profile [N]] -- python train.py ARGS...
     hlo-lsp dump --target h100|a100|l4|b200|CONFIG.txtpb [--out DIR] -- python train.py ARGS...
     hlo-lsp dump --launcher slurm|ssh|docker|podman|apptainer|'ARGV {command}'
                  [--launcher-arg ARG]... [--host HOST] [--ssh-options OPTS] [--image IMAGE]
@@ -23,6 +23,15 @@ for that GPU (``*.sm_9.0a_gpu_after_optimizations.txt`` for an H100) — with
 kernels chosen without autotuning, which needs the device
 (:mod:`hlo_lsp.dump.targets`, :mod:`hlo_lsp.dump.deviceless`).
 
+With ``--profile [N]``, the program also runs under ``jax.profiler``
+(:mod:`hlo_lsp.dump.capture`, :mod:`hlo_lsp.dump.profiling_hook`): N calls of its
+jitted functions (default 10), counted over all of them, are traced, each
+function's first call (its compile) left out; the profile is written into
+``DIR/profile/plugins/profile/<run>/`` with the new dump and the recipe records
+``profile``, so that a recompile profiles again. With ``--target``, the program
+runs on the CPU: the profile measures the CPU's compile, not the target's, and
+the output says so.
+
 The program runs with ``XLA_FLAGS`` = your own ``XLA_FLAGS`` with
 ``--xla_dump_to=<new temp dir next to DIR> --xla_dump_hlo_as_text`` (any
 ``--xla_dump_to`` of yours is replaced) and ``JAX_PLATFORMS=<platform>``. When
@@ -41,12 +50,13 @@ import asyncio
 import os
 import sys
 
+from hlo_lsp.dump.capture import DEFAULT_CALLS
 from hlo_lsp.dump.launchers import PRESETS, LauncherError, launcher_from_options
 from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName,
                                 is_pass_snapshot, module_id, stage_label)
 from hlo_lsp.dump.environment import new_recipe
 from hlo_lsp.dump.platforms import choose_platform, launch_platform, platform_label
-from hlo_lsp.dump.recipe import PLATFORMS, PlatformError, RecipeError
+from hlo_lsp.dump.recipe import MAX_PROFILE_CALLS, PLATFORMS, PlatformError, RecipeError
 from hlo_lsp.dump.targets import TargetError, builtin_targets, resolve_target
 from hlo_lsp.model.visible import visible
 
@@ -59,7 +69,7 @@ def add_subcommand(subparsers) -> None:
                     "(DIR/hlo-lsp-recipe.json) so that the dump can be refreshed later. "
                     "DIR's old dump is replaced only when the program succeeds.",
         usage="hlo-lsp dump [--platform P | --target GPU] [--cpu-fallback] [--out DIR] "
-              "-- COMMAND ...")
+              "[--profile [N]] -- COMMAND ...")
     p.add_argument("--platform", default="auto", choices=("auto", "gpu", *PLATFORMS),
                    help="JAX platform (JAX_PLATFORMS). auto: cuda or rocm when a GPU is "
                         "visible; without one, an error unless --cpu-fallback")
@@ -76,6 +86,13 @@ def add_subcommand(subparsers) -> None:
                         "replaced only when the program succeeds")
     p.add_argument("--timeout", type=float, default=None,
                    help="stop the program after this many seconds")
+    p.add_argument("--profile", type=profile_calls, nargs="?", const=DEFAULT_CALLS,
+                   default=None, metavar="N",
+                   help="also trace N calls of the program's jitted functions with "
+                        f"jax.profiler (default {DEFAULT_CALLS}), each function's first "
+                        "call (its compile) left out, into DIR/profile/plugins/profile/; "
+                        "recorded in the recipe. With --target the program runs on the "
+                        "CPU: the profile is of the CPU's compile, not the GPU's")
     p.add_argument("--launcher", default=None, metavar="LAUNCHER",
                    help=f"run the program through a launcher: a preset ({', '.join(PRESETS)}) "
                         "or an argument list as shell words holding {command}, e.g. "
@@ -96,6 +113,18 @@ def add_subcommand(subparsers) -> None:
     p.add_argument("program", nargs=argparse.REMAINDER,
                    help="the command to run, after --, e.g. -- python train.py")
     p.set_defaults(run=run)
+
+
+def profile_calls(text: str) -> int:
+    """``--profile``'s N: an integer from 1 to :data:`MAX_PROFILE_CALLS`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of calls: {text!r}") from None
+    if not 1 <= value <= MAX_PROFILE_CALLS:
+        raise argparse.ArgumentTypeError(
+            f"the number of calls is from 1 to {MAX_PROFILE_CALLS}, not {value}")
+    return value
 
 
 def module_lines(files: dict[str, DumpName]) -> list[str]:
@@ -191,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     out = os.path.abspath(args.out)
     recipe = new_recipe(command, os.getcwd(), out, platform,
                         target=(target.name if target.builtin else target.path)
-                        if target else None, launcher=launcher)
+                        if target else None, launcher=launcher, profile=args.profile)
     if target is not None:
         _say(f"running `{recipe.display_command()}` on the CPU and compiling what it "
              f"jits for {target.label} without a GPU, dumping into {out}")
@@ -201,6 +230,11 @@ def run(args: argparse.Namespace) -> int:
 
     if launcher is not None:
         _say(f"through the {launcher.name} launcher `{launcher.display()}`")
+    if args.profile:
+        _say(f"profiling {args.profile} call{'s' if args.profile != 1 else ''} of its jitted "
+             f"functions after the first of each, into {os.path.join(out, 'profile')}"
+             + (f" (the program's run on the CPU, not on the {target.label})"
+                if target is not None else ""))
 
     def stage(s) -> None:
         _say(s.message())
@@ -214,7 +248,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(recompile(recipe, out, platform=platform, on_output=echo,
                                        timeout=args.timeout, target=target,
-                                       launcher=launcher, on_stage=stage))
+                                       launcher=launcher, on_stage=stage,
+                                       profile=args.profile))
     except KeyboardInterrupt:
         _say(f"interrupted; the program was stopped and {out} is unchanged")
         return 130
@@ -236,9 +271,9 @@ def run(args: argparse.Namespace) -> int:
     if had_dump:
         _say("compared with the dump it replaced:")
         for line in result.summary.splitlines()[1:]:
-            if line not in result.deviceless.splitlines():
+            if line not in (*result.deviceless.splitlines(), *result.profile.splitlines()):
                 _say(f"  {line}")
-    for line in result.deviceless.splitlines():
+    for line in (*result.deviceless.splitlines(), *result.profile.splitlines()):
         _say(line)
     if result.recipe_file:
         try:

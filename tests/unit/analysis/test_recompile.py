@@ -125,7 +125,31 @@ def check_actions(path: pathlib.Path, expected: list[tuple[str, list]]) -> None:
 
 def test_actions_of_a_cpu_dump():
     check_actions(CPU_FILE, [("Recompile with JAX on CPU and refresh", []),
+                             ("Recompile and profile", [{"profile": 10}]),
                              ("Compile for H100 here, no GPU needed", [{"target": "h100"}])])
+
+
+def test_actions_of_a_dump_whose_recipe_profiles(tmp_path):
+    # Issue 43: `hlo-lsp dump --profile 5` recorded it; the plain recompile repeats it,
+    # the second action runs without it.
+    out = tmp_path / "dump"
+    shutil.copytree(CPU_DUMP, out)
+    save_recipe(Recipe([sys.executable, "x.py"], str(tmp_path), profile=5), out)
+    check_actions(out / CPU_FILE.name,
+                  [("Recompile with JAX on CPU, profile and refresh", []),
+                   ("Recompile without profiling", [{"profile": 0}]),
+                   ("Compile for H100 here, no GPU needed", [{"target": "h100"}])])
+
+
+@pytest.mark.parametrize("options, recorded, calls", [
+    ({}, None, None), ({}, 5, 5), ({"profile": 3}, None, 3), ({"profile": 0}, 5, None),
+    ({"profile": True}, None, 10), ({"profile": 10**9}, None, 10), ({"profile": "x"}, 5, None),
+    ({"platform": "cpu"}, 7, 7)])
+def test_profile_calls_from_the_options_else_the_recipe(options, recorded, calls):
+    recipe = Recipe(["python", "x.py"], "/tmp", profile=recorded)
+    assert rc.profile_calls(options, recipe) == calls
+    assert rc.profile_calls(options, None) == (None if not options.get("profile") or
+                                               options["profile"] == "x" else calls)
 
 
 def test_actions_of_a_deviceless_h100_dump():
