@@ -71,3 +71,19 @@ def _parsers_built_first():
     from hlo_lsp.syntax.parser import warm_up
 
     warm_up()
+
+
+@pytest.fixture(scope="session")
+def profiled_dump(tmp_path_factory) -> pathlib.Path:
+    """A real profiled CPU dump outside the repository, made once per session by
+    ``hlo-lsp dump --platform cpu --profile 5`` (:func:`tests.helpers.make_profiled_dump`;
+    ``hlo-lsp dump``'s confirmation remembered in a state directory of its own).
+    Tests using it run a JAX program: mark them ``slow``. Do not modify it (copy it)."""
+    pytest.importorskip("jax")
+    import os
+
+    from tests.helpers import make_profiled_dump
+
+    work = tmp_path_factory.mktemp("profiled")
+    env = dict(os.environ, HLO_LSP_STATE_DIR=str(work / "state"))
+    return make_profiled_dump(work / "project", env=env)

@@ -347,3 +347,22 @@ def trace_event_sums(trace: pathlib.Path, module: str) -> dict[str, tuple[int, f
             sums[args["hlo_op"]][0] += 1
             sums[args["hlo_op"]][1] += e["dur"]
     return {op: (n, total) for op, (n, total) in sums.items()}
+
+def make_profiled_dump(workdir: pathlib.Path, env: dict[str, str] | None = None
+                       ) -> pathlib.Path:
+    """A real profiled CPU dump made OUTSIDE the repository (issue 43): the program
+    of ``examples/cpu_profiled/`` (``examples/profiled_net.py``: a convolution, a
+    sort, a while loop, a conditional, an FFT) copied into ``workdir`` and run by
+    ``hlo-lsp dump --platform cpu --profile 5 --out workdir/cpu_profiled``
+    (``examples/make_profiled_dump.py``, pruned as the example is). Returns the
+    dump directory: ``module_NNNN.jit_net.cpu_after_optimizations.txt`` (with its
+    buffer assignment and memory report), ``hlo-lsp-recipe.json`` (``profile``: 5)
+    and ``profile/plugins/profile/<run>/<host>.{xplane.pb,trace.json.gz}`` (the 5
+    calls after the first). ``env``: the environment (default this process's; set
+    ``HLO_LSP_STATE_DIR`` to keep ``hlo-lsp dump``'s confirmation out of the user's
+    state). Needs jax; takes a few seconds."""
+    spec = importlib.util.spec_from_file_location(
+        "make_profiled_dump", EXAMPLES / "make_profiled_dump.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make(pathlib.Path(workdir), env=env)
