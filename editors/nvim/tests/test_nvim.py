@@ -197,3 +197,52 @@ def test_nvim_h100_code_action_writes_an_sm90a_dump(nvim, tmp_path) -> None:
                          HLO_NVIM_TIMEOUT=os.environ.get("HLO_NVIM_TIMEOUT", "540")))
     [after] = dump_dir.glob("*.jit_mlp.sm_9.0a_gpu_after_optimizations.txt")
     assert "ENTRY" in after.read_text()
+
+
+MLP_CALLED_4_TIMES = MLP.replace(
+    "    print(mlp(jnp.ones((64, HIDDEN)), jnp.ones((HIDDEN, 10)), jnp.ones((32, 64))))",
+    "    for _ in range(4):\n"
+    "        print(mlp(jnp.ones((64, HIDDEN)), jnp.ones((HIDDEN, 10)), jnp.ones((32, 64))))")
+
+
+@pytest.mark.slow
+def test_nvim_recompile_and_profile_writes_a_profile_of_the_dump(nvim, tmp_path) -> None:
+    """Issue 43: on a CPU dump of a JAX program outside the repository (made without
+    --profile), "Recompile and profile" applied from the editor recompiles under
+    jax.profiler: the report says what was profiled, and the run beside the dump
+    measures the new dump's own instructions (3 calls: the 4 the program makes but
+    the first, which compiles)."""
+    pytest.importorskip("jax")
+    from hlo_lsp.dump.profiles import find_runs
+    from hlo_lsp.syntax.parser import parse
+    import gzip
+    import json
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "prog.py").write_text(MLP_CALLED_4_TIMES)
+    state = tmp_path / "state"  # `hlo-lsp dump` confirms its command here for the editor
+    env = dict(os.environ, HLO_LSP_STATE_DIR=str(state), PYTHONPATH=os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
+    env.pop("JAX_PLATFORMS", None)
+    done = subprocess.run([sys.executable, "-m", "hlo_lsp", "dump", "--platform", "cpu",
+                           "--out", "runs/dump", "--", sys.executable, "prog.py"],
+                          cwd=proj, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    dump_dir = proj / "runs" / "dump"
+    [dump] = dump_dir.glob("*jit_mlp.cpu_after_optimizations.txt")
+    assert find_runs(dump_dir) == []
+    _assert_ok(_run_nvim(nvim, "test_recompile_profile.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(dump), HLO_LSP_STATE_DIR=str(state),
+                         HLO_NVIM_TIMEOUT=os.environ.get("HLO_NVIM_TIMEOUT", "420")))
+    [run] = find_runs(dump_dir)
+    [trace] = [f for f in run.files if f.endswith(".trace.json.gz")]
+    with gzip.open(trace, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"]
+                  if e.get("args", {}).get("hlo_module") == "jit_mlp"]
+    [after] = dump_dir.glob("*jit_mlp.cpu_after_optimizations.txt")
+    names = {i.name.name for c in parse(after.read_text()).computations for i in c.instructions}
+    ops = {e["args"]["hlo_op"] for e in events}
+    assert ops and ops <= names, ops - names
+    assert len({e["args"]["run_id"] for e in events}) == 3
+    assert json.loads((dump_dir / "hlo-lsp-recipe.json").read_text())["profile"] == 10
