@@ -5,6 +5,7 @@
 // HLO_BARE_PYTHON (a Python without hlo_lsp).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import zlib from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -312,6 +313,36 @@ if (mode === 'first-hour') {
     await screenshot('recompile-quickpick');
     await dismiss();
     assert.deepEqual(picks, actions, 'the same titles, in the same order');
+  });
+
+  await check('"Recompile and profile": a profile of the new dump beside it; the report says what was traced', async () => {
+    await command('Notifications: Clear All Notifications'); // the CPU recompile's report
+    // Issue 43: the program calls mlp 3 times; the first (its compile) is not traced.
+    fs.writeFileSync(program, fs.readFileSync(program, 'utf8').replace(
+      '    print(mlp(', '    for _ in range(3):\n        print(mlp('));
+    await openFile(path.basename(currentDump()));
+    await gotoLine(1, 1);
+    const title = 'Recompile and profile';
+    assert.ok((await sourceActions()).includes(title), `${title} is offered`);
+    await page.evaluate((a) => [...document.querySelectorAll('.action-widget .monaco-list-row')].find((r) => r.textContent === a).click(), title);
+    // The recipe's command was confirmed with Run above: it runs without asking again.
+    const toast = await waitFor('"Recompiled on" notification', async () => (await toasts()).find((t) => t.includes('Recompiled on')), 240000)
+      .catch(async (err) => { throw new Error(`${err.message}; notifications: ${JSON.stringify(await toasts())}`); });
+    console.log(`profiled recompile: ${toast}`);
+    await screenshot('profiled-notification');
+    assert.match(toast, /Profiled 2 calls \(jit_mlp x2\) on CPU/);
+    const runs = path.join(dumpDir, 'profile', 'plugins', 'profile');
+    const [run, ...more] = fs.readdirSync(runs);
+    assert.equal(more.length, 0, `one profile run in ${runs}`);
+    const trace = fs.readdirSync(path.join(runs, run)).find((n) => n.endsWith('.trace.json.gz'));
+    assert.ok(trace, `a trace in ${run}`);
+    const events = JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(runs, run, trace))).toString())
+      .traceEvents.filter((e) => e.args && e.args.hlo_module === 'jit_mlp');
+    const names = new Set([...fs.readFileSync(currentDump(), 'utf8').matchAll(/^\s*(?:ROOT )?%([\w.-]+) = /gm)].map((m) => m[1]));
+    const ops = [...new Set(events.map((e) => e.args.hlo_op))];
+    assert.ok(ops.length > 0, 'the trace measures jit_mlp');
+    assert.deepEqual(ops.filter((o) => !names.has(o)), [], "every measured op is an instruction of the new dump");
+    assert.equal(new Set(events.map((e) => e.args.run_id)).size, 2, 'two calls traced');
   });
 
   await check('the H100 code action at a "}": an sm_9.0a dump is written; the report says H100', async () => {

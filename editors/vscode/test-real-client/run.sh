@@ -11,7 +11,9 @@
 #    changed on disk and the recompile code action run: the confirmation's Run
 #    clicked (the editor's state directory has not seen the command), the report
 #    names the changed shapes and the editor shows the new dump. Then *HLO: Recompile*
-#    from the palette offers the code actions' titles, and the "Compile for H100 here,
+#    from the palette offers the code actions' titles, "Recompile and profile" (the
+#    program now calling mlp 3 times) writes a profile of the new dump beside it
+#    (issue 43), and the "Compile for H100 here,
 #    no GPU needed" action picked in Source Action... on a `}` writes an sm_9.0a dump
 #    (the program's Python needs jax[cuda12]) and the report says H100 (issue 40).
 # 2. Real dumps of examples/ (check.mjs "examples"): language mode, highlighting,

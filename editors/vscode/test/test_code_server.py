@@ -3,7 +3,8 @@ editors/vscode/test-real-client/run.sh, run from pytest so the README's test
 command covers it. A JAX program outside any git repository, dumped two levels
 below itself; hover, hidden metadata, F12 from ``stack_frame_id=`` into the
 program, the recompile code action after a layer size change (its report names
-the changed shapes), *HLO: Recompile* offering the code actions' choices, the H100
+the changed shapes), *HLO: Recompile* offering the code actions' choices,
+"Recompile and profile" writing a profile of the new dump beside it, the H100
 code action on a CPU dump writing an ``sm_9.0a`` dump (deviceless: the program's
 Python needs the ``cuda`` extra, ``jax[cuda12]``), and one notification naming the cause when the server
 cannot start (no package for that Python; the package without its dependencies). Screenshots: ``$HLO_LSP_ARTIFACTS/vscode`` (default
@@ -77,5 +78,5 @@ def test_vscode_in_code_server():
         pytest.fail(f"{RUN} took more than 20 minutes:\n{out[-12000:]}")
     assert proc.returncode == 0, f"{RUN} failed (exit {proc.returncode}):\n{out[-12000:]}"
     # Every mode ran and reported (a mode that silently did nothing would pass).
-    for mode, checks in (("first-hour", 7), ("examples", 12), ("no-server", 1), ("broken-server", 1)):
+    for mode, checks in (("first-hour", 8), ("examples", 12), ("no-server", 1), ("broken-server", 1)):
         assert f"{mode}: {checks} passed, 0 failed" in out, f"{mode} did not run all its checks:\n{out[-6000:]}"
