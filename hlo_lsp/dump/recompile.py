@@ -157,7 +157,8 @@ class RecompileResult:
     the stages reported (:meth:`hlo_lsp.dump.launchers.Stage.message`).
     ``profile``: when the run was profiled (:mod:`hlo_lsp.dump.capture`), the
     sentence saying what was traced, where and on which device
-    (:func:`hlo_lsp.dump.capture.statement`), else ""; ``profile_run``: the new
+    (:func:`hlo_lsp.dump.capture.statement`); when it was not but the old dump had
+    a profile, that it was removed; else ""; ``profile_run``: the new
     profile run's directory (``DUMP/profile/plugins/profile/<run>``), None
     without one.
     """
@@ -334,12 +335,17 @@ async def recompile(recipe: Recipe, dump_dir: str | os.PathLike, *, platform: st
         if job.remote_dir is not None and \
                 not await _copy_back(job, result, cancel, on_output, on_stage):
             return _done(result, t0)
+        had_profile = os.path.isdir(dump_path / capture.PROFILE_DIR)
         if not await _take_new_dump(result, dump_path, work, open_files, target, device):
             return _done(result, t0)
         result.ok = True
         if profile:
             result.profile, result.profile_run = await asyncio.to_thread(
                 _profile_statement, dump_path, target)
+        elif had_profile:
+            result.profile = (f"The profile of the previous compile "
+                              f"({dump_path / capture.PROFILE_DIR}) was removed: this run "
+                              "was not profiled.")
         if save:
             await _save_recipe(result, recipe, job, versions, python, dump_path, target,
                                platform, profile)

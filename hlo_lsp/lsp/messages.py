@@ -178,8 +178,9 @@ class RecompileReply:
     job_id: str | None = None
     stages: list[str] = attrs.field(factory=list)
     #: A profiled run (``{"profile": N}``, or a recipe that profiles): the lines
-    #: saying what was traced, where and on which device ("" when not profiled),
-    #: and the new profile run's directory (a path; None without one).
+    #: saying what was traced, where and on which device (not profiled: that the
+    #: previous compile's profile was removed, else ""), and the new profile run's
+    #: directory (a path; None without one).
     profile: str = ""
     profile_run: str | None = None
 

@@ -158,7 +158,8 @@ def test_a_recompile_repeats_the_recipes_profile_and_replaces_the_run(profiled_d
     check_profile_of_its_dump(dump, 5)
     # "Recompile without profiling": the profile of the previous compile goes.
     answer, _ = _recompile(dump, {"profile": 0})
-    assert answer["ok"] and answer["profile"] == "" and find_runs(dump) == []
+    assert answer["ok"] and find_runs(dump) == [] and answer["profile_run"] is None
+    assert "The profile of the previous compile" in answer["profile"]
     assert load_recipe(dump).profile is None
     # "Recompile and profile" ({"profile": N}) profiles again, and records it.
     answer, _ = _recompile(dump, {"profile": 2})
