@@ -269,8 +269,10 @@ async def test_recompile_after_change_follows_renumbered_module(client, project)
     assert action.title == "Recompile with JAX on CPU and refresh"
     assert _command_of(action) == {"title": action.title, "command": "hlo.recompile",
                                    "arguments": [uri]}
-    # Beside it (no GPU here), the deviceless compile for a target GPU (issue 10).
+    # Beside it (no GPU here), the same under jax.profiler (issue 43) and the deviceless
+    # compile for a target GPU (issue 10).
     assert [(a.title, _command_of(a)["arguments"]) for a in others] == [
+        ("Recompile and profile", [uri, {"profile": 10}]),
         ("Compile for H100 here, no GPU needed", [uri, {"target": "h100"}])]
     header = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
