@@ -33,6 +33,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if full_only(item.nodeid):
             item.add_marker(pytest.mark.full)
+        if "profiled_dump" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)  # it runs a JAX program
 
 
 @pytest.fixture(scope="session")
@@ -77,8 +79,9 @@ def _parsers_built_first():
 def profiled_dump(tmp_path_factory) -> pathlib.Path:
     """A real profiled CPU dump outside the repository, made once per session by
     ``hlo-lsp dump --platform cpu --profile 5`` (:func:`tests.helpers.make_profiled_dump`;
-    ``hlo-lsp dump``'s confirmation remembered in a state directory of its own).
-    Tests using it run a JAX program: mark them ``slow``. Do not modify it (copy it)."""
+    ``hlo-lsp dump``'s confirmation remembered in a state directory of its own): the
+    dump directory, the program ``profiled_net.py`` in its parent. Tests using it are
+    marked ``slow`` (:func:`pytest_collection_modifyitems`). Do not modify it (copy it)."""
     pytest.importorskip("jax")
     import os
 
