@@ -25,7 +25,6 @@ import pathlib
 from dataclasses import dataclass, field
 
 from hlo_lsp.dump.profiles import find_runs, newest_run
-from hlo_lsp.dump.recipe import MAX_PROFILE_CALLS  # noqa: F401 - re-exported
 from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
 from hlo_lsp.model.visible import visible
 
