@@ -348,6 +348,7 @@ def trace_event_sums(trace: pathlib.Path, module: str) -> dict[str, tuple[int, f
             sums[args["hlo_op"]][1] += e["dur"]
     return {op: (n, total) for op, (n, total) in sums.items()}
 
+
 def make_profiled_dump(workdir: pathlib.Path, env: dict[str, str] | None = None
                        ) -> pathlib.Path:
     """A real profiled CPU dump made OUTSIDE the repository (issue 43): the program
