@@ -260,11 +260,13 @@ class AnalysisSnapshot:
 
     async def graph(self, uri: str, computation: str | None,
                     position: tuple[int, int] | None, hops: int | None, limit: int | None,
-                    page: bool, encode: pictures.GraphEncoder) -> T | None:
+                    page: bool, encode: pictures.GraphEncoder,
+                    profile: ProfileInput | None = None) -> T | None:
         """``encode(graph, lines, page)`` of the dataflow graph of ``computation``
         (a name) or around ``position`` (``(line, character)``: an instruction's
         neighbourhood of ``hops`` hops, or a computation header's computation),
-        at most ``limit`` nodes, with its HTML page when ``page`` (else "")
+        at most ``limit`` nodes, with its HTML page when ``page`` (else ""),
+        nodes shaded by the measured self time of ``profile``
         (:func:`hlo_lsp.analysis.pictures.graph_answer`); computed and encoded in
         the work queue at :data:`~hlo_lsp.analysis.work.REPORT`. None for a
         document not analysable or no such computation or instruction. Raises
@@ -273,7 +275,7 @@ class AnalysisSnapshot:
             if a is None:
                 return None
             got = await self._work(pictures.graph_answer, self.store, a, computation,
-                                   position, hops, limit, page, encode,
+                                   position, hops, limit, page, encode, profile,
                                    priority=REPORT)
         self.store.check_current()
         return got

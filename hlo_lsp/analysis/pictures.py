@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from hlo_lsp.analysis.profiles import ProfileInput, measured_in
 from hlo_lsp.analysis.documents import Analysis, DocumentStore
 from hlo_lsp.analysis.work import REPORT
 from hlo_lsp.features.graph import DEFAULT_LIMIT, Graph, graph
@@ -80,16 +81,21 @@ def _offset(a: Analysis, position: tuple[int, int] | None) -> int | None:
 
 def graph_answer(store: DocumentStore, a: Analysis, computation: str | None,
                  position: tuple[int, int] | None, hops: int | None, limit: int | None,
-                 page: bool, encode: GraphEncoder) -> T | None:
+                 page: bool, encode: GraphEncoder,
+                 profile: ProfileInput | None = None) -> T | None:
     """``encode(graph, lines, page)`` of the graph of ``computation`` or around
     ``position`` (``(line, character)`` in ``a``'s text)
     (:func:`hlo_lsp.features.graph.graph`: at most ``limit``
     nodes, default :data:`~hlo_lsp.features.graph.DEFAULT_LIMIT`), with its page
     when ``page`` (:func:`hlo_lsp.features.graph_page.graph_html`, as ``hlo-lsp
-    graph`` writes it, titled by the module and what it shows), else "". None
-    when there is no such computation or instruction. Work of the work queue."""
+    graph`` writes it, titled by the module and what it shows), else "". With
+    the dump's ``profile`` (:mod:`hlo_lsp.analysis.profiles`) the nodes it
+    measured are shaded by their self time. None when there is no such
+    computation or instruction. Work of the work queue."""
     around = _offset(a, position)
-    g = graph(a.module, computation, around, hops, DEFAULT_LIMIT if limit is None else limit)
+    joined = measured_in(a.module, profile)
+    g = graph(a.module, computation, around, hops, DEFAULT_LIMIT if limit is None else limit,
+              profile=joined.measured if joined is not None else None)
     if g is None:
         return None
     html = ""

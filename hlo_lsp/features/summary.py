@@ -22,7 +22,7 @@ from hlo_lsp.model.op_names import op_name_pattern, short_op_name
 from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelGroup, KernelSummary
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.profile import Measured, ModuleProfile
-from hlo_lsp.features.measured import estimate_seconds
+from hlo_lsp.features.measured import estimate_seconds, ratio_text
 
 
 def _kernel_line(k: Kernel) -> list[str]:
@@ -473,7 +473,7 @@ def _us(us: float) -> str:
 def _ratio(r: MeasuredRow) -> str:
     if r.ratio is None:
         return ""
-    return f"{r.ratio:.3g}x" if r.ratio < 1000 else f"{r.ratio:,.0f}x"
+    return ratio_text(r.ratio)
 
 
 def _share(share: float | None) -> str:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pygls.uris import to_fs_path
+
 from hlo_lsp.features.graph import Graph
 from hlo_lsp.features.text_pictures import TextPicture
 from hlo_lsp.lsp import messages
@@ -73,8 +75,9 @@ def register(server: HloLanguageServer) -> None:
         if parsed.format == "text":
             return await snapshot.graph_text(uri, parsed.computation, at, parsed.hops,
                                              picture_reply)
+        profile = await ls.host.profiles.for_file(to_fs_path(uri) or "", ls.settings.profile)
         return await snapshot.graph(uri, parsed.computation, at, parsed.hops, parsed.limit,
-                                    bool(parsed.page), graph_json)
+                                    bool(parsed.page), graph_json, profile)
 
     @route(server, messages.MEMORY)
     async def on_memory(ls: HloLanguageServer, params: Any) -> dict | None:
