@@ -9,7 +9,8 @@ Which run applies to the dump file ``path`` (first that holds one):
 2. the newest run of the ``hlo.profile`` setting's directory;
 3. the newest run beside the dump: under its directory
    (:func:`hlo_lsp.dump.profiles.find_runs`), else under its parent (a profile
-   written next to the dump directory, ``work/prof`` beside ``work/dump``).
+   written next to the dump directory, ``work/prof`` beside ``work/dump``),
+   else under the working directory of the dump's recipe.
 
 A run's files are read in a thread (:func:`asyncio.to_thread`) and kept by
 ``(path, mtime, size)``; every profile file is untrusted input, and one that
@@ -32,6 +33,7 @@ from hlo_lsp.dump.profiles import (PROFILE_SUFFIXES, FileProfile, ProfileError, 
                                    find_runs, join_file, newest_run, prepare_join,
                                    read_profile_file, run_at)
 from hlo_lsp.analysis.refreshed import Refreshed
+from hlo_lsp.dump.recipe import RecipeError, load_recipe
 from hlo_lsp.model.hlo import HloModule
 
 #: How many profile files are kept read (the events of a long capture are
@@ -65,8 +67,9 @@ def _identity(path: str) -> tuple[str, int, int] | None:
 def runs_near(path: str, directory: str | None, setting: str) -> list[ProfileRun]:
     """The runs that may apply to the dump file ``path``, oldest first: those
     of ``directory`` when given, else of the ``setting``'s directory when set,
-    else those beside the dump (its directory, then its parent). Blocks on the
-    disk (a few directory listings)."""
+    else those beside the dump (its directory, then its parent, then the
+    working directory of its recipe). Blocks on the disk (a few directory
+    listings)."""
     if directory:
         return find_runs(os.path.expanduser(directory))
     if setting:
@@ -74,7 +77,19 @@ def runs_near(path: str, directory: str | None, setting: str) -> list[ProfileRun
     dump_dir = os.path.dirname(os.path.abspath(path)) if path else ""
     if not dump_dir:
         return []
-    return find_runs(dump_dir) or find_runs(os.path.dirname(dump_dir))
+    return find_runs(dump_dir) or find_runs(os.path.dirname(dump_dir)) or \
+        _recipe_runs(dump_dir)
+
+
+def _recipe_runs(dump_dir: str) -> list[ProfileRun]:
+    """The runs under the working directory of the dump's recipe (a program
+    that calls ``jax.profiler.trace("prof")`` writes there); [] without a
+    usable recipe."""
+    try:
+        recipe = load_recipe(dump_dir)
+    except RecipeError:
+        return []
+    return find_runs(recipe.cwd) if recipe is not None and recipe.cwd else []
 
 
 def read_first(run: ProfileRun) -> tuple[ProfileTrace | None, list[ProfileError]]:

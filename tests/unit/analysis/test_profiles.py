@@ -209,3 +209,18 @@ def test_the_graph_page_shades_the_nodes_the_profile_measured():
     assert measured["convolution"].total_us == pytest.approx(sums["convolution"][1], rel=0.01)
     assert g.measured_max_us and g0.measured_max_us is None
     assert page != page0
+
+
+def test_a_profile_in_the_recipes_working_directory_is_found(tmp_path):
+    from hlo_lsp.analysis.profiles import runs_near
+    from hlo_lsp.dump.recipe import Recipe, save_recipe
+
+    dump = tmp_path / "deep" / "dumps" / "xla_dump"
+    dump.mkdir(parents=True)
+    shutil.copy(DUMP, dump / DUMP.name)
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "profile" / "plugins", work / "prof" / "plugins")
+    assert runs_near(str(dump / DUMP.name), None, "") == []
+    save_recipe(Recipe(command=["python", "train.py"], cwd=str(work)), dump)
+    [run] = runs_near(str(dump / DUMP.name), None, "")
+    assert run.name == RUN.name and run.path.startswith(str(work))
