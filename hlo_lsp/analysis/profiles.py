@@ -33,12 +33,17 @@ from hlo_lsp.dump.profiles import (PROFILE_SUFFIXES, FileProfile, ProfileError, 
                                    find_runs, join_file, newest_run, prepare_join,
                                    read_profile_file, run_at)
 from hlo_lsp.analysis.refreshed import Refreshed
+from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
 from hlo_lsp.dump.recipe import RecipeError, load_recipe
 from hlo_lsp.model.hlo import HloModule
 
 #: How many profile files are kept read (the events of a long capture are
 #: tens of MB in memory).
 MAX_TRACES = 4
+#: How long an answer waits for the first read of a dump's profile (seconds):
+#: a small profile shows in the first hover; a large one (a second or more per
+#: 100,000 events) does not hold the editor up, and shows once read.
+FIRST_READ_WAIT_S = 1.0
 #: How long the run that applies to a dump file is kept before it is looked for
 #: again (seconds): a new capture is seen within about this time.
 PROFILE_TTL_S = 5.0
@@ -62,6 +67,15 @@ def _identity(path: str) -> tuple[str, int, int] | None:
     except OSError:
         return None
     return (path, st.st_mtime_ns, st.st_size)
+
+
+def measurable(path: str) -> bool:
+    """Whether a profile can measure the module of the file ``path``: a dump's
+    after-optimizations file, or a file not named as a dump's (judged later by
+    its instructions); not a before-optimizations file or a pass snapshot,
+    whose instructions XLA does not run as such."""
+    dump = parse_dump_name(os.path.basename(path))
+    return dump is None or dump.stage == AFTER_OPTIMIZATIONS
 
 
 def runs_near(path: str, directory: str | None, setting: str) -> list[ProfileRun]:
@@ -111,10 +125,21 @@ class _Traces:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._read: OrderedDict[tuple, ProfileTrace] = OrderedDict()
+        #: run directory -> the lock its read holds
+        self._runs: dict[str, threading.Lock] = {}
 
     def read(self, run: ProfileRun) -> tuple[ProfileTrace | None, tuple, list[ProfileError]]:
         """``(trace, version, errors)`` of ``run``'s first file that reads
-        (:func:`read_first`), from the cache when its version was read. Blocks."""
+        (:func:`read_first`), from the cache when its version was read; one
+        read of a run at a time (threads asking meanwhile wait for it and take
+        its answer). Blocks."""
+        with self._lock:
+            run_lock = self._runs.setdefault(run.path, threading.Lock())
+        with run_lock:
+            return self._read_once(run)
+
+    def _read_once(self, run: ProfileRun) -> tuple[ProfileTrace | None, tuple,
+                                                   list[ProfileError]]:
         for file in run.files:
             key = _identity(file)
             with self._lock:
@@ -147,6 +172,10 @@ class Profiles:
     def __init__(self, tell: Callable[[str], None] | None = None,
                  ttl: float = PROFILE_TTL_S) -> None:
         self.tell = tell or (lambda text: None)
+        #: called when a profile read after its answer's wait is done
+        self.arrived: Callable[[], None] = lambda: None
+        #: the keys whose first read outlasted its wait, watched by :meth:`_late`
+        self._awaited: set[tuple] = set()
         #: dump directory -> the run loaded for it by command
         self._loaded: dict[str, str] = {}
         self._traces = _Traces()
@@ -196,14 +225,34 @@ class Profiles:
 
     async def for_file(self, path: str, setting: str) -> ProfileInput | None:
         """The profile that applies to the dump file ``path`` (module docstring),
-        read; None when there is none or it cannot be read (told once)."""
-        if not path:
+        read; None when there is none, it cannot be read (told once), the file
+        is a stage XLA does not run (before optimizations, a pass snapshot), or
+        its first read takes longer than :data:`FIRST_READ_WAIT_S`: then the
+        answer goes on without it, and :attr:`arrived` is called when the read
+        is done (the server asks the editor to refresh its code lenses)."""
+        if not path or not measurable(path):
             return None
         loaded = self._loaded.get(os.path.dirname(path))
-        found, errors = await self._inputs.get((path, setting, loaded), self._lookup,
-                                               path, setting, loaded)
+        key = (path, setting, loaded)
+        found, errors = await self._inputs.get(key, self._lookup, path, setting, loaded,
+                                               wait=FIRST_READ_WAIT_S, default=(None, []))
         self._say(errors)
+        reading = self._inputs.reading(key)
+        if reading is not None and key not in self._awaited:
+            self._awaited.add(key)
+            reading.add_done_callback(lambda task: self._late(key, task))
         return found
+
+    def _late(self, key: tuple, task: asyncio.Task) -> None:
+        """A first read that outlasted its wait is done: say its errors, and
+        tell :attr:`arrived` when it found a profile."""
+        self._awaited.discard(key)
+        if task.cancelled() or task.exception() is not None:
+            return
+        found, errors = task.result()
+        self._say(errors)
+        if found is not None:
+            self.arrived()
 
     def _lookup(self, path: str, setting: str,
                 loaded: str | None) -> tuple[ProfileInput | None, list[ProfileError]]:
@@ -246,4 +295,5 @@ def measured_in(module: HloModule, profile: ProfileInput | None) -> FileProfile 
                              lambda: join_file(module, profile.path, profile.run, profile.trace))
 
 
-__all__ = ["MAX_TRACES", "PROFILE_TTL_S", "ProfileInput", "Profiles", "measured_in", "read_first", "runs_near"]
+__all__ = ["FIRST_READ_WAIT_S", "MAX_TRACES", "PROFILE_TTL_S", "ProfileInput", "Profiles",
+           "measurable", "measured_in", "read_first", "runs_near"]

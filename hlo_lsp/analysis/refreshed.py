@@ -14,28 +14,54 @@ from typing import Any
 
 class Refreshed:
     """Answers of a blocking read, by key, read in a thread: the first time
-    awaited; after ``ttl`` seconds given at once while one read in the
-    background replaces them (stale while revalidating). At most ``maxsize``
-    keys, the oldest read dropped first."""
+    awaited, one read per key however many ask meanwhile (they share it);
+    after ``ttl`` seconds given at once while one read in the background
+    replaces them (stale while revalidating). At most ``maxsize`` keys, the
+    oldest read dropped first."""
 
     def __init__(self, ttl: float, maxsize: int = 256) -> None:
         self.ttl = ttl
         self.maxsize = maxsize
         self._values: dict[Hashable, tuple[float, Any]] = {}
         self._refreshing: dict[Hashable, asyncio.Task] = {}
+        #: key -> its first read, under way
+        self._reading: dict[Hashable, asyncio.Task] = {}
 
-    async def get(self, key: Hashable, read: Callable[..., Any], *args: Any) -> Any:
-        """The answer of ``read(*args)`` for ``key``; see the class docstring."""
+    async def get(self, key: Hashable, read: Callable[..., Any], *args: Any,
+                  wait: float | None = None, default: Any = None) -> Any:
+        """The answer of ``read(*args)`` for ``key``; see the class docstring.
+        ``wait``: at most this many seconds for a first read; past them
+        ``default`` is answered while the read goes on (its answer is the next
+        ``get``'s; :meth:`reading` gives the read under way)."""
         known = self._values.get(key)
         if known is None:
-            value = await asyncio.to_thread(read, *args)
-            self._store(key, value)
-            return value
+            task = self._reading.get(key)
+            if task is None:
+                task = asyncio.get_running_loop().create_task(self._first(key, read, *args))
+                self._reading[key] = task
+            if wait is None:
+                return await asyncio.shield(task)
+            done, _ = await asyncio.wait({task}, timeout=wait)
+            return task.result() if done else default
         read_at, value = known
         if time.monotonic() - read_at > self.ttl and key not in self._refreshing:
             task = asyncio.get_running_loop().create_task(self._refresh(key, read, *args))
             self._refreshing[key] = task
         return value
+
+    def reading(self, key: Hashable) -> asyncio.Task | None:
+        """The first read of ``key`` under way, None when there is none."""
+        return self._reading.get(key)
+
+    async def _first(self, key: Hashable, read: Callable[..., Any], *args: Any) -> Any:
+        try:
+            value = await asyncio.to_thread(read, *args)
+            if self._reading.get(key) is asyncio.current_task():  # not forgotten meanwhile
+                self._store(key, value)
+            return value
+        finally:
+            if self._reading.get(key) is asyncio.current_task():
+                del self._reading[key]
 
     async def _refresh(self, key: Hashable, read: Callable[..., Any], *args: Any) -> None:
         try:
@@ -53,8 +79,9 @@ class Refreshed:
 
     def forget(self, matches: Callable[[Hashable], bool]) -> None:
         """Drop the answers whose key ``matches`` (the next ``get`` reads again)."""
-        for key in [k for k in self._values if matches(k)]:
+        for key in [k for k in (*self._values, *self._reading) if matches(k)]:
             self._values.pop(key, None)
+            self._reading.pop(key, None)  # its answer is not kept
             task = self._refreshing.pop(key, None)
             if task is not None:
                 task.cancel()

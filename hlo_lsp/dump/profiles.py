@@ -67,7 +67,7 @@ class ProfileRun:
 def _run_files(path: str) -> tuple[str, ...]:
     try:
         names = sorted(os.listdir(path))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a path with a NUL character
         return ()
     xplanes = [n for n in names if n.endswith(XPLANE_SUFFIX)]
     traces = [n for n in names if n.endswith(TRACE_SUFFIXES) and not n.startswith("perfetto")]
@@ -86,7 +86,7 @@ def run_at(path: str | os.PathLike) -> ProfileRun | None:
 def _runs_in_plugins(plugins: str) -> list[ProfileRun]:
     try:
         entries = sorted(os.listdir(plugins))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a path with a NUL character
         return []
     runs = (run_at(os.path.join(plugins, e)) for e in entries)
     return [r for r in runs if r is not None]
@@ -107,7 +107,7 @@ def find_runs(directory: str | os.PathLike) -> list[ProfileRun]:
     candidates = [directory, os.path.join(directory, _PLUGINS)]
     try:
         children = sorted(e.path for e in os.scandir(directory) if e.is_dir(follow_symlinks=False))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a path with a NUL character
         children = []
     candidates += [os.path.join(c, _PLUGINS) for c in children]
     for plugins in candidates:

@@ -68,3 +68,41 @@ def test_the_deviceless_statement_of_a_device_dump_is_none(tmp_path):
         return await inputs.deviceless(str(dump)), await inputs.deviceless(str(dump))
 
     assert asyncio.run(run()) == (None, None)
+
+
+def test_askers_of_a_first_read_under_way_share_it():
+    reads = []
+    release = threading.Event()
+
+    def read(key):
+        reads.append(key)
+        release.wait(10)
+        return "answer"
+
+    async def run():
+        cache = Refreshed(ttl=3600)
+        askers = [asyncio.ensure_future(cache.get("k", read, "k")) for _ in range(5)]
+        await asyncio.sleep(0.05)
+        release.set()
+        return await asyncio.gather(*askers)
+
+    assert asyncio.run(run()) == ["answer"] * 5
+    assert reads == ["k"]
+
+
+def test_a_first_read_past_its_wait_answers_the_default_and_goes_on():
+    release = threading.Event()
+
+    def read(key):
+        release.wait(10)
+        return "late"
+
+    async def run():
+        cache = Refreshed(ttl=3600)
+        early = await cache.get("k", read, "k", wait=0.05, default="none yet")
+        under_way = cache.reading("k")
+        release.set()
+        await under_way
+        return early, under_way is not None, await cache.get("k", read, "k", wait=0.05)
+
+    assert asyncio.run(run()) == ("none yet", True, "late")

@@ -224,3 +224,38 @@ def test_a_profile_in_the_recipes_working_directory_is_found(tmp_path):
     save_recipe(Recipe(command=["python", "train.py"], cwd=str(work)), dump)
     [run] = runs_near(str(dump / DUMP.name), None, "")
     assert run.name == RUN.name and run.path.startswith(str(work))
+
+
+def test_a_slow_first_read_does_not_hold_the_answer_and_is_announced(monkeypatch):
+    import time
+
+    from hlo_lsp.analysis import profiles as module
+
+    real_read_first = module.read_first
+
+    def slow(run):
+        time.sleep(0.5)
+        return real_read_first(run)
+
+    monkeypatch.setattr(module, "read_first", slow)
+    monkeypatch.setattr(module, "FIRST_READ_WAIT_S", 0.05)
+
+    async def run():
+        profiles = Profiles()
+        arrived = asyncio.Event()
+        profiles.arrived = arrived.set
+        first = await profiles.for_file(str(DUMP), "")
+        await asyncio.wait_for(arrived.wait(), 30)
+        return first, await profiles.for_file(str(DUMP), "")
+
+    first, later = asyncio.run(run())
+    assert first is None and later is not None and later.run.path == str(RUN)
+
+
+def test_a_stage_xla_does_not_run_is_not_looked_up(monkeypatch, tmp_path):
+    from hlo_lsp.analysis import profiles as module
+
+    before = tmp_path / "module_0006.jit_net.before_optimizations.txt"
+    before.write_text("HloModule jit_net\n")
+    monkeypatch.setattr(module, "runs_near", lambda *a: pytest.fail("looked up"))
+    assert asyncio.run(Profiles().for_file(str(before), "")) is None

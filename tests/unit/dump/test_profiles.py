@@ -72,3 +72,9 @@ def test_a_run_with_no_file_that_can_be_read_is_one_error(cpu_profile, tmp_path,
     assert info.value.path.endswith(".trace.json.gz")
     assert "\n" not in str(info.value)
     assert capfd.readouterr() == ("", "")
+
+
+def test_a_directory_with_a_nul_character_has_no_runs():
+    """(found by the fuzz run through hlo/profileRuns: os.listdir raises ValueError)"""
+    from hlo_lsp.dump.profiles import find_runs, run_at
+    assert find_runs("/tmp/a\0b") == [] and run_at("/tmp/a\0b") is None
