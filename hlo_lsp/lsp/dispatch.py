@@ -93,6 +93,9 @@ ROUTES: dict[str, Route] = _rows(
     (types.TEXT_DOCUMENT_CODE_ACTION, "request", "thread", None, None),
     (messages.RECOMPILE, "command", "process", None, UNGUARDED),
     (types.TEXT_DOCUMENT_DOCUMENT_LINK, "request", "work", INTERACTIVE, []),
+    # measured profiles (profiles.py): the analysis layer reads them off the loop
+    (messages.PROFILE_RUNS, "request", "thread", None, None),
+    (messages.LOAD_PROFILE, "command", "thread", None, None),
 )
 
 

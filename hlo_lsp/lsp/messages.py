@@ -13,6 +13,8 @@ One definition per message, for the handlers and for ``docs/protocol.md``:
 | command ``hlo.compareDumps`` | ``[oldUri, newUri, SummaryOptions?]`` | text or markdown |
 | command ``hlo.gotoCounterpart`` | ``[uri, Position]`` or ``[DocumentPositionParams]`` | ``Location[]`` |
 | command ``hlo.recompile`` | ``[uri]``, ``[uri, {"target": T}]``, ``[uri, {"platform": P}]``, ``[uri, {"profile": N}]`` or ``[{uri}]`` | :class:`RecompileReply` |
+| request ``hlo/profileRuns`` | :class:`ProfileRunsParams` | :class:`ProfileRunsReply` |
+| command ``hlo.loadProfile`` | ``[{uri, path?}]`` (:class:`LoadProfileArgs`) or ``[uri, path?]`` | :class:`LoadProfileReply` |
 
 Params come from the client: :func:`parse_params` and :func:`parse_arguments`
 never raise; malformed input gives None (the handler answers its empty result).
@@ -39,6 +41,9 @@ READABLE_VIEW = "hlo.readableView"
 COMPARE_DUMPS = "hlo.compareDumps"
 GOTO_COUNTERPART = "hlo.gotoCounterpart"
 RECOMPILE = "hlo.recompile"
+#: Custom request and command of measured profiles (docs/protocol.md, "Profiles").
+PROFILE_RUNS = "hlo/profileRuns"
+LOAD_PROFILE = "hlo.loadProfile"
 
 
 @attrs.frozen
@@ -402,6 +407,68 @@ class GraphReply:
 
 for _cls in (GraphParams, GraphNodeInfo, GraphEdgeInfo, GraphClusterInfo, GraphReply,
              MemoryParams, PictureTarget, TextPictureReply):
+    _renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(_cls)}
+    _converter.register_structure_hook(_cls, cattrs.gen.make_dict_structure_fn(
+        _cls, _converter, _cattrs_forbid_extra_keys=False, **_renames))
+    _converter.register_unstructure_hook(_cls, cattrs.gen.make_dict_unstructure_fn(
+        _cls, _converter, **_renames))
+
+
+# ---------------------------------------------------------------- profiles ---
+
+@attrs.frozen
+class ProfileRunsParams:
+    """``hlo/profileRuns`` params: the document, and ``path``: a directory to
+    look in (a dump directory, a folder holding ``plugins/profile/<run>/``, or a
+    run); None: the setting ``profile``, else beside the document's dump."""
+
+    text_document: TextDocument
+    path: str | None = None
+
+
+@attrs.frozen
+class ProfileRunInfo:
+    """One capture of ``jax.profiler``: ``path`` (its directory) and ``name``
+    (the directory's name, the capture time ``2026_11_29_06_10_12``)."""
+
+    path: str
+    name: str
+
+
+@attrs.frozen
+class ProfileRunsReply:
+    """The ``hlo/profileRuns`` result: the ``runs`` found, oldest first;
+    ``loaded``: the run the document's measured times come from now (None:
+    none); ``message``: one sentence for the user ("" when there is nothing to
+    say, e.g. "no profile in /d")."""
+
+    runs: list[ProfileRunInfo]
+    loaded: str | None = None
+    message: str = ""
+
+
+@attrs.frozen
+class LoadProfileArgs:
+    """``hlo.loadProfile`` argument: the document ``uri`` and ``path``, a run
+    directory or a directory holding runs (None: the newest run near the
+    document, or in the setting ``profile``)."""
+
+    uri: str
+    path: str | None = None
+
+
+@attrs.frozen
+class LoadProfileReply:
+    """The ``hlo.loadProfile`` result: ``run``, the run directory loaded (None:
+    none), and ``message``, the sentence the server also showed
+    (``window/showMessage``)."""
+
+    run: str | None
+    message: str = ""
+
+
+for _cls in (ProfileRunsParams, ProfileRunInfo, ProfileRunsReply, LoadProfileArgs,
+             LoadProfileReply):
     _renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(_cls)}
     _converter.register_structure_hook(_cls, cattrs.gen.make_dict_structure_fn(
         _cls, _converter, _cattrs_forbid_extra_keys=False, **_renames))

@@ -73,6 +73,7 @@ import uuid
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlparse
 
 import attrs
 from lsprotocol import types
@@ -1066,6 +1067,11 @@ def request_makers(uri: str, text: str, rng: random.Random) -> dict[str, Callabl
             params["format"] = "text"
         return params
 
+    def profile_dir() -> str:
+        # the document's own directory (a dump directory), nowhere, or not a path
+        return rng.choice([os.path.dirname(urlparse(uri).path) or "/", "",
+                           "/nonexistent/profiles", "relative/dir", "bad\x00path", "\udc80"])
+
     whole = types.Range(start=types.Position(line=0, character=0),
                         end=lines.position(len(text)))
     command = types.WORKSPACE_EXECUTE_COMMAND
@@ -1104,6 +1110,11 @@ def request_makers(uri: str, text: str, rng: random.Random) -> dict[str, Callabl
             "hlo.compareDumps", [uri, uri]),
         command + " hlo.gotoCounterpart": lambda: types.ExecuteCommandParams(
             "hlo.gotoCounterpart", [uri, position_json()]),
+        "hlo/profileRuns": lambda: {"textDocument": {"uri": uri},
+                                    **({"path": profile_dir()} if rng.random() < 0.7 else {})},
+        command + " hlo.loadProfile": lambda: types.ExecuteCommandParams(
+            "hlo.loadProfile", [{"uri": uri, **({"path": profile_dir()}
+                                                if rng.random() < 0.7 else {})}]),
     }
 
 

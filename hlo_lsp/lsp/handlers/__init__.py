@@ -9,6 +9,8 @@
 - :mod:`.recompile`: the recompile code action and command, document links;
 - :mod:`.graph`: ``hlo/graph``, the dataflow graph of a computation or of the
   neighbourhood of an instruction;
+- :mod:`.profiles`: ``hlo/profileRuns`` and ``hlo.loadProfile``, the runs of
+  ``jax.profiler`` near a dump and loading one;
 - :mod:`.reports`: definition and links in XLA's buffer-assignment and
   memory-usage reports (used by the text and recompile handlers).
 

@@ -198,6 +198,8 @@ def _every_request(uri: str, text: str, first_id: int) -> list[dict]:
         (command, {"command": "hlo.readableView", "arguments": [uri, {"inlineFusions": True}]}),
         (command, {"command": "hlo.compareDumps", "arguments": [uri, uri]}),
         (command, {"command": "hlo.gotoCounterpart", "arguments": [uri, pos]}),
+        ("hlo/profileRuns", {"textDocument": doc}),
+        (command, {"command": "hlo.loadProfile", "arguments": [{"uri": uri}]}),
     ]
     return [{"id": first_id + i, "method": method, "params": params}
             for i, (method, params) in enumerate(requests)]

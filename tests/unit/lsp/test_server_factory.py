@@ -21,9 +21,10 @@ EXPECTED_FEATURES = {
     "textDocument/semanticTokens/range", "textDocument/codeLens", "textDocument/codeAction",
     "textDocument/documentLink", "workspace/symbol", "workspace/didChangeWatchedFiles",
     "workspace/didChangeWorkspaceFolders", "hlo/inlineRegions", "hlo/counterpart",
-    "hlo/counterpartFiles", "hlo/workspaceStatus", "hlo/graph", "hlo/memory"}
+    "hlo/counterpartFiles", "hlo/workspaceStatus", "hlo/graph", "hlo/memory",
+    "hlo/profileRuns"}
 EXPECTED_COMMANDS = {"hlo.showSummary", "hlo.readableView", "hlo.compareDumps",
-                     "hlo.gotoCounterpart", "hlo.recompile"}
+                     "hlo.gotoCounterpart", "hlo.recompile", "hlo.loadProfile"}
 
 _PROBE = """
 import importlib, json, sys
