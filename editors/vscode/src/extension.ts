@@ -35,6 +35,7 @@ import {
 } from './serverCommand';
 import { HloGraphPanel } from './graphPanel';
 import { HloViews } from './viewCommands';
+import { LOAD_PROFILE, PROFILE_RUNS_METHOD, loadProfileArgument, parseProfileRuns, profileNeedsChoice, runItems } from './profiles';
 import { GOTO_COUNTERPART, SHOW_SUMMARY } from './views';
 
 const CLIENT_ID = 'hlo'; // makes `hlo.trace.server` the trace setting
@@ -73,7 +74,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      const affected = ['hlo.server', 'hlo.sourceRoot', 'hlo.device'].some((k) => e.affectsConfiguration(k));
+      const affected = ['hlo.server', 'hlo.sourceRoot', 'hlo.device', 'hlo.profile'].some((k) => e.affectsConfiguration(k));
       if (!affected || !startRequested) return;
       if (startFailed && e.affectsConfiguration('hlo.server')) {
         // the server is not running: the user is fixing the setting the notification named
@@ -183,6 +184,68 @@ async function runRecompile(args: unknown[], send: (args: unknown[]) => Promise<
     void vscode.window.showErrorMessage(`HLO: recompile failed: ${message}`);
     return undefined;
   }
+}
+
+/**
+ * *HLO: Load Profile...* from the palette: where the profiles are (beside this dump, or a
+ * folder the user picks, the dump's directory first), the server's runs there
+ * (`hlo/profileRuns`), one of several picked (newest first), then the server command
+ * `hlo.loadProfile` with it. The server shows what it loaded (window/showMessage) and
+ * refreshes the code lenses. Arguments that name a directory go to the server as they are.
+ */
+async function runLoadProfile(args: unknown[], send: (args: unknown[]) => Promise<unknown>): Promise<unknown> {
+  const active = activeHloUri();
+  const given = loadProfileArgument(args) ?? (active ? { uri: active } : undefined);
+  if (!given) {
+    void vscode.window.showWarningMessage('HLO: open an HLO file to load a profile for it.');
+    return undefined;
+  }
+  const path = profileNeedsChoice(args) ? await chooseProfile(given.uri) : given.path;
+  if (path === null) return undefined; // dismissed
+  try {
+    return await send([path ? { uri: given.uri, path } : { uri: given.uri }]);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    output.appendLine(`hlo.loadProfile failed: ${message}`);
+    void vscode.window.showErrorMessage(`HLO: loading the profile failed: ${message}`);
+    return undefined;
+  }
+}
+
+/** The run (or directory) to load for `uri`: undefined for the default place, null when the user cancels. */
+async function chooseProfile(uri: string): Promise<string | undefined | null> {
+  const title = 'HLO: Load Profile';
+  const setting = vscode.workspace.getConfiguration('hlo').get<string>('profile', '');
+  const where = await vscode.window.showQuickPick(
+    [
+      { label: 'Beside this dump', description: setting ? `hlo.profile: ${setting}` : 'the dump directory, its folders and its parent', browse: false },
+      { label: 'Choose a Folder...', description: 'a dump directory, a folder holding plugins/profile/, or one run', browse: true },
+    ],
+    { title, placeHolder: 'Where are the profiles of jax.profiler.trace?' },
+  );
+  if (!where) return null;
+  let dir: string | undefined;
+  if (where.browse) {
+    const doc = vscode.Uri.parse(uri);
+    const picked = await vscode.window.showOpenDialog({
+      canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Load Profile', title,
+      defaultUri: doc.scheme === 'file' ? vscode.Uri.joinPath(doc, '..') : undefined,
+    });
+    if (!picked?.length) return null;
+    dir = picked[0].fsPath;
+  }
+  let found;
+  try {
+    found = parseProfileRuns(await client?.sendRequest(PROFILE_RUNS_METHOD, { textDocument: { uri }, path: dir }));
+  } catch (err) {
+    output.appendLine(`${PROFILE_RUNS_METHOD} failed: ${String(err)}`);
+  }
+  // none there: the server's command says so; one: nothing to choose
+  if (!found || found.runs.length <= 1) return found?.runs[0]?.path ?? dir;
+  const picked = await vscode.window.showQuickPick(runItems(found), {
+    title, placeHolder: `${found.runs.length} profile runs: which one? (newest first)`, matchOnDetail: true,
+  });
+  return picked ? picked.run.path : null;
 }
 
 function pythonPathIsExplicit(cfg: vscode.WorkspaceConfiguration): boolean {
@@ -346,7 +409,7 @@ async function serverCommand(): Promise<ServerCommand> {
   return resolveServerCommand({ path, pythonPath, extraArgs });
 }
 
-/** `hlo.sourceRoot` (empty entries dropped) and `hlo.device` (when set) as the server's `sourceRoot` and `device`. */
+/** `hlo.sourceRoot` (empty entries dropped), `hlo.device` and `hlo.profile` (when set) as the server's `sourceRoot`, `device` and `profile`. */
 function initializationOptions(): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration('hlo');
   const value = cfg.get<unknown>('sourceRoot', '');
@@ -354,6 +417,8 @@ function initializationOptions(): Record<string, unknown> {
   const options: Record<string, unknown> = roots.length ? { sourceRoot: roots.length === 1 ? roots[0] : roots } : {};
   const device = cfg.get<string>('device', '');
   if (device) options.device = device;
+  const profile = cfg.get<string>('profile', '');
+  if (profile.trim()) options.profile = profile.trim();
   return options;
 }
 
@@ -435,10 +500,11 @@ async function tryStart(mayRetry: boolean): Promise<'started' | 'failed' | 'retr
       // Server commands that need the editor: `hlo.recompile` from the palette or a menu
       // (supply the document uri), `hlo.showSummary` from the code lens (show the answer,
       // which languageclient would drop), `hlo.gotoCounterpart` (ask `hlo/counterpart`
-      // for the cursor and go there).
+      // for the cursor and go there), `hlo.loadProfile` from the palette (choose the run).
       executeCommand: (command, args, next) => {
         const send = (a: unknown[]) => Promise.resolve(next(command, a));
         if (command === RECOMPILE) return runRecompile(args, send);
+        if (command === LOAD_PROFILE) return runLoadProfile(args, send);
         if (command === SHOW_SUMMARY) return views.runShowSummary(args, send);
         if (command === GOTO_COUNTERPART) return views.gotoCounterpart(args);
         return next(command, args);
@@ -475,6 +541,13 @@ async function tryStart(mayRetry: boolean): Promise<'started' | 'failed' | 'retr
     commandFallbacks.push(
       vscode.commands.registerCommand(RECOMPILE, (...args: unknown[]) =>
         runRecompile(args, (a) => Promise.resolve(c.sendRequest(ExecuteCommandRequest.type, { command: RECOMPILE, arguments: a }))),
+      ),
+    );
+  }
+  if (!advertised.includes(LOAD_PROFILE)) {
+    commandFallbacks.push(
+      vscode.commands.registerCommand(LOAD_PROFILE, (...args: unknown[]) =>
+        runLoadProfile(args, (a) => Promise.resolve(c.sendRequest(ExecuteCommandRequest.type, { command: LOAD_PROFILE, arguments: a }))),
       ),
     );
   }

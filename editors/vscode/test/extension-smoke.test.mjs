@@ -84,6 +84,7 @@ async function runFlows(t, { advertiseRecompile }) {
   const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-fake-')), 'server.log');
   settings['hlo.server.path'] = process.execPath;
   settings['hlo.server.extraArgs'] = [FAKE_SERVER, '--log', logFile, ...(advertiseRecompile ? [] : ['--no-recompile'])];
+  settings['hlo.profile'] = '/profiles';
   const context = { subscriptions: [], workspaceState: memento(), globalState: memento(), extensionPath: path.join(REPO, 'editors', 'vscode') };
 
   // activation registers the client-side commands at once
@@ -97,6 +98,8 @@ async function runFlows(t, { advertiseRecompile }) {
 
     // the server starts, gets the document, and answers hlo/inlineRegions; metadata gets hidden
     await waitFor('initialize', () => serverLog(logFile).some((m) => m.method === 'initialize'));
+    // hlo.profile reaches the server as its `profile` setting (docs/protocol.md)
+    assert.equal(serverLog(logFile).find((m) => m.method === 'initialize').params.initializationOptions.profile, '/profiles');
     await waitFor('didOpen', () => serverLog(logFile).some((m) => m.method === 'textDocument/didOpen' && m.params.textDocument.languageId === 'hlo'));
     const expected = lines.flatMap((l, i) => [...l.matchAll(/, metadata=\{(?:[^}"]|"(?:[^"\\]|\\.)*")*\}/g)].map((m) => ({ line: i, text: m[0] })));
     await waitFor('metadata hidden', () => hiddenNow(record, uri).length === expected.length);
@@ -156,6 +159,54 @@ async function runFlows(t, { advertiseRecompile }) {
     await mock.commands.executeCommand('hlo.recompile', doc.uri);
     await waitFor('second executeCommand', () => serverLog(logFile).filter((m) => m.method === 'workspace/executeCommand').length === 2);
     assert.equal(record.messages.filter((m) => m.level === 'error').length, 0, JSON.stringify(record.messages));
+
+    // HLO: Load Profile... (issue 43) from the palette: a folder (the dump's directory
+    // offered first), the runs there newest first, the older one picked: the server
+    // command gets that run.
+    await waitFor('hlo.loadProfile registered', () => record.commands.has('hlo.loadProfile'));
+    const loads = () => serverLog(logFile).filter((m) => m.method === 'workspace/executeCommand' && m.params.command === 'hlo.loadProfile');
+    const runsAsked = () => serverLog(logFile).filter((m) => m.method === 'hlo/profileRuns');
+    record.quickPickAnswers = [1, 1];
+    record.openDialogAnswer = '/chosen/prof';
+    const picks = record.quickPicks.length;
+    let reply = await mock.commands.executeCommand('hlo.loadProfile');
+    assert.deepEqual(record.quickPicks[picks].map((i) => i.label), ['Beside this dump', 'Choose a Folder...']);
+    assert.match(record.quickPicks[picks][0].description, /hlo\.profile: \/profiles/);
+    const dialog = record.openDialogs.at(-1);
+    assert.equal(dialog.canSelectFolders, true);
+    assert.equal(dialog.canSelectFiles, false);
+    assert.equal(dialog.defaultUri.fsPath, path.dirname(SEED0), 'the folder picker starts in the dump directory');
+    assert.deepEqual(runsAsked().at(-1).params, { textDocument: { uri }, path: '/chosen/prof' });
+    assert.deepEqual(record.quickPicks[picks + 1].map((i) => i.label), ['2026-11-29 06:19:32', '2026-11-29 06:19:31'], 'newest first');
+    assert.match(record.quickPicks[picks + 1][0].description, /newest/);
+    const older = '/chosen/prof/plugins/profile/2026_11_29_06_19_31';
+    assert.deepEqual(loads().at(-1).params.arguments, [{ uri, path: older }]);
+    assert.deepEqual(reply, { run: older, message: `loaded ${older}` });
+    // "Beside this dump": the newest run there preselected (the first item)
+    record.quickPickAnswers = [0, 0];
+    reply = await mock.commands.executeCommand('hlo.loadProfile');
+    assert.deepEqual(runsAsked().at(-1).params, { textDocument: { uri } });
+    assert.deepEqual(loads().at(-1).params.arguments, [{ uri, path: '/beside/plugins/profile/2026_11_29_06_19_32' }]);
+    // a folder without a profile: the server's command says so (nothing to choose)
+    record.quickPickAnswers = [1];
+    record.openDialogAnswer = '/chosen/empty';
+    const shown = record.quickPicks.length;
+    reply = await mock.commands.executeCommand('hlo.loadProfile');
+    assert.equal(record.quickPicks.length, shown + 1, 'no run to choose from');
+    assert.deepEqual(loads().at(-1).params.arguments, [{ uri, path: '/chosen/empty' }]);
+    // dismissed: nothing is loaded
+    const before = loads().length;
+    record.quickPickAnswers = [];
+    assert.equal(await mock.commands.executeCommand('hlo.loadProfile'), undefined);
+    record.quickPickAnswers = [1];
+    record.openDialogAnswer = undefined;
+    assert.equal(await mock.commands.executeCommand('hlo.loadProfile'), undefined);
+    assert.equal(loads().length, before, 'a dismissed choice loads nothing');
+    // a directory given (a code lens, a keybinding): sent as it is, nothing asked
+    const asked = record.quickPicks.length;
+    await mock.commands.executeCommand('hlo.loadProfile', { uri, path: '/given' });
+    assert.deepEqual(loads().at(-1).params.arguments, [{ uri, path: '/given' }]);
+    assert.equal(record.quickPicks.length, asked);
 
     // a .txt that VS Code opens as Plain Text but starts with HloModule becomes hlo; side files do not
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-plain-'));

@@ -35,6 +35,7 @@ const ir = await importTs('inlineRegions');
 const sc = await importTs('serverCommand');
 const det = await importTs('detect');
 const vw = await importTs('views');
+const pf = await importTs('profiles');
 
 const pos = (line, character) => ({ line, character });
 const region = (l1, c1, l2, c2, kind = 'metadata') => ({ range: { start: pos(l1, c1), end: pos(l2, c2) }, kind });
@@ -354,6 +355,7 @@ test('package.json: language, grammar, commands, settings', () => {
   assert.deepEqual(commands, [
     'hlo.compareWith',
     'hlo.gotoCounterpart',
+    'hlo.loadProfile',
     'hlo.openReadableView',
     'hlo.openReadableViewInlineFusions',
     'hlo.recompile',
@@ -386,6 +388,9 @@ test('package.json: language, grammar, commands, settings', () => {
   assert.equal(p['hlo.metadata.hidden'].default, true);
   assert.deepEqual(p['hlo.metadata.kinds'].default, ['metadata']);
   assert.deepEqual(p['hlo.metadata.kinds'].items.enum, ['metadata', 'backend_config', 'frontend_attributes']);
+  // issue 43: the server's `profile` setting (docs/protocol.md), a directory
+  assert.equal(p['hlo.profile'].type, 'string');
+  assert.equal(p['hlo.profile'].default, '');
   // Plain Text too: a .txt starting with HloModule is switched to hlo (see detect.ts)
   assert.deepEqual(pkg.activationEvents, ['onLanguage:hlo', 'onLanguage:plaintext']);
   // hidden text still takes room when lines wrap: HLO files do not wrap by default
@@ -585,4 +590,35 @@ test('views: hlo/counterpart params and locations', () => {
   const loc = { uri, range: { start: pos, end: { line: 4, character: 9 } } };
   assert.deepEqual(vw.parseLocations([loc, { uri }, { range: loc.range }, null]), [loc]);
   assert.deepEqual(vw.parseLocations(null), []);
+});
+
+// ---------------------------------------------------------------- profiles (HLO: Load Profile...)
+
+test('profiles: hlo/profileRuns answers, the runs newest first, hlo.loadProfile arguments', () => {
+  const uri = 'file:///d/module_0006.jit_net.cpu_after_optimizations.txt';
+  const older = { path: '/d/prof/plugins/profile/2026_11_29_06_19_31', name: '2026_11_29_06_19_31' };
+  const newer = { path: '/d/prof/plugins/profile/2026_11_29_06_19_32', name: '2026_11_29_06_19_32' };
+  const found = pf.parseProfileRuns({ runs: [older, { path: 3 }, null, newer], loaded: newer.path, message: '' });
+  assert.deepEqual(found, { runs: [older, newer], loaded: newer.path, message: '' });
+  assert.deepEqual(pf.parseProfileRuns({ runs: [], loaded: null, message: 'no profile in /e' }), { runs: [], loaded: null, message: 'no profile in /e' });
+  assert.equal(pf.parseProfileRuns(null), undefined);
+  assert.equal(pf.parseProfileRuns({ loaded: null }), undefined);
+  // offered newest first (the first is preselected), each with its directory
+  const items = pf.runItems(found);
+  assert.deepEqual(items.map((i) => [i.label, i.description, i.detail]), [
+    ['2026-11-29 06:19:32', 'newest, loaded now', newer.path],
+    ['2026-11-29 06:19:31', '', older.path],
+  ]);
+  assert.equal(pf.runLabel('my-run'), 'my-run');
+  // the palette (no arguments) and a menu (a Uri) choose; a directory given goes as it is
+  assert.equal(pf.loadProfileArgument([]), undefined);
+  assert.ok(pf.profileNeedsChoice([]));
+  const asUri = { scheme: 'file', toString: () => uri };
+  assert.deepEqual(pf.loadProfileArgument([asUri]), { uri });
+  assert.ok(pf.profileNeedsChoice([asUri]));
+  assert.deepEqual(pf.loadProfileArgument([{ uri, path: older.path }]), { uri, path: older.path });
+  assert.ok(!pf.profileNeedsChoice([{ uri, path: older.path }]));
+  assert.deepEqual(pf.loadProfileArgument([uri, '/d/prof']), { uri, path: '/d/prof' });
+  assert.deepEqual(pf.loadProfileArgument([{ uri, path: '' }]), { uri });
+  assert.equal(pf.loadProfileArgument([{ path: '/d' }]), undefined);
 });

@@ -1,6 +1,8 @@
 // A minimal LSP server over stdio for the extension smoke test: initialize, document
 // sync, `hlo/inlineRegions` (metadata and backend_config ranges found with a regex, as
-// docs/protocol.md describes them) and workspace/executeCommand `hlo.recompile`.
+// docs/protocol.md describes them), workspace/executeCommand `hlo.recompile` and
+// `hlo.loadProfile`, and `hlo/profileRuns` (two runs in any directory, none in one whose
+// name ends with `empty`; the shapes of hlo_lsp/lsp/messages.py).
 //   node fake-server.mjs --log FILE [--no-recompile]
 import fs from 'node:fs';
 
@@ -40,7 +42,7 @@ function handle(msg) {
         result: {
           capabilities: {
             textDocumentSync: 1,
-            ...(advertiseRecompile ? { executeCommandProvider: { commands: ['hlo.recompile'] } } : {}),
+            ...(advertiseRecompile ? { executeCommandProvider: { commands: ['hlo.recompile', 'hlo.loadProfile'] } } : {}),
           },
           serverInfo: { name: 'fake-hlo-lsp' },
         },
@@ -53,7 +55,16 @@ function handle(msg) {
       return;
     case 'hlo/inlineRegions':
       return send({ id: msg.id, result: inlineRegions(docs.get(msg.params.textDocument.uri) ?? '') });
+    case 'hlo/profileRuns': {
+      const dir = msg.params.path ?? '/beside';
+      const runs = dir.endsWith('empty') ? [] : ['2026_11_29_06_19_31', '2026_11_29_06_19_32'].map((name) => ({ path: `${dir}/plugins/profile/${name}`, name }));
+      return send({ id: msg.id, result: { runs, loaded: null, message: runs.length ? '' : `no profile in ${dir}` } });
+    }
     case 'workspace/executeCommand':
+      if (msg.params.command === 'hlo.loadProfile') {
+        const run = msg.params.arguments?.[0]?.path ?? null;
+        return send({ id: msg.id, result: { run, message: run ? `loaded ${run}` : 'no profile near the dump' } });
+      }
       // The shape of RecompileReply (hlo_lsp/lsp/messages.py).
       return send({ id: msg.id, result: { ok: true, cancelled: false, error: '', summary: `recompiled ${msg.params.arguments?.[0]}\nsecond line` } });
     case 'shutdown':

@@ -25,6 +25,10 @@ const record = {
   shown: [], // {uri, languageId, options} from window.showTextDocument
   quickPicks: [], // items offered by window.showQuickPick
   quickPickAnswer: undefined, // the index of the item window.showQuickPick picks (undefined: dismissed)
+  quickPickAnswers: [], // the indices of the next picks, one each (before quickPickAnswer)
+  quickPickOptions: [], // the options of each window.showQuickPick
+  openDialogs: [], // the options of window.showOpenDialog
+  openDialogAnswer: undefined, // the folder path window.showOpenDialog answers (undefined: dismissed)
 };
 const settings = {}; // 'hlo.server.path' -> value
 
@@ -202,8 +206,10 @@ const window = {
   setStatusBarMessage(text) { record.messages.push({ level: 'status', text }); return new Disposable(); },
   withProgress(_opts, task) { return Promise.resolve(task({ report() {} }, new CancellationTokenSource().token)); },
   showTextDocument(doc, options) { record.shown.push({ uri: doc.uri.toString(), languageId: doc.languageId, options }); return Promise.resolve(makeEditor(doc)); },
-  showQuickPick(items) { return Promise.resolve(items).then((i) => { record.quickPicks.push(i); return record.quickPickAnswer === undefined ? undefined : i[record.quickPickAnswer]; }); },
-  showOpenDialog() { return Promise.resolve(undefined); },
+  showQuickPick(items, options) { return Promise.resolve(items).then((i) => { record.quickPicks.push(i); record.quickPickOptions.push(options);
+    const answer = record.quickPickAnswers.length ? record.quickPickAnswers.shift() : record.quickPickAnswer;
+    return answer === undefined ? undefined : i[answer]; }); },
+  showOpenDialog(options) { record.openDialogs.push(options); return Promise.resolve(record.openDialogAnswer === undefined ? undefined : [Uri.file(record.openDialogAnswer)]); },
 };
 const windowProxy = new Proxy(window, { get(t, p) { if (p in t) return t[p]; if (typeof p === 'string' && p.startsWith('on')) return event('window.' + p); return undefined; } });
 
