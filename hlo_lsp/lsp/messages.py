@@ -416,14 +416,21 @@ for _cls in (GraphParams, GraphNodeInfo, GraphEdgeInfo, GraphClusterInfo, GraphR
 
 # ---------------------------------------------------------------- profiles ---
 
+def _a_path(_instance: Any, attribute: attrs.Attribute, value: str | None) -> None:
+    """A directory from the client: no NUL character (no file system path has one)."""
+    if value is not None and "\x00" in value:
+        raise ValueError(f"{attribute.name}: not a path")
+
+
 @attrs.frozen
 class ProfileRunsParams:
     """``hlo/profileRuns`` params: the document, and ``path``: a directory to
     look in (a dump directory, a folder holding ``plugins/profile/<run>/``, or a
-    run); None: the setting ``profile``, else beside the document's dump."""
+    run); None: the setting ``profile``, else beside the document's dump. A
+    ``path`` with a NUL character is malformed."""
 
     text_document: TextDocument
-    path: str | None = None
+    path: str | None = attrs.field(default=None, validator=_a_path)
 
 
 @attrs.frozen
@@ -454,7 +461,7 @@ class LoadProfileArgs:
     document, or in the setting ``profile``)."""
 
     uri: str
-    path: str | None = None
+    path: str | None = attrs.field(default=None, validator=_a_path)
 
 
 @attrs.frozen

@@ -48,15 +48,13 @@ def runs_reply(runs: list, loaded: str | None, message: str) -> messages.Profile
 
 def load_arguments(args: Any) -> messages.LoadProfileArgs | None:
     """``hlo.loadProfile``'s arguments: ``[{uri, path?}]``, or ``[uri]`` and
-    ``[uri, path]`` as plain strings; None when there is no document URI. An
-    empty ``path`` is none."""
+    ``[uri, path]`` as plain strings; None when there is no document URI or they
+    are malformed. An empty ``path`` is none."""
     args = list(args or [])
     if args and isinstance(args[0], str):
-        path = args[1] if len(args) > 1 and isinstance(args[1], str) else None
-        found = messages.LoadProfileArgs(uri=args[0], path=path)
-    else:
-        parsed = messages.parse_arguments(args, messages.LoadProfileArgs)
-        found = parsed[0] if parsed else None
+        args = [{"uri": args[0], "path": args[1] if len(args) > 1 else None}]
+    parsed = messages.parse_arguments(args, messages.LoadProfileArgs)
+    found = parsed[0] if parsed else None
     if found is None or not found.uri:
         return None
     return messages.LoadProfileArgs(uri=found.uri, path=found.path or None)
