@@ -246,3 +246,35 @@ def test_nvim_recompile_and_profile_writes_a_profile_of_the_dump(nvim, tmp_path)
     assert ops and ops <= names, ops - names
     assert len({e["args"]["run_id"] for e in events}) == 3
     assert json.loads((dump_dir / "hlo-lsp-recipe.json").read_text())["profile"] == 10
+
+
+@pytest.fixture(scope="module")
+def profiled(tmp_path_factory):
+    """A real profiled dump (tests/profiled.py: JAX on the CPU, two runs of
+    jax.profiler), made once for both Neovims."""
+    pytest.importorskip("jax")
+    from tests.profiled import make_profiled_dump
+
+    return make_profiled_dump(tmp_path_factory.mktemp("profiled"))
+
+
+@pytest.mark.slow
+def test_nvim_measured_hover_and_hlo_profile(nvim, profiled, tmp_path) -> None:
+    """Issue 43's acceptance in Neovim: on a real profiled dump, K on an instruction
+    the profile measures shows the Measured line with the count of the newest run
+    beside the dump; :HloProfile <dir> offers the runs newest first and loads the one
+    picked (its message shown, the hover's count that run's, as its trace counts it);
+    :HloProfile on a directory without a profile says so."""
+    from tests.profiled import op_count
+
+    older, newer = profiled.runs
+    op = "convolution"
+    counts = [op_count(r, op) for r in (older, newer)]
+    assert 0 < counts[0] < counts[1], counts
+    empty = tmp_path / "no-profile-here"
+    empty.mkdir()
+    _assert_ok(_run_nvim(nvim, "test_profile.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(profiled.after), HLO_TEST_RUNS=str(profiled.dump / "prof"),
+                         HLO_TEST_OLDER=str(older), HLO_TEST_NEWER=str(newer), HLO_TEST_OP=op,
+                         HLO_TEST_OLDER_COUNT=str(counts[0]), HLO_TEST_NEWER_COUNT=str(counts[1]),
+                         HLO_TEST_EMPTY=str(empty)))

@@ -378,6 +378,23 @@ local function test_setup()
   H.eq(hlo.client_config('/tmp').init_options.device, 'h100-sxm', 'setup{device}: init_options.device')
   hlo.config.device = nil
   H.eq(hlo.client_config('/tmp').init_options, nil, 'no device, no source_root: no init_options')
+  -- The profile option (issue 43): the server's `profile`, a directory, absolute.
+  hlo.config.profile = '/data/prof/'
+  H.eq(hlo.client_config('/tmp').init_options.profile, '/data/prof', 'setup{profile}: init_options.profile')
+  hlo.config.profile = '~'
+  H.eq(hlo.client_config('/tmp').init_options.profile, vim.fn.expand('~'), 'setup{profile}: ~ expanded')
+  hlo.config.profile = nil
+  H.eq(hlo.client_config('/tmp').init_options, nil, 'no profile: no init_options')
+  local prof = require('hlo_lsp.profile')
+  H.eq(prof.directory(''), nil, ':HloProfile without a directory: none')
+  H.eq(prof.run_label('2026_11_29_06_19_32'), '2026-11-29 06:19:32', 'a run named by its time')
+  local found = prof.parse_runs({ runs = { { path = '/p/a', name = 'a' }, { path = 3 }, { path = '/p/b', name = 'b' } },
+    loaded = vim.NIL, message = '' })
+  H.eq(found, { runs = { { path = '/p/a', name = 'a' }, { path = '/p/b', name = 'b' } }, message = '' },
+    'hlo/profileRuns answer validated (null loaded: none)')
+  H.eq(prof.choices(found), { { path = '/p/b', name = 'b' }, { path = '/p/a', name = 'a' } }, 'runs offered newest first')
+  H.eq(prof.format_run(found)(found.runs[2]), 'b (newest)  /p/b', 'the newest labelled')
+  H.eq(vim.fn.exists(':HloProfile'), 2, ':HloProfile defined')
   -- Root: nearest marker, else the file's directory.
   local dump = H.example_dump()
   vim.cmd('silent edit ' .. vim.fn.fnameescape(dump))

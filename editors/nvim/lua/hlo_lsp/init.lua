@@ -1,6 +1,7 @@
 -- hlo-lsp for Neovim: starts the HLO language server for `hlo` buffers, hides
 -- metadata inline, and defines :HloToggleMetadata, :HloRecompile [target], :HloRestart and
--- the views :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart (views.lua).
+-- the views :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart (views.lua) and
+-- :HloProfile [dir] (profile.lua).
 --
 --   require('hlo_lsp').setup({})   -- every option is optional, see M.defaults
 --
@@ -13,6 +14,7 @@ local filetype = require('hlo_lsp.filetype')
 local views = require('hlo_lsp.views')
 local keymaps = require('hlo_lsp.keymaps')
 local folding = require('hlo_lsp.folding')
+local profile = require('hlo_lsp.profile')
 
 local M = {}
 
@@ -60,6 +62,11 @@ M.defaults = {
   -- 'h100-sxm', 'h100-pcie', 'a100-sxm-80gb', 'b200', 'l4', 'tpu-v5e', 'cpu' (the
   -- server's `device`). nil: the one the dump's file name implies, else 'cpu'.
   device = nil,
+  -- Directory holding the profiles of jax.profiler whose measured times hover and the
+  -- code lens show (the server's `profile`): a dump directory, a folder holding
+  -- plugins/profile/<run>/, or one run. nil: beside each dump. :HloProfile [dir]
+  -- loads another run.
+  profile = nil,
   -- How :HloGraph opens the page it writes: nil uses vim.ui.open (0.10+) or
   -- xdg-open; a function(path) does it your way (raising an error or returning
   -- false: no browser, the text view opens instead).
@@ -143,6 +150,9 @@ function M.client_config(root_dir)
   end
   if c.device ~= nil then
     init_options = vim.tbl_extend('force', init_options or {}, { device = c.device })
+  end
+  if c.profile ~= nil and c.profile ~= '' then
+    init_options = vim.tbl_extend('force', init_options or {}, { profile = profile.directory(c.profile) })
   end
   local settings = c.settings or {}
   if c.launcher ~= nil then
@@ -424,6 +434,7 @@ local function create_commands()
   end, { desc = 'hlo-lsp: restart the language server' })
   views.create_commands()
   views.register_lsp_commands()
+  profile.create_commands()
   -- The code action's command runs here too (vim.lsp.commands come before the
   -- server's executeCommand): the same report and reload as :HloRecompile, with
   -- the action's options (`[uri, {"target": "h100"}]`) passed on whole.
@@ -448,6 +459,9 @@ M.compare = views.compare
 M.counterpart = views.counterpart
 M.graph_text = views.graph_text
 M.memory_text = views.memory_text
+-- Measured profiles (profile.lua): :HloProfile [dir].
+M.profile = profile.profile
+M.load_profile = profile.load
 
 -- ------------------------------------------------------------------ lspconfig
 
