@@ -1,14 +1,16 @@
 // Drives code-server in headless Chromium and checks what a user of the extension sees.
-//   node check.mjs first-hour|examples|no-server URL WORKDIR     (run by run.sh)
+//   node check.mjs first-hour|examples|profile|no-server URL WORKDIR     (run by run.sh)
 // puppeteer-core is installed in WORKDIR. Environment from run.sh: HLO_CHROMIUM,
 // HLO_ART (screenshots), HLO_DUMP (jit_mlp's dump file), HLO_PROGRAM (model.py),
-// HLO_BARE_PYTHON (a Python without hlo_lsp).
+// HLO_BARE_PYTHON (a Python without hlo_lsp), HLO_PROFILED (the paths of the real
+// profiled dump of tests/profiled.py, JSON), HLO_EMPTY (a folder without a profile).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import zlib from 'node:zlib';
 
 const [mode, url, work] = process.argv.slice(2);
 const art = process.env.HLO_ART;
@@ -158,6 +160,27 @@ async function showHover(needle, ms = 60000) {
     if (h) return h;
     if (Date.now() - t0 > ms) throw new Error(`no hover with ${JSON.stringify(needle)} in ${ms / 1000} s; last: ${await hoverText()}`);
   }
+}
+
+/** Scrolls the visible hover with the mouse wheel until its paragraph holding `needle` is in view; true once it is. */
+async function scrollHoverTo(needle) {
+  const place = () => page.evaluate((n) => {
+    const h = [...document.querySelectorAll('.monaco-hover')].find((e) => !e.classList.contains('hidden') && e.offsetParent !== null);
+    if (!h) return undefined;
+    const r = h.getBoundingClientRect();
+    const p = [...h.querySelectorAll('p, div.hover-row')].reverse().find((e) => e.textContent.includes(n));
+    const q = p?.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2, seen: !!q && q.top >= r.top && q.bottom <= r.bottom };
+  }, needle);
+  const at = await place();
+  if (!at) return false;
+  await page.mouse.move(at.x, at.y);
+  for (let i = 0; i < 30; i++) {
+    if ((await place())?.seen) return true;
+    await page.mouse.wheel({ deltaY: 40 });
+    await sleep(150);
+  }
+  return false;
 }
 
 async function dismiss() {
@@ -619,6 +642,124 @@ if (mode === 'examples') {
     await screenshot('my-module');
   });
 }
+
+/**
+ * Issue 43: measured times in hover. The real profiled dump of tests/profiled.py (XLA's
+ * dump of a JAX program on the CPU and two runs of jax.profiler.trace in <dump>/prof, the
+ * newest measuring more steps) opened in code-server: the hover on %convolution shows
+ * the Measured line with the newest run's count (the screenshot of the README), then
+ * *HLO: Load Profile...* from the palette offers the runs newest first, loads the older
+ * one picked (the server's notification names it) and the hover has its count; on a
+ * folder without a profile (picked in VS Code's folder dialog) a warning says so. The
+ * counts are read from each run's trace here.
+ */
+async function profileScenario() {
+  const made = JSON.parse(process.env.HLO_PROFILED);
+  const op = 'convolution';
+  const count = (run) => {
+    const file = fs.readdirSync(run).find((n) => n.endsWith('.trace.json.gz'));
+    const events = JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(run, file)))).traceEvents;
+    return events.filter((e) => e.ph === 'X' && e.args?.hlo_op === op && e.args?.hlo_module === 'jit_net').length;
+  };
+  const [older, newer] = made.runs;
+  const [olderCount, newerCount] = [count(older), count(newer)];
+  assert.ok(olderCount > 0 && olderCount < newerCount, `${olderCount} < ${newerCount}`);
+  const name = path.basename(made.after);
+  const lines = fs.readFileSync(made.after, 'utf8').split('\n');
+  const row = lines.findIndex((l) => l.includes(`%${op} = `));
+  const hoverOn = async (needle) => {
+    await gotoLine(row + 1, lines[row].indexOf(`%${op}`) + 3);
+    return showHover(needle);
+  };
+  /** The rows of the quick pick shown now (their labels), once one has `needle`. */
+  const quickPick = (needle) => waitFor(`"${needle}" in a quick pick`, async () => {
+    const rows = await page.evaluate(() => [...document.querySelectorAll('.quick-input-widget:not([style*="display: none"]) .quick-input-list .monaco-list-row')]
+      .map((r) => r.querySelector('.label-name')?.textContent ?? r.textContent));
+    return rows.some((t) => t.includes(needle)) ? rows : undefined;
+  }, 20000);
+  const label = (run) => path.basename(run).replace(/^(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)$/, '$1-$2-$3 $4:$5:$6');
+
+  await check('the profiled dump opens as HLO', async () => {
+    await openFile(name);
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+  });
+
+  await check(`hover on %${op} shows the Measured line of the newest run beside the dump (${newerCount} runs)`, async () => {
+    const h = await hoverOn(`${newerCount} runs`);
+    console.log(`measured hover:\n${h}\n---`);
+    assert.match(h, /Measured/);
+    // the README's picture: the hover scrolled (the mouse wheel over it) to its Measured paragraph
+    assert.ok(await scrollHoverTo('Measured'), 'the Measured paragraph scrolled into the hover');
+    await screenshot('measured-hover');
+    await dismiss();
+  });
+
+  await check('HLO: Load Profile... beside the dump: the runs newest first; the older one picked is loaded', async () => {
+    await command('Notifications: Clear All Notifications');
+    await command('HLO: Load Profile...');
+    const where = await quickPick('Beside this dump');
+    assert.deepEqual(where, ['Beside this dump', 'Choose a Folder...']);
+    await page.keyboard.press('Enter');
+    const runs = await quickPick(label(newer));
+    assert.deepEqual(runs, [label(newer), label(older)], 'newest first');
+    await screenshot('load-profile-runs');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    const toast = await waitFor('the server says the run is loaded', async () => (await toasts()).find((t) => t.includes('loaded')), 30000);
+    console.log(`load profile: ${toast}`);
+    assert.ok(toast.includes(path.basename(older)), `the notification names ${path.basename(older)}: ${toast}`);
+    await screenshot('load-profile-loaded');
+    const h = await hoverOn(`${olderCount} runs`);
+    assert.match(h, /Measured/);
+    await dismiss();
+  });
+
+  await check('HLO: Load Profile... on a folder without a profile: a warning says so', async () => {
+    const empty = process.env.HLO_EMPTY;
+    await command('Notifications: Clear All Notifications');
+    await command('HLO: Load Profile...');
+    await quickPick('Choose a Folder...');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    // VS Code's own folder dialog in a remote window: a path in a quick input
+    const input = await waitFor('the folder dialog', () => page.$('.quick-input-widget:not([style*="display: none"]) input'), 20000);
+    await sleep(800);
+    const start = await page.evaluate((e) => e.value, input);
+    console.log(`folder dialog starts at ${start}`);
+    assert.ok(start.startsWith(made.dump), `the dialog starts in the dump directory: ${start}`);
+    const rows = () => page.evaluate(() => [...document.querySelectorAll('.quick-input-widget:not([style*="display: none"]) .quick-input-list .monaco-list-row')]
+      .map((r) => (r.querySelector('.label-name') ?? r).textContent.trim()));
+    // as a user types: the parent folder, then the folder itself; the dialog lists it
+    // (empty: only ".."); a "/" typed while it was still listing is typed again
+    await keys('Control', 'KeyA');
+    await page.keyboard.type(`${path.dirname(empty)}/`, { delay: 5 });
+    await waitFor('the parent folder listed', async () => (await rows()).some((r) => r.includes(path.basename(empty))), 20000)
+      .catch(async (err) => { throw new Error(`${err.message}; rows: ${JSON.stringify(await rows())}`); });
+    await page.keyboard.type(`${path.basename(empty)}/`, { delay: 5 });
+    await waitFor('the dialog in the empty folder', async () => {
+      const now = await rows();
+      if (now.length === 1 && now[0].includes('..')) return true;
+      await page.keyboard.press('Backspace');
+      await page.keyboard.type('/');
+      await sleep(1500);
+      return false;
+    }, 30000);
+    await sleep(500);
+    await screenshot('load-profile-folder');
+    // ... and its button ("Load Profile", the dialog's OK) accepts it
+    const button = await page.evaluateHandle(() => [...document.querySelectorAll('.quick-input-widget:not([style*="display: none"]) .monaco-button')]
+      .find((e) => e.textContent.trim() === 'Load Profile'));
+    assert.ok(button.asElement(), 'the dialog has a Load Profile button');
+    await button.asElement().click();
+    const toast = await waitFor('the warning', async () => (await toasts()).find((t) => t.includes('No profile')), 30000)
+      .catch(async (err) => { throw new Error(`${err.message}; notifications: ${JSON.stringify(await toasts())}`); });
+    console.log(`load profile (empty folder): ${toast}`);
+    assert.ok(toast.includes(empty), `the warning names ${empty}: ${toast}`);
+    await screenshot('load-profile-none');
+  });
+}
+
+if (mode === 'profile') await profileScenario();
 
 /** jit_mlp's after-optimizations file in the dump folder now (first-hour recompiled it for an H100: renamed). */
 const mlpDumpNow = () => {

@@ -18,7 +18,11 @@
 #    (the program's Python needs jax[cuda12]) and the report says H100 (issue 40).
 # 2. Real dumps of examples/ (check.mjs "examples"): language mode, highlighting,
 #    the metadata toggle, cursor-line reveal, Plain Text side files.
-# 3. No server (check.mjs "no-server"): a second code-server whose
+# 3. Measured times (check.mjs "profile", issue 43): the real profiled dump of
+#    tests/profiled.py (a JAX program dumped by XLA and run under jax.profiler.trace
+#    twice), its folder opened: the hover's Measured line (the README's screenshot),
+#    *HLO: Load Profile...* picking the older run, and a folder without a profile.
+# 4. No server (check.mjs "no-server"): a second code-server whose
 #    hlo.server.pythonPath is a Python without the package shows exactly one
 #    notification, naming the cause; and (check.mjs "broken-server") the same
 #    when hlo_lsp imports (PYTHONPATH) but its dependencies do not.
@@ -142,6 +146,13 @@ DUMP="$(ls "$SCEN"/proj/runs/dump/module_*.jit_mlp.cpu_after_optimizations.txt)"
 grep -q '^1 "model.py"$' "$DUMP" || { echo "the dump's file names are not relative:"; grep -A3 FileNames "$DUMP"; exit 1; }
 echo "dump: $DUMP ($((SECONDS - t0)) s)"
 
+# A real profiled dump (issue 43): XLA's dump and two jax.profiler runs.
+t0=$SECONDS
+PROFILED="$(cd "$REPO" && env -u JAX_PLATFORMS PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
+  "$PYTHON" -m tests.profiled "$SCEN/profiled" 2> "$ART/profiled.log" | tail -1)" || { cat "$ART/profiled.log"; exit 1; }
+mkdir -p "$SCEN/no-profile"
+echo "profiled dump: $PROFILED ($((SECONDS - t0)) s)"
+
 # The examples' dumps for the highlighting checks.
 mkdir -p "$SCEN/examples"
 cp "$REPO"/examples/gpu/*.txt "$SCEN/examples/"
@@ -200,17 +211,18 @@ stop_code_server() {
 }
 check() {
   XDG_CONFIG_HOME="$SCEN/xdg/config" XDG_CACHE_HOME="$SCEN/xdg/cache" HLO_CHROMIUM="$CHROMIUM" HLO_ART="$ART" HLO_DUMP="$DUMP" HLO_PROGRAM="$SCEN/proj/model.py" \
-    HLO_BARE_PYTHON="$SCEN/bare/bin/python" NODE_PATH="$WORK/node_modules" node "$HERE/check.mjs" "$@"
+    HLO_BARE_PYTHON="$SCEN/bare/bin/python" HLO_PROFILED="$PROFILED" HLO_EMPTY="$SCEN/no-profile" NODE_PATH="$WORK/node_modules" node "$HERE/check.mjs" "$@"
 }
 
-ONLY="${HLO_REAL_CLIENT_ONLY:-first-hour examples no-server broken-server}"   # a subset, while debugging
+ONLY="${HLO_REAL_CLIENT_ONLY:-first-hour examples profile no-server broken-server}"   # a subset, while debugging
 wanted() { [[ " $ONLY " == *" $1 "* ]]; }
 status=0
 t0=$SECONDS
-if wanted first-hour || wanted examples; then
+if wanted first-hour || wanted examples || wanted profile; then
   start_code_server main "$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON"
   if wanted first-hour; then check first-hour "http://127.0.0.1:$PORT/?folder=$(dirname "$DUMP")" "$WORK" || status=1; fi
   if wanted examples; then check examples "http://127.0.0.1:$PORT/?folder=$SCEN/examples" "$WORK" || status=1; fi
+  if wanted profile; then check profile "http://127.0.0.1:$PORT/?folder=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["dump"])' "$PROFILED")" "$WORK" || status=1; fi
   stop_code_server
 fi
 if wanted no-server; then

@@ -6,7 +6,8 @@ program, the recompile code action after a layer size change (its report names
 the changed shapes), *HLO: Recompile* offering the code actions' choices,
 "Recompile and profile" writing a profile of the new dump beside it, the H100
 code action on a CPU dump writing an ``sm_9.0a`` dump (deviceless: the program's
-Python needs the ``cuda`` extra, ``jax[cuda12]``), and one notification naming the cause when the server
+Python needs the ``cuda`` extra, ``jax[cuda12]``), the Measured line in hover on a real
+profiled dump and *HLO: Load Profile...* (issue 43), and one notification naming the cause when the server
 cannot start (no package for that Python; the package without its dependencies). Screenshots: ``$HLO_LSP_ARTIFACTS/vscode`` (default
 ``.ci/artifacts/vscode``).
 
@@ -78,5 +79,6 @@ def test_vscode_in_code_server():
         pytest.fail(f"{RUN} took more than 20 minutes:\n{out[-12000:]}")
     assert proc.returncode == 0, f"{RUN} failed (exit {proc.returncode}):\n{out[-12000:]}"
     # Every mode ran and reported (a mode that silently did nothing would pass).
-    for mode, checks in (("first-hour", 8), ("examples", 12), ("no-server", 1), ("broken-server", 1)):
+    for mode, checks in (("first-hour", 8), ("examples", 12), ("profile", 4), ("no-server", 1),
+                         ("broken-server", 1)):
         assert f"{mode}: {checks} passed, 0 failed" in out, f"{mode} did not run all its checks:\n{out[-6000:]}"
