@@ -6,8 +6,8 @@
 -- both measure), HLO_TEST_OLDER_COUNT / HLO_TEST_NEWER_COUNT (its count in each
 -- run's trace, read by the test), HLO_TEST_EMPTY (a directory with no profile).
 -- K shows the Measured line of the newest run beside the dump; :HloProfile <dir>
--- offers the runs newest first and loads the one picked (its message shown, the
--- hover's count that run's); :HloProfile on a directory without a profile says so.
+-- offers the runs newest first and loads the one picked (the server's message shown,
+-- the hover's count that run's); :HloProfile on a directory without a profile says so.
 local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')
 local api = vim.api
 local hlo = require('hlo_lsp')
@@ -56,7 +56,7 @@ local function hover_until(b, needle)
   return text or ''
 end
 
---- The notes shown since `since` (their text and level).
+--- The server's messages shown since `since` (window/showMessage: text and type).
 local function notes_since(since)
   local out = {}
   for i = since + 1, #notes do
@@ -67,10 +67,11 @@ end
 
 H.run(function()
   H.log(vim.split(vim.fn.execute('version'), '\n', { trimempty = true })[1])
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(notes, { msg = tostring(msg), level = level })
-    notify(msg, level)
+  -- The server's messages as Neovim shows them (its own window/showMessage handler).
+  local show = vim.lsp.handlers['window/showMessage']
+  vim.lsp.handlers['window/showMessage'] = function(err, result, ctx, config)
+    table.insert(notes, { msg = tostring(result and result.message), level = result and result.type })
+    return show(err, result, ctx, config)
   end
   hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
   vim.o.columns = 160
@@ -108,7 +109,7 @@ H.run(function()
   local load = require('hlo_lsp.profile').last_load or {}
   H.eq(load.run, vim.env.HLO_TEST_OLDER, 'the run picked is loaded')
   local said = notes_since(since)[1] or {}
-  H.eq(said.level, vim.log.levels.INFO, 'an info message')
+  H.eq(said.level, vim.lsp.protocol.MessageType.Info, 'an info message')
   H.contains(said.msg, vim.fn.fnamemodify(vim.env.HLO_TEST_OLDER, ':t'), 'the message names the run')
   local older = vim.env.HLO_TEST_OLDER_COUNT .. ' runs'
   text = hover_until(b, older)
@@ -127,7 +128,7 @@ H.run(function()
   load = require('hlo_lsp.profile').last_load or {}
   H.eq(load.run, nil, 'no run loaded')
   said = notes_since(since)[1] or {}
-  H.eq(said.level, vim.log.levels.WARN, 'a warning')
+  H.eq(said.level, vim.lsp.protocol.MessageType.Warning, 'a warning')
   H.contains(said.msg, 'No profile', 'the message says there is no profile')
   H.contains(said.msg, vim.env.HLO_TEST_EMPTY, 'and names the directory')
 end, 140000)

@@ -1,7 +1,7 @@
 -- Measured profiles (docs/protocol.md, "Profiles"): :HloProfile [dir] asks the server
 -- for the runs of jax.profiler in `dir` or near the buffer's dump (`hlo/profileRuns`),
 -- lets the user pick one of several (vim.ui.select, newest first), then runs the server
--- command `hlo.loadProfile` and shows its message. Hover and the code lens then show the
+-- command `hlo.loadProfile`, whose message the server shows. Hover and the code lens then show the
 -- measured times. The server does the work; this module asks and shows. Neovim 0.7+.
 local compat = require('hlo_lsp.compat')
 
@@ -82,7 +82,8 @@ function M.format_run(found)
 end
 
 --- `hlo.loadProfile` for `bufnr` with `path` (a run or a directory of runs; nil: the
---- newest near the dump); the reply's message shown (INFO when a run was loaded).
+--- newest near the dump). The server shows its message (window/showMessage, a warning
+--- when nothing was loaded), which Neovim displays; the reply is kept in M.last_load.
 function M.load(bufnr, path, callback)
   bufnr = compat.buf(bufnr)
   local client = require('hlo_lsp').get_client(bufnr)
@@ -97,8 +98,6 @@ function M.load(bufnr, path, callback)
       compat.notify(M.LOAD_PROFILE .. ' failed: ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
     elseif type(result) == 'table' then
       M.last_load = { run = not is_nil(result.run) and result.run or nil, message = result.message }
-      local level = M.last_load.run and vim.log.levels.INFO or vim.log.levels.WARN
-      compat.notify(tostring(result.message or ''), level)
     end
     if callback then
       callback(err, result)
