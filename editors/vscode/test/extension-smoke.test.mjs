@@ -512,6 +512,41 @@ test("extension smoke test: the real server's hlo.recompile reply has every fiel
   }
 });
 
+test('extension smoke test: HLO: Load Profile... with the real server on a real profiled dump', async (t) => {
+  // tests/profiled.py: XLA's dump of a JAX program and two runs of jax.profiler.trace
+  const python = realServerPython();
+  if (!python) return t.skip('no Python with hlo_lsp and pygls (set HLO_LSP_PYTHON)');
+  let made;
+  try {
+    const out = execFileSync(python, ['-m', 'tests.profiled', fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-profiled-'))], {
+      cwd: REPO, env: { ...process.env, PYTHONPATH: REPO }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 300000,
+    });
+    made = JSON.parse(out.trim().split('\n').at(-1));
+  } catch {
+    return t.skip(`no profiled dump (does ${python} have jax?)`);
+  }
+  const [older, newer] = made.runs;
+  return withRealServer(t, async (mock, record) => {
+    const { doc } = mock.openHlo(made.after);
+    await waitFor('hlo.loadProfile registered', () => record.commands.has('hlo.loadProfile'), 60000);
+    // Beside this dump: the two runs, newest first; the older one picked
+    record.quickPickAnswers = [0, 1];
+    const picks = record.quickPicks.length;
+    const reply = await mock.commands.executeCommand('hlo.loadProfile');
+    const offered = record.quickPicks[picks + 1] ?? [];
+    assert.deepEqual(offered.map((i) => i.detail), [newer, older], 'the runs, newest first');
+    assert.deepEqual(Object.keys(reply ?? {}).sort(), ['message', 'run'], JSON.stringify(reply));
+    assert.equal(reply.run, older);
+    assert.ok(reply.message.includes(path.basename(older)), reply.message);
+    await waitFor('the server says so', () => record.messages.some((m) => m.level === 'info' && m.text === reply.message));
+    // the run loaded is marked when the runs are offered again
+    record.quickPickAnswers = [0];
+    await mock.commands.executeCommand('hlo.loadProfile');
+    assert.match(record.quickPicks.at(-1).find((i) => i.detail === older).description, /loaded now/);
+    assert.equal(doc.uri.fsPath, made.after);
+  });
+});
+
 test('extension smoke test: without a server, one notification naming the cause', async () => {
   const ext = require(await bundleModule());
   const mock = globalThis.__hloVscodeMock;
