@@ -4,7 +4,9 @@ under ``jax.profiler.trace`` twice, so that the dump directory holds two runs
 of different lengths (the editors' tests tell which run a hover comes from by
 its count). Nothing here is written by hand: XLA writes the dump and
 ``jax.profiler`` the runs; :func:`op_count` reads the counts back from the
-run's trace JSON on its own, as the oracle of the tests.
+run's trace JSON on its own, as the oracle of the tests. (The readers' real
+profile, :func:`tests.helpers.real_cpu_profile`, holds two compiles of the
+module instead, one run each.)
 
     python -m tests.profiled OUT     # make it in OUT, print its paths as JSON
 
@@ -18,7 +20,6 @@ Layout (``OUT/proj``, the program beside its dump)::
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import pathlib
@@ -103,13 +104,12 @@ def make_profiled_dump(out: pathlib.Path, python: str = sys.executable) -> Profi
 
 def op_count(run: pathlib.Path, op: str, module: str = "jit_net") -> int:
     """How many times the run's trace JSON measured instruction ``op`` of
-    ``module``: its complete events (``"ph": "X"``) whose args name both."""
+    ``module`` (:func:`tests.helpers.trace_event_sums`: its complete events,
+    read with gzip and json alone)."""
+    from tests.helpers import trace_event_sums
+
     [trace] = run.glob("*.trace.json.gz")
-    with gzip.open(trace) as f:
-        events = json.load(f)["traceEvents"]
-    return sum(1 for e in events if e.get("ph") == "X"
-               and (e.get("args") or {}).get("hlo_op") == op
-               and (e.get("args") or {}).get("hlo_module") == module)
+    return trace_event_sums(trace, module).get(op, (0, 0.0))[0]
 
 
 if __name__ == "__main__":
