@@ -10,7 +10,6 @@ import zlib from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import zlib from 'node:zlib';
 
 const [mode, url, work] = process.argv.slice(2);
 const art = process.env.HLO_ART;
