@@ -248,6 +248,22 @@ def test_nvim_recompile_and_profile_writes_a_profile_of_the_dump(nvim, tmp_path)
     assert json.loads((dump_dir / "hlo-lsp-recipe.json").read_text())["profile"] == 10
 
 
+def test_nvim_measured_hover_on_the_bundled_profiled_example(nvim, tmp_path) -> None:
+    """Issue 43's acceptance in Neovim on examples/cpu_profiled (XLA's dump and a
+    jax.profiler run of it, made by examples/make_profiled_dump.py; no JAX needed
+    here): K on %convolution shows the Measured line with the count of its events in
+    the run's trace."""
+    from tests.helpers import trace_event_sums
+
+    example = REPO / "examples" / "cpu_profiled"
+    [after] = example.glob("module_*.jit_net.cpu_after_optimizations.txt")
+    [trace] = example.glob("profile/plugins/profile/*/*.trace.json.gz")
+    count, _ = trace_event_sums(trace, "jit_net")["convolution"]
+    _assert_ok(_run_nvim(nvim, "test_profile.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(after), HLO_TEST_OP="convolution",
+                         HLO_TEST_NEWER_COUNT=str(count), HLO_TEST_HOVER_ONLY="1"))
+
+
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory):
     """A real profiled dump (tests/profiled.py: JAX on the CPU, two runs of
