@@ -367,3 +367,26 @@ def make_profiled_dump(workdir: pathlib.Path, env: dict[str, str] | None = None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.make(pathlib.Path(workdir), env=env)
+
+
+async def hover_until(client, uri: str, text: str, needle: str, wanted: str,
+                      timeout: float = 120.0) -> str:
+    """Hover at ``needle`` in the opened document ``uri`` (its ``text``) through a
+    pygls client until the answer holds ``wanted``, as a user hovers again: a
+    profile is read in the background once its first hover has waited
+    (``hlo_lsp.analysis.profiles.FIRST_READ_WAIT_S``). The last answer ("" for
+    none) when ``timeout`` seconds pass: a hang guard, not a timing target."""
+    import asyncio
+
+    from lsprotocol import types
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        got = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=position_of(text, needle)))
+        value = got.contents.value if got is not None else ""
+        if wanted in value or loop.time() > deadline:
+            return value
+        await asyncio.sleep(0.2)

@@ -41,9 +41,9 @@ from hlo_lsp.model.hlo import HloModule
 #: tens of MB in memory).
 MAX_TRACES = 4
 #: How long an answer waits for the first read of a dump's profile (seconds):
-#: a small profile shows in the first hover; a large one (a second or more per
-#: 100,000 events) does not hold the editor up, and shows once read.
-FIRST_READ_WAIT_S = 1.0
+#: a small profile shows in the first hover; a large one (seconds per 100,000
+#: events) does not hold the editor up, and shows once read.
+FIRST_READ_WAIT_S = 2.0
 #: How long the run that applies to a dump file is kept before it is looked for
 #: again (seconds): a new capture is seen within about this time.
 PROFILE_TTL_S = 5.0
@@ -242,6 +242,12 @@ class Profiles:
             self._awaited.add(key)
             reading.add_done_callback(lambda task: self._late(key, task))
         return found
+
+    def pending(self, path: str, setting: str) -> asyncio.Task | None:
+        """The first read of ``path``'s profile still under way after its
+        answer's wait (await it, then ask :meth:`for_file` again), None when
+        there is none."""
+        return self._inputs.reading((path, setting, self._loaded.get(os.path.dirname(path))))
 
     def _late(self, key: tuple, task: asyncio.Task) -> None:
         """A first read that outlasted its wait is done: say its errors, and

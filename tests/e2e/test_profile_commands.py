@@ -17,7 +17,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.helpers import position_of
+from tests.helpers import hover_until
 from tests.profiled import ProfiledDump, make_profiled_dump, op_count
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
@@ -59,11 +59,10 @@ def _open(client: LanguageClient, path: pathlib.Path) -> tuple[str, str]:
     return path.as_uri(), text
 
 
-async def _hover(client: LanguageClient, uri: str, text: str) -> str:
-    got = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        position=position_of(text, f"%{OP} =", 2)))
-    return got.contents.value if got else ""
+async def _hover(client: LanguageClient, uri: str, text: str, wanted: str = "Measured") -> str:
+    """The hover on OP once it holds ``wanted`` (a profile is read in the
+    background once a first hover waited for it; tests.helpers.hover_until)."""
+    return await hover_until(client, uri, text, f"%{OP} =", wanted)
 
 
 async def _runs(client: LanguageClient, uri: str, path: str | None = None) -> dict:
@@ -109,7 +108,7 @@ async def test_runs_then_load_a_chosen_run(client, profiled, tmp_path):
     said = client.messages[shown:]
     assert [(m.type, m.message) for m in said] == [(types.MessageType.Info, reply["message"])]
     assert client.lens_refreshes >= 1
-    hover = await _hover(client, uri, text)
+    hover = await _hover(client, uri, text, f"{counts[older]} runs")
     assert "Measured" in hover and f"{counts[older]} runs" in hover, hover
     assert _json(await _runs(client, uri))["loaded"] == str(older)
 

@@ -18,7 +18,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.model.units import format_seconds
-from tests.helpers import position_of, real_cpu_profile, trace_event_sums
+from tests.helpers import hover_until, position_of, real_cpu_profile, trace_event_sums
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -60,6 +60,8 @@ async def test_hover_gives_every_measured_instruction_the_traces_count_and_total
     sums = trace_event_sums(real.trace, real.module_name)
     assert {"while.9", "cond.1.clone", "sort.0", "convolution"} <= set(sums)
     text = await open_dump(client, real.module, {"profile": str(real.profile)})
+    # the profile is read in the background once a first hover has waited for it
+    await hover_until(client, real.module.as_uri(), text, "%convolution =", "**Measured**")
     for name, (count, total) in sums.items():
         markdown = await hover_at(client, real.module, text, f"%{name} =")
         [measured] = [p for p in markdown.split("\n\n") if p.startswith("**Measured**")]
@@ -78,7 +80,8 @@ async def test_the_newest_profile_beside_the_dump_of_another_compile_is_refused(
     # real.root holds dump/, prof/ and prof_other/: the newest run beside the
     # dump directory is prof_other's, of the other shapes' compile of jit_net
     text = await open_dump(client, real.module, {})
-    markdown = await hover_at(client, real.module, text, "%convolution =")
+    markdown = await hover_until(client, real.module.as_uri(), text, "%convolution =",
+                                 "No measured time")
     assert "**Measured**" not in markdown
     assert "No measured time" in markdown and "another compile" in markdown
     number = re.search(r"module_(\d+)", real.module.name).group(1)

@@ -49,6 +49,10 @@ def hover(path: pathlib.Path, needle: str, setting: str = "", told: list | None 
             await host.store.analysis(uri)
             for _ in range(times):
                 profile = await host.profiles.for_file(str(path), setting)
+                pending = host.profiles.pending(str(path), setting)
+                if profile is None and pending is not None:   # a slow machine
+                    await asyncio.wait_for(pending, 120)
+                    profile = await host.profiles.for_file(str(path), setting)
                 inputs = HoverInputs(None, None, [], [], None, profile)
                 pos = position_of(text, needle)
                 got = await host.snapshot().hover(uri, pos.line, pos.character, inputs,
