@@ -61,6 +61,7 @@ class HloLanguageServer(LanguageServer):
         self.quick_pool = self.host.quick_pool
         self.inputs = self.host.inputs
         self.host.profiles.tell = self.warn
+        self.host.profiles.arrived = self.refresh_code_lenses
         #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
         self.work_pool = self.host.work_pool
         self.collector = ModelCollector(self.parse_pool)
@@ -164,6 +165,21 @@ class HloLanguageServer(LanguageServer):
         profile file that cannot be read, ...)."""
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
                                                          message=message))
+
+    def refresh_code_lenses(self) -> bool:
+        """Ask the client to ask for code lenses again (``workspace/codeLens/refresh``:
+        a profile loaded or read since), when it says it supports that; the
+        answer is not awaited. Whether it was asked."""
+        caps = self.client_capabilities
+        lens = caps.workspace.code_lens if caps and caps.workspace else None
+        if lens is None or not lens.refresh_support:
+            return False
+        try:
+            self.workspace_code_lens_refresh(None)
+        except Exception:  # noqa: BLE001 - a courtesy, never a failure
+            log.info("workspace/codeLens/refresh failed", exc_info=True)
+            return False
+        return True
 
     # -- documents ------------------------------------------------------------
     async def analysis(self, uri: str) -> Analysis | None:

@@ -22,7 +22,6 @@ The setting: :attr:`hlo_lsp.lsp.settings.Settings.profile`.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from lsprotocol import types
@@ -32,8 +31,6 @@ from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.dispatch import route
 from hlo_lsp.lsp.messages import LOAD_PROFILE, PROFILE_RUNS
 from hlo_lsp.lsp.protocol import HloLanguageServer
-
-log = logging.getLogger("hlo_lsp.profiles")
 
 
 # ------------------------------------------------------------ conversions ---
@@ -66,21 +63,6 @@ def tell(ls: HloLanguageServer, loaded: bool, message: str) -> None:
     ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
 
-def refresh_code_lenses(ls: HloLanguageServer) -> bool:
-    """Ask the client to ask for code lenses again (``workspace/codeLens/refresh``),
-    when it says it supports that; the answer is not awaited."""
-    caps = ls.client_capabilities
-    lens = caps.workspace.code_lens if caps and caps.workspace else None
-    if lens is None or not lens.refresh_support:
-        return False
-    try:
-        ls.workspace_code_lens_refresh(None)
-    except Exception:  # noqa: BLE001 - a courtesy, never a failure of the command
-        log.info("workspace/codeLens/refresh failed", exc_info=True)
-        return False
-    return True
-
-
 # --------------------------------------------------------------- register ---
 
 def register(server: HloLanguageServer) -> None:
@@ -106,5 +88,5 @@ def register(server: HloLanguageServer) -> None:
             return None
         run, message = await ls.host.profiles.load(doc, found.path, ls.settings.profile)
         tell(ls, run is not None, message)
-        refresh_code_lenses(ls)
+        ls.refresh_code_lenses()
         return messages.to_json(messages.LoadProfileReply(run=run, message=message))
