@@ -79,6 +79,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from sys import intern
 
 from hlo_lsp.model.profile import OpEvent
 
@@ -233,9 +234,12 @@ def instruction_events(events: Iterable[RawEvent]) -> tuple[list[OpEvent], int]:
         if is_command_buffer(op):
             covered |= members.get((device, module, _command_buffer_name(op)), set())
         covered.discard(op)
-        out.append(OpEvent(module=module, op=op, start_us=start, duration_us=duration,
-                           track=track, run=run, program_id=program, device=device,
-                           kernel=kernel, covers=tuple(sorted(covered))))
+        # one string per repeated name (module, track, run...) in every event
+        out.append(OpEvent(module=intern(module), op=intern(op), start_us=start,
+                           duration_us=duration, track=intern(track),
+                           run=None if run is None else intern(run), program_id=program,
+                           device=intern(device), kernel=intern(kernel),
+                           covers=tuple(sorted(covered)) if covered else ()))
     return out, skipped
 
 
