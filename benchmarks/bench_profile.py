@@ -252,7 +252,10 @@ async def _start(module: pathlib.Path, profile_dir: pathlib.Path):
     def _diagnostics(params) -> None:  # not measured here
         pass
 
-    await client.start_io(sys.executable, "-m", "hlo_lsp")
+    # this checkout's hlo_lsp, wherever the benchmark is run from
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    await client.start_io(sys.executable, "-m", "hlo_lsp", env=env)
     dump = module.parent
     await client.initialize_async(types.InitializeParams(
         capabilities=types.ClientCapabilities(), root_uri=dump.as_uri(),
