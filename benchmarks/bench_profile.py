@@ -36,7 +36,9 @@ each measurement in a fresh process, interleaved (ours, then its reference):
 5. as an editor and a user do it: ``didOpen``, a code lens request and
    ``--burst`` hovers on different instructions 0.2 s apart, the time until all
    are answered and how many xplane readers the server ran at once, against
-   the same without a profile.
+   the same without a profile;
+6. the first hover of the same module's before-optimizations file, which no
+   profile measures, with the profile set and without.
 
 Medians (and best) of the rounds; the machine's cores and load average before
 and after are printed with the table, and the command that regenerates it.
@@ -328,6 +330,22 @@ async def server_session(module: pathlib.Path, profile_dir: pathlib.Path, needle
         await _stop(client)
 
 
+async def first_hover(module: pathlib.Path, profile_dir: pathlib.Path) -> float:
+    """A fresh server with the ``profile`` setting ``profile_dir``: seconds from
+    didOpen of ``module`` to the answer of a hover on an instruction (the
+    before-optimizations file, which no profile measures, in the benchmark)."""
+    client = await _start(module, profile_dir)
+    try:
+        text = module.read_text(encoding="utf-8")
+        needles = instruction_needles(text)
+        t0 = time.perf_counter()
+        _open(client, module, text)
+        await _hover(client, module, text, needles[len(needles) // 2])
+        return time.perf_counter() - t0
+    finally:
+        await _stop(client)
+
+
 def xplane_workers(server_pid: int) -> int:
     """How many xplane readers (``python -m hlo_lsp.dump.xplane``) the server
     ``server_pid`` runs now (Linux ``/proc``)."""
@@ -425,8 +443,8 @@ def run(calls: int, steps: int, rounds: int, hovers: int, burst: int = 4, out=pr
                  ("xplane", made["xplane"]), ("import+visit", made["xplane"]),
                  ("answer", made["xplane"]), ("visit", made["xplane"])]
         procs: dict[str, list[dict]] = {k: [] for k, _ in kinds}
-        servers: dict[str, list[dict]] = {"with": [], "without": [], "burst": [],
-                                           "burst_without": []}
+        servers: dict[str, list] = {"with": [], "without": [], "burst": [],
+                                    "burst_without": [], "before": [], "before_without": []}
         for r in range(rounds):
             for kind, path in kinds:
                 procs[kind].append(one_in_process(kind, path))
@@ -434,6 +452,10 @@ def run(calls: int, steps: int, rounds: int, hovers: int, burst: int = 4, out=pr
                 made["module"], made["dump"] / "profile", needle, hovers)))
             servers["without"].append(asyncio.run(server_session(
                 made["module"], empty, needle, hovers)))
+            before = made["module"].with_name(made["module"].name.replace(
+                "cpu_after_optimizations", "before_optimizations"))
+            servers["before"].append(asyncio.run(first_hover(before, made["dump"] / "profile")))
+            servers["before_without"].append(asyncio.run(first_hover(before, empty)))
             if burst:
                 servers["burst"].append(asyncio.run(burst_session(
                     made["module"], made["dump"] / "profile", burst)))
@@ -515,6 +537,11 @@ def table(f: dict) -> list[str]:
         rows.append(f"| server: hover {label} afterwards ({f['hovers']} hovers, every "
                     f"instruction in turn), median of the rounds' | {cell(a, 'ms', 1e3, 1)} | "
                     f"{cell(b, 'ms', 1e3, 1)} | {ratio(a, b)} |")
+    if s.get("before"):
+        rows.append(f"| server: didOpen -> first hover of the before-optimizations file "
+                    f"(no profile measures it) with the profile set vs with an empty directory | "
+                    f"{cell(s['before'], 's', 1, 3)} | {cell(s['before_without'], 's', 1, 3)} | "
+                    f"{ratio(s['before'], s['before_without'])} |")
     if s.get("burst"):
         a = [r["all_answered_s"] for r in s["burst"]]
         b = [r["all_answered_s"] for r in s["burst_without"]]

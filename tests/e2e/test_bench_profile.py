@@ -10,8 +10,9 @@ import asyncio
 
 import pytest
 
-from benchmarks.bench_profile import (MODULE, burst_session, busiest_op, make_profile,
-                                      one_in_process, server_session, table, time_join)
+from benchmarks.bench_profile import (MODULE, burst_session, busiest_op, first_hover,
+                                      make_profile, one_in_process, server_session, table,
+                                      time_join)
 from hlo_lsp.dump.profiles import read_trace_json
 
 pytest.importorskip("jax")
@@ -42,8 +43,12 @@ def test_every_measurement_of_the_profile_benchmark_runs(tmp_path):
     servers["burst"] = [asyncio.run(burst_session(made["module"], made["dump"] / "profile", 2))]
     servers["burst_without"] = [asyncio.run(burst_session(made["module"], empty, 2))]
     assert servers["burst"][0]["all_answered_s"] > 0
+    before = made["module"].with_name(made["module"].name.replace("cpu_after_optimizations",
+                                                                  "before_optimizations"))
+    servers["before"] = [asyncio.run(first_hover(before, made["dump"] / "profile"))]
+    servers["before_without"] = [asyncio.run(first_hover(before, empty))]
     figures = {"events": len(events), "trace_bytes": 1, "xplane_bytes": 1, "hovers": 3,
                "burst": 2, "procs": procs, "servers": servers, "join": time_join(events, None, 1),
                "join_program": None}
     rows = table(figures)
-    assert len(rows) == 14 and all(row.count("|") >= 5 for row in rows)
+    assert len(rows) == 15 and all(row.count("|") >= 5 for row in rows)
