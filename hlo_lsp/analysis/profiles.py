@@ -12,11 +12,13 @@ Which run applies to the dump file ``path`` (first that holds one):
    written next to the dump directory, ``work/prof`` beside ``work/dump``),
    else under the working directory of the dump's recipe.
 
-A run's files are read in a thread (:func:`asyncio.to_thread`) and kept by
-``(path, mtime, size)``; every profile file is untrusted input, and one that
-cannot be read is told to the user once (``tell``, one line naming the file and
-the reason) while the run's other file is used when it reads. The join of a
-run with a document (:func:`hlo_lsp.dump.profiles.join_file`) is kept on the
+A run's files are read in a thread (:func:`asyncio.to_thread`), once however
+many ask meanwhile, and kept by ``(path, mtime, size)``; an answer waits for a
+first read at most :data:`FIRST_READ_WAIT_S` and then goes on without it
+(``arrived`` is called when it is done). Every profile file is untrusted
+input: one that cannot be read is told to the user once (``tell``, one line
+naming the file and the reason) while the run's other file is used when it
+reads. The join of a run with a document (:func:`hlo_lsp.dump.profiles.join_file`) is kept on the
 analysis's module, so it is made once per edit.
 """
 
@@ -29,11 +31,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hlo_lsp.dump.profiles import (PROFILE_SUFFIXES, FileProfile, ProfileError, ProfileRun, ProfileTrace,
-                                   find_runs, join_file, newest_run, prepare_join,
-                                   read_profile_file, run_at)
 from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
+from hlo_lsp.dump.profiles import (PROFILE_SUFFIXES, FileProfile, ProfileError, ProfileRun,
+                                   ProfileTrace, find_runs, join_file, newest_run,
+                                   prepare_join, read_profile_file, run_at)
 from hlo_lsp.dump.recipe import RecipeError, load_recipe
 from hlo_lsp.model.hlo import HloModule
 
