@@ -1,0 +1,598 @@
+"""The pass history of a module in an XLA dump directory: its pass snapshots
+in order, what each step changed, and which pass made an instruction.
+
+With ``XLA_FLAGS=--xla_dump_hlo_pass_re=.*`` XLA writes the module after
+every pass that changed it (``HloPassPipeline::RunPassesInternal``,
+xla/hlo/pass/hlo_pass_pipeline.cc: with the regex ``.*`` only passes that
+report a change are dumped, with any other regex every matching pass), and at
+the start of each pipeline, as
+``module_NNNN.name.SSSS.<pipeline>.after_<pass>.before_<next pass>.txt``
+(xla/service/dump.cc ``DumpHloModuleBetweenPassesIfEnabled``; ``SSSS`` is the
+module's step counter, ``%04d``, shared by all its pipelines). A pass may also
+dump itself mid-way as ``SSSS.<pass>.<step>`` (``DumpHloModuleDuringPassIfEnabled``,
+e.g. copy insertion's ``0048.copy-insertion.after_adding_copies_to_resolve_interference``).
+The history (:class:`History`) is the before-optimizations file, the
+snapshots by step number, and the after-optimizations file.
+
+Reading is cheap by design: a snapshot is summarised line by line
+(:func:`summarize_text`: each instruction's name, opcode, shape, operands,
+custom-call target and fusion kinds from the line XLA prints it on), a line
+seen in an earlier snapshot is not read again, and an identical file is not
+compared. Instructions are followed from one snapshot to the next by
+:func:`follow` (names first, then structure across renames).
+
+Everything read is untrusted input (:mod:`hlo_lsp.dump.untrusted`): a snapshot
+that is not a regular file, larger than :data:`MAX_SNAPSHOT_BYTES` or not HLO
+text is one :attr:`Step.problem` and the history goes on from the last one read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator, NamedTuple
+
+from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, DumpName,
+                                is_pass_snapshot, module_id, parse_dump_name)
+from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
+from hlo_lsp.model.hlo import unquote
+
+#: The most bytes of one snapshot read; a larger one is a :attr:`Step.problem`.
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+
+#: ``pass`` of the two ends of a history (not pass names: the files XLA always writes).
+BEFORE = BEFORE_OPTIMIZATIONS
+AFTER = AFTER_OPTIMIZATIONS
+
+_BETWEEN = re.compile(r"^(?P<index>\d{4,})\.(?P<pipeline>.+?)\.after_(?P<pass>.+?)"
+                      r"\.before_(?P<next>.+)$")
+_DURING = re.compile(r"^(?P<index>\d{4,})\.(?P<pass>[^.]+(?:\.[^.]+)*?)\.(?P<step>[^.]+)$")
+
+
+class HistoryError(ValueError):
+    """No history to show: ``str()`` is one line for the user (the directory has
+    no pass snapshots, the module is ambiguous, the line holds no instruction)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One file of a history. ``index`` is the step number ``SSSS`` of a pass
+    snapshot; the before-optimizations file has -1, the after-optimizations
+    file one more than the last snapshot. ``pass_name`` is the pass just run
+    (the file name's ``after_`` part: ``triton-gemm-rewriter``, or
+    ``pipeline-start`` for the module as a pipeline began; the pass of a mid-pass
+    dump), :data:`BEFORE` or :data:`AFTER` at the ends; ``next_pass`` the
+    ``before_`` part ("" when absent); ``step`` a mid-pass dump's step
+    (``after_adding_copies_to_resolve_interference``, else ""); ``file`` the base
+    name, ``path`` the path."""
+
+    index: int
+    pipeline: str
+    pass_name: str
+    next_pass: str
+    file: str
+    path: str
+    step: str = ""
+
+    @property
+    def is_end(self) -> bool:
+        """Whether this is the before- or after-optimizations file."""
+        return self.pass_name in (BEFORE, AFTER) and not self.pipeline
+
+    def to_dict(self) -> dict:
+        """``{"pass", "pipeline", "index", "file"}``: the contract for scripts
+        (``hlo-lsp blame --json``, docs/passes.md)."""
+        return {"pass": self.pass_name, "pipeline": self.pipeline, "index": self.index,
+                "file": self.file}
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """The files of one module's pass history in ``directory``: ``stages`` in
+    order (before optimizations, the snapshots by step number, after
+    optimizations; an end XLA did not write is left out). ``number`` and
+    ``timestamp`` as in the dump name; ``module`` the module's name."""
+
+    directory: str
+    module: str
+    number: int
+    timestamp: str
+    stages: tuple[Stage, ...]
+
+    @property
+    def label(self) -> str:
+        """``module_0001.jit_fp8_block``: how the dump names this module."""
+        return f"{module_id(self.number)}.{self.module}"
+
+    def position(self, filename: str) -> int | None:
+        """The position in :attr:`stages` of the file named ``filename``."""
+        for i, s in enumerate(self.stages):
+            if s.file == filename:
+                return i
+        return None
+
+
+def snapshot_stage(name: DumpName) -> tuple[int, str, str, str, str] | None:
+    """``(index, pipeline, pass, next pass, step)`` of a pass snapshot's name
+    (:func:`hlo_lsp.dump.names.is_pass_snapshot`): ``0022.hlo_normalization.after_
+    triton-gemm-rewriter.before_hoist-fused-bitcasts`` -> ``(22, "hlo_normalization",
+    "triton-gemm-rewriter", "hoist-fused-bitcasts", "")``; a mid-pass dump
+    ``0048.copy-insertion.after_adding_copies`` -> ``(48, "", "copy-insertion", "",
+    "after_adding_copies")`` (its pipeline is found by :func:`find_histories`).
+    None for other names."""
+    if not is_pass_snapshot(name):
+        return None
+    text = name.stage[len("pass:"):]
+    m = _BETWEEN.match(text)
+    if m is not None:
+        return (int(m.group("index")), m.group("pipeline"), m.group("pass"),
+                m.group("next"), "")
+    m = _DURING.match(text)
+    if m is not None:
+        return int(m.group("index")), "", m.group("pass"), "", m.group("step")
+    return None
+
+
+def find_histories(directory: str) -> list[History]:
+    """Every module of ``directory`` (not its subfolders) with pass snapshots,
+    by module number. Names only: no file is opened. Raises OSError when the
+    directory cannot be listed."""
+    groups: dict[tuple[str, int], dict] = {}
+    for entry in sorted(os.listdir(directory)):
+        name = parse_dump_name(entry)
+        if name is None:
+            continue
+        group = groups.setdefault((name.timestamp, name.number),
+                                  {"module": name.module_name, "snapshots": [], "ends": {}})
+        if name.stage == BEFORE_OPTIMIZATIONS:
+            group["ends"][BEFORE] = entry
+        elif name.stage == AFTER_OPTIMIZATIONS:
+            group["ends"][AFTER] = entry
+        else:
+            parts = snapshot_stage(name)
+            if parts is not None:
+                group["snapshots"].append((parts, entry))
+    out = []
+    for (timestamp, number), group in sorted(groups.items(), key=lambda kv: kv[0][::-1]):
+        if not group["snapshots"]:
+            continue
+        snaps = sorted(group["snapshots"], key=lambda s: s[0][0])
+        stages = [Stage(-1, "", BEFORE, "", f, os.path.join(directory, f))
+                  for f in [group["ends"].get(BEFORE)] if f]
+        for (index, pipeline, pass_name, nxt, step), f in snaps:
+            stages.append(Stage(index, pipeline, pass_name, nxt, f, os.path.join(directory, f),
+                                step))
+        if AFTER in group["ends"]:
+            f = group["ends"][AFTER]
+            stages.append(Stage(snaps[-1][0][0] + 1, "", AFTER, "", f,
+                                os.path.join(directory, f)))
+        out.append(History(directory, group["module"], number, timestamp,
+                           tuple(_mid_pass_pipelines(stages))))
+    return out
+
+
+def _mid_pass_pipelines(stages: list[Stage]) -> list[Stage]:
+    """Mid-pass dumps get the pipeline of the snapshot that names their pass:
+    the next one after it (``after_<pass>``), else the last one before it
+    (``before_<pass>``); else none ("")."""
+    out = list(stages)
+    for i, s in enumerate(out):
+        if not s.step:
+            continue
+        after = next((t.pipeline for t in out[i + 1:] if not t.step and t.pass_name == s.pass_name
+                      and t.pipeline), "")
+        before = next((t.pipeline for t in reversed(out[:i]) if not t.step
+                       and t.next_pass == s.pass_name), "")
+        out[i] = Stage(s.index, after or before, s.pass_name, s.next_pass, s.file, s.path, s.step)
+    return out
+
+
+def module_history(directory: str, module: str | None = None) -> History:
+    """The history of ``module`` in ``directory``: a module name
+    (``jit_fp8_block``), ``module_0001`` or ``module_0001.jit_fp8_block``; without
+    one, the only module with pass snapshots. Raises :class:`HistoryError` (none,
+    or several that match: the message lists them) and OSError (the directory
+    cannot be listed)."""
+    found = find_histories(directory)
+    if not found:
+        raise HistoryError(f"{directory}: no pass snapshots (dump with "
+                           "XLA_FLAGS=--xla_dump_hlo_pass_re=.*)")
+    if module:
+        found = [h for h in found if module in (h.module, module_id(h.number), h.label)]
+        if not found:
+            raise HistoryError(f"{directory}: no pass snapshots of module {module!r}")
+    if len(found) > 1:
+        raise HistoryError(f"{directory}: pass snapshots of {len(found)} modules; pick one with "
+                           "--module: " + ", ".join(h.label for h in found))
+    return found[0]
+
+
+def history_of_file(path: str) -> tuple[History, int]:
+    """The history the dump file ``path`` is part of and its position in it.
+    Raises :class:`HistoryError` when its name is not a dump name or its module
+    has no pass snapshots."""
+    directory, base = os.path.split(os.path.abspath(path))
+    name = parse_dump_name(base)
+    if name is None:
+        raise HistoryError(f"{path}: not a file of an XLA dump (module_NNNN.*.txt)")
+    for h in find_histories(directory):
+        if h.number == name.number and h.timestamp == name.timestamp:
+            at = h.position(base)
+            if at is not None:
+                return h, at
+    raise HistoryError(f"{path}: no pass snapshots of {module_id(name.number)} beside it "
+                       "(dump with XLA_FLAGS=--xla_dump_hlo_pass_re=.*)")
+
+
+# --------------------------------------------------------------- summaries ---
+
+class Instr(NamedTuple):
+    """One instruction as its line says: ``name`` (no ``%``), ``opcode``,
+    ``shape`` as written, ``operands`` (names), ``refs`` (every name in the
+    line after ``=``, in order: operands, called computations, control
+    predecessors), ``target`` (a custom-call's ``custom_call_target``, else
+    ""), ``kind`` (a fusion's ``kind=``, e.g. kCustom, else ""), ``backend_kind``
+    (a fusion's backend_config kind, e.g. ``__triton_gemm``, else ""),
+    ``template`` (the text after ``=`` with every name left out: two lines
+    with equal templates and refs that match are the same instruction)."""
+
+    name: str
+    opcode: str
+    shape: str
+    operands: tuple[str, ...]
+    refs: tuple[str, ...]
+    target: str
+    kind: str
+    backend_kind: str
+    template: str
+
+
+@dataclass(slots=True)
+class Summary:
+    """One file of a history summarised: ``instructions`` by key (the name;
+    a name already used in the file gets ``computation/name``), ``lines`` the
+    0-based line of each key, ``text`` the file's text ("" when unreadable),
+    ``problem`` why the file could not be read ("" when it was)."""
+
+    instructions: dict[str, Instr] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    computations: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+    problem: str = ""
+
+
+_INSTR = re.compile(r"^[ \t]+(?:ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(.*?)[ \t]*$")
+_COMP = re.compile(r"^(?:ENTRY[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*[({]")
+_OPCODE = re.compile(r"(?:^|\s)([a-z][a-z0-9\-]*)\(")
+_NAME = re.compile(r"%([A-Za-z_][\w.\-]*)")
+_KIND = re.compile(r"\bkind=(k[A-Za-z]+)")
+_BACKEND_KIND = re.compile(r'"(?:fusion_backend_config|fusion_config)"\s*:\s*\{[^{}]*?'
+                           r'"kind"\s*:\s*"([^"]+)"')
+_TARGET = re.compile(r'custom_call_target=("(?:[^"\\]|\\.)*")')
+_PAREN = re.compile(r"[()]")
+
+
+def instruction_of(name: str, body: str) -> Instr | None:
+    """The :class:`Instr` of the instruction ``name`` whose text after ``=`` is
+    ``body`` (one line as XLA prints it); None when ``body`` has no opcode."""
+    op = _OPCODE.search(body)
+    if op is None:
+        return None
+    opcode = op.group(1)
+    depth, end = 0, len(body)
+    for p in _PAREN.finditer(body, op.end() - 1):
+        depth += 1 if p.group() == "(" else -1
+        if depth == 0:
+            end = p.start()
+            break
+    operands = tuple(_NAME.findall(body, op.end(), end))
+    refs = tuple(_NAME.findall(body))
+    target = kind = backend = ""
+    if opcode == "custom-call":
+        t = _TARGET.search(body, end)
+        target = unquote(t.group(1)) if t else ""
+    elif opcode == "fusion":
+        k = _KIND.search(body, end)
+        kind = k.group(1) if k else ""
+        b = _BACKEND_KIND.search(body, end)
+        backend = b.group(1) if b else ""
+    return Instr(name, opcode, body[:op.start()].strip(), operands, refs, target, kind, backend,
+                 _NAME.sub("%", body))
+
+
+def summarize_text(text: str, memo: dict[str, Instr | None] | None = None) -> Summary:
+    """The :class:`Summary` of HLO ``text`` as XLA prints it, one instruction a
+    line (an instruction continued on further lines is read from its first).
+    ``memo`` maps a line to its :class:`Instr` across the files of a history
+    (most lines repeat from one snapshot to the next). Never raises."""
+    memo = {} if memo is None else memo
+    out = Summary(text=text)
+    instructions, lines, comps = out.instructions, out.lines, out.computations
+    computation = ""
+    for no, line in enumerate(text.splitlines()):
+        if not line or line[0] not in " \t":
+            m = _COMP.match(line) if line and line[0] != "}" else None
+            if m is not None and not line.startswith("HloModule"):
+                computation = m.group(1)
+            continue
+        ins = memo.get(line, False)
+        if ins is False:
+            m = _INSTR.match(line)
+            ins = instruction_of(m.group(1), m.group(2)) if m is not None else None
+            memo[line] = ins
+        if ins is None:
+            continue
+        key = ins.name if ins.name not in instructions else f"{computation}/{ins.name}"
+        instructions[key] = ins
+        lines[key] = no
+        comps[key] = computation
+    return out
+
+
+def read_summary(path: str, memo: dict | None = None,
+                 limit: int = MAX_SNAPSHOT_BYTES) -> Summary:
+    """:func:`summarize_text` of the file at ``path`` read as untrusted input;
+    a file that cannot be read or is not HLO text gives a :class:`Summary` with
+    ``problem`` set (one line). Never raises."""
+    try:
+        text = read_text(path, limit)
+    except UntrustedFileError as exc:
+        return Summary(problem=exc.reason)
+    if not text.lstrip().startswith("HloModule"):
+        return Summary(problem="not HLO text (no HloModule line)")
+    return summarize_text(text, memo)
+
+
+# ---------------------------------------------------------------- following ---
+
+def follow(old: Summary, new: Summary) -> dict[str, str]:
+    """Which instruction of ``new`` each instruction of ``old`` became: ``{old
+    key: new key}``, one to one, for the instructions that are still there.
+
+    Names first: a key in both with the same opcode. Then structure, for the
+    passes that rename (``rename-instructions``, ``rename_fusions``, clones):
+    an instruction left over on each side with the same opcode, shape,
+    custom-call target, fusion kinds and operands (operands already followed),
+    repeated while it pairs more; then the same without operands but with the
+    rest of the line (attributes, metadata) equal. Only unique candidates pair.
+
+    The one place instructions are followed between snapshots: a shared
+    rename-robust matcher replaces the structural part here (its pairs kept
+    only where the opcode is the same: an instruction that becomes another
+    opcode, a dot becoming a GEMM fusion, is a new instruction in a history)."""
+    if old.text and old.text == new.text:
+        return {k: k for k in old.instructions}
+    oi, ni = old.instructions, new.instructions
+    pairs = {k: k for k, ins in oi.items() if (o := ni.get(k)) is not None
+             and o.opcode == ins.opcode}
+    if len(pairs) == len(oi) or len(pairs) == len(ni):
+        return pairs
+    taken = set(pairs.values())
+    left_old = [k for k in oi if k not in pairs]
+    left_new = [k for k in ni if k not in taken]
+
+    def pair_by(key_old, key_new) -> bool:
+        nonlocal left_old, left_new
+        by_old: dict = {}
+        for k in left_old:
+            key = key_old(k)
+            if key is not None:
+                by_old.setdefault(key, []).append(k)
+        by_new: dict = {}
+        for k in left_new:
+            by_new.setdefault(key_new(k), []).append(k)
+        found = False
+        for key, olds in by_old.items():
+            news = by_new.get(key)
+            if len(olds) == 1 and news is not None and len(news) == 1:
+                pairs[olds[0]] = news[0]
+                taken.add(news[0])
+                found = True
+        if found:
+            left_old = [k for k in left_old if k not in pairs]
+            left_new = [k for k in left_new if k not in taken]
+        return found
+
+    def shape_key(ins: Instr) -> tuple:
+        return ins.opcode, ins.shape, ins.target, ins.kind, ins.backend_kind
+
+    def old_operands(k: str):
+        ins = oi[k]
+        mapped = tuple(pairs.get(o) for o in ins.operands)
+        return None if None in mapped else (shape_key(ins), mapped)
+
+    for _ in range(8):
+        if not left_old or not left_new or not pair_by(
+                old_operands, lambda k: (shape_key(ni[k]), ni[k].operands)):
+            break
+    if left_old and left_new:
+        pair_by(lambda k: (shape_key(oi[k]), oi[k].template),
+                lambda k: (shape_key(ni[k]), ni[k].template))
+    return pairs
+
+
+def changed(old: Instr, new: Instr, pairs: dict[str, str], old_keys, new_keys) -> bool:
+    """Whether the instruction ``old`` became ``new`` with a change: a new name,
+    or another text after ``=`` with the names it refers to followed (names of
+    computations are not compared: a change inside one is a change of its
+    instructions)."""
+    if old.name != new.name:
+        return True
+    if old.template != new.template:
+        return True
+    if old.refs == new.refs:
+        return False
+    if len(old.refs) != len(new.refs):
+        return True
+    for a, b in zip(old.refs, new.refs):
+        if a in old_keys or b in new_keys:
+            if pairs.get(a) != b:
+                return True
+    return False
+
+
+# -------------------------------------------------------------------- steps ---
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What ``stage`` changed against the file read before it (the previous
+    stage, or the last one that could be read): instructions ``added`` and
+    ``changed`` (names in this file, a new name counts as a change),
+    ``removed`` (names in the earlier file); opcodes, custom-call targets and
+    fusion kinds (HLO and backend kinds) that ``appeared`` or ``vanished`` (each
+    a label: ``dot``, ``custom-call __cublas$lt$matmul$f8``, ``fusion kCustom``,
+    ``fusion __triton_gemm``; fusions and custom-calls only by kind and target). The first stage has nothing to compare with:
+    all empty. ``problem``: why the file could not be read (the counts are
+    then empty and the next stage is compared with the one before it)."""
+
+    stage: Stage
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    appeared: tuple[str, ...] = ()
+    vanished: tuple[str, ...] = ()
+    problem: str = ""
+    instructions: int = 0
+
+    @property
+    def changes(self) -> int:
+        """Instructions added, removed or changed."""
+        return len(self.added) + len(self.removed) + len(self.changed)
+
+    def to_dict(self) -> dict:
+        """``{"index", "pipeline", "pass", "file", "added", "removed",
+        "changed"}`` (the last three: instruction counts; null for a file that
+        could not be read): the contract for scripts (``hlo-lsp passes --json``)."""
+        counts = (None,) * 3 if self.problem else (len(self.added), len(self.removed),
+                                                   len(self.changed))
+        return {"index": self.stage.index, "pipeline": self.stage.pipeline,
+                "pass": self.stage.pass_name, "file": self.stage.file,
+                "added": counts[0], "removed": counts[1], "changed": counts[2]}
+
+
+def _labels(s: Summary) -> Counter:
+    out: Counter = Counter()
+    for ins in s.instructions.values():
+        if ins.opcode not in ("fusion", "custom-call"):  # these by kind and target
+            out[ins.opcode] += 1
+        if ins.target:
+            out[f"custom-call {ins.target}"] += 1
+        if ins.kind:
+            out[f"fusion {ins.kind}"] += 1
+        if ins.backend_kind:
+            out[f"fusion {ins.backend_kind}"] += 1
+    return out
+
+
+def compare(stage: Stage, old: Summary, new: Summary) -> Step:
+    """The :class:`Step` from ``old`` to ``new`` (the file of ``stage``)."""
+    pairs = follow(old, new)
+    oi, ni = old.instructions, new.instructions
+    taken = set(pairs.values())
+    if old.text and old.text == new.text:
+        return Step(stage, instructions=len(ni))
+    changes = tuple(ni[n].name for o, n in pairs.items()
+                    if changed(oi[o], ni[n], pairs, oi, ni))
+    lo, ln = _labels(old), _labels(new)
+    return Step(stage, added=tuple(ni[k].name for k in ni if k not in taken),
+                removed=tuple(oi[k].name for k in oi if k not in pairs), changed=changes,
+                appeared=tuple(sorted(set(ln) - set(lo))),
+                vanished=tuple(sorted(set(lo) - set(ln))), instructions=len(ni))
+
+
+def steps(history: History, limit: int = MAX_SNAPSHOT_BYTES) -> Iterator[Step]:
+    """The :class:`Step` of every stage of ``history``, in order, reading one
+    file at a time (two summaries held at once)."""
+    memo: dict = {}
+    last: Summary | None = None
+    for stage in history.stages:
+        summary = read_summary(stage.path, memo, limit)
+        if summary.problem:
+            yield Step(stage, problem=summary.problem)
+            continue
+        yield Step(stage, instructions=len(summary.instructions)) if last is None \
+            else compare(stage, last, summary)
+        last = summary
+
+
+# -------------------------------------------------------------------- blame ---
+
+@dataclass(frozen=True, slots=True)
+class Blame:
+    """Which passes made the instruction ``instruction`` (its name in the file
+    asked about): ``created_by`` the stage where it first appears (the
+    before-optimizations file when it was there from the start),
+    ``changed_by`` each later stage up to the file asked about that changed
+    it (:func:`changed`), in order; ``names`` its names from its creation on
+    (one each time it was renamed); ``problems`` the files that could not be read on the way,
+    as ``"file: reason"``."""
+
+    instruction: str
+    created_by: Stage
+    changed_by: tuple[Stage, ...]
+    names: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        """``{"instruction", "created_by": {"pass", "pipeline", "index", "file"},
+        "changed_by": [...]}``: the contract for scripts (``hlo-lsp blame --json``)."""
+        return {"instruction": self.instruction, "created_by": self.created_by.to_dict(),
+                "changed_by": [s.to_dict() for s in self.changed_by]}
+
+
+def instruction_at_line(summary: Summary, line: int) -> str | None:
+    """The key of the instruction on 0-based ``line`` of a summarised file."""
+    for key, no in summary.lines.items():
+        if no == line:
+            return key
+    return None
+
+
+def blame(path: str, line: int, limit: int = MAX_SNAPSHOT_BYTES) -> Blame:
+    """The :class:`Blame` of the instruction on 0-based ``line`` of the dump
+    file ``path`` (an after-optimizations file, a snapshot, ...), walking its
+    history back from that file until the instruction is not there. Raises
+    :class:`HistoryError` (no history, the file unreadable, no instruction on
+    that line)."""
+    history, at = history_of_file(path)
+    memo: dict = {}
+    here = read_summary(history.stages[at].path, memo, limit)
+    if here.problem:
+        raise HistoryError(f"{path}: {here.problem}")
+    key = instruction_at_line(here, line)
+    if key is None:
+        raise HistoryError(f"{path}:{line + 1}: no instruction on this line")
+    name = here.instructions[key].name
+    current, newer, newer_stage = key, here, history.stages[at]
+    changes: list[Stage] = []
+    names = [name]
+    problems: list[str] = []
+    created = None
+    for stage in reversed(history.stages[:at]):
+        older = read_summary(stage.path, memo, limit)
+        if older.problem:
+            problems.append(f"{stage.file}: {older.problem}")
+            continue
+        pairs = follow(older, newer)
+        was = next((o for o, n in pairs.items() if n == current), None)
+        if was is None:
+            created = newer_stage
+            break
+        if changed(older.instructions[was], newer.instructions[current], pairs,
+                   older.instructions, newer.instructions):
+            changes.append(newer_stage)
+        current, newer, newer_stage = was, older, stage
+        if older.instructions[was].name != names[-1]:
+            names.append(older.instructions[was].name)
+    if created is None:
+        created = newer_stage
+    return Blame(name, created, tuple(reversed(changes)), tuple(reversed(names)),
+                 tuple(reversed(problems)))
+
+
+__all__ = ["AFTER", "BEFORE", "Blame", "History", "HistoryError", "Instr", "MAX_SNAPSHOT_BYTES",
+           "Stage", "Step", "Summary", "blame", "changed", "compare", "find_histories",
+           "follow", "history_of_file", "instruction_at_line", "instruction_of",
+           "module_history", "read_summary", "snapshot_stage", "steps", "summarize_text"]

@@ -1,0 +1,189 @@
+"""A module's pass history as text: the timeline ``hlo-lsp passes`` prints
+(one screen: snapshots that changed nothing left out, a pass repeated in a row
+folded), the answer ``hlo-lsp blame`` prints, and the hover line of an
+instruction ("created by `triton-gemm-rewriter` in `hlo_normalization`,
+snapshot 0022"). Pure: the steps and blames of :mod:`hlo_lsp.dump.passes` in,
+text out. Names from a dump are data: :func:`hlo_lsp.model.visible.visible`
+for a terminal, :mod:`hlo_lsp.model.markdown` for Markdown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hlo_lsp.dump.passes import AFTER, BEFORE, Blame, History, Stage, Step
+from hlo_lsp.model import markdown
+from hlo_lsp.model.visible import visible
+
+#: Rows of the timeline before consecutive rows of one pipeline are folded into one.
+MAX_ROWS = 40
+#: Characters of the appeared/vanished column before it is cut with "…".
+NOTES_WIDTH = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row of the timeline: the ``steps`` it folds (one or more, in order),
+    its label (``hlo_normalization: triton-gemm-rewriter``, ``simplification:
+    algsimp ×2``) and the instruction counts summed."""
+
+    steps: tuple[Step, ...]
+    label: str
+
+    @property
+    def first(self) -> Stage:
+        return self.steps[0].stage
+
+    def counts(self) -> tuple[int, int, int]:
+        """(added, removed, changed), summed over the steps."""
+        return (sum(len(s.added) for s in self.steps), sum(len(s.removed) for s in self.steps),
+                sum(len(s.changed) for s in self.steps))
+
+    def notes(self) -> str:
+        """``+fusion __triton_gemm -dot``: what appeared and vanished over the
+        row (net), or the reason a file could not be read."""
+        problems = [s.problem for s in self.steps if s.problem]
+        if problems:
+            return "unreadable: " + problems[0]
+        appeared: list[str] = []
+        vanished: list[str] = []
+        for s in self.steps:
+            for label in s.appeared:
+                if label in vanished:
+                    vanished.remove(label)
+                elif label not in appeared:
+                    appeared.append(label)
+            for label in s.vanished:
+                if label in appeared:
+                    appeared.remove(label)
+                elif label not in vanished:
+                    vanished.append(label)
+        return " ".join([f"+{a}" for a in appeared] + [f"-{v}" for v in vanished])
+
+
+def _index(stage: Stage) -> str:
+    return "-" if stage.pass_name == BEFORE and not stage.pipeline else f"{stage.index:04d}"
+
+
+def _pass_label(stage: Stage, step: bool = True) -> str:
+    if stage.is_end:
+        return stage.pass_name
+    name = stage.pass_name + (f" ({stage.step})" if stage.step and step else "")
+    return f"{stage.pipeline}: {name}" if stage.pipeline else name
+
+
+def timeline_rows(steps: list[Step], everything: bool = False,
+                  max_rows: int = MAX_ROWS) -> list[Row]:
+    """The rows of the timeline: the two ends, each step that changed something
+    or could not be read (every step with ``everything``), consecutive steps
+    of the same pass in the same pipeline folded (``algsimp ×2``); above
+    ``max_rows`` rows, consecutive rows of one pipeline folded too."""
+    keep = [s for s in steps if everything or s.stage.is_end or s.changes or s.problem]
+    rows: list[list[Step]] = []
+    for s in keep:
+        prev = rows[-1][-1] if rows else None
+        if prev is not None and not s.stage.is_end and not prev.stage.is_end \
+                and not s.problem and not prev.problem \
+                and (s.stage.pipeline, s.stage.pass_name) == (prev.stage.pipeline,
+                                                                prev.stage.pass_name):
+            rows[-1].append(s)
+        else:
+            rows.append([s])
+    out = [Row(tuple(r), _pass_label(r[0].stage, len(r) == 1)
+               + (f" ×{len(r)}" if len(r) > 1 else "")) for r in rows]
+    if len(out) <= max_rows:
+        return out
+    folded: list[Row] = []
+    for row in out:
+        prev = folded[-1] if folded else None
+        if prev is not None and not row.first.is_end and not prev.first.is_end \
+                and row.first.pipeline and row.first.pipeline == prev.first.pipeline:
+            passes = prev.label + ", " + row.label.split(": ", 1)[-1]
+            folded[-1] = Row(prev.steps + row.steps, passes)
+        else:
+            folded.append(row)
+    return folded
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def format_timeline(history: History, steps: list[Step], everything: bool = False) -> str:
+    """The timeline ``hlo-lsp passes`` prints: a header (the module, how many
+    snapshots, the directory), a row per pass that changed the module (step
+    number, pipeline and pass, instructions added, removed, changed, what
+    appeared and vanished), the ends, and how many snapshots changed nothing."""
+    snapshots = sum(1 for s in steps if not s.stage.is_end)
+    rows = timeline_rows(steps, everything)
+    width = max([len(r.label) for r in rows] + [20])
+    lines = [f"{history.label}: {snapshots} pass snapshots in {history.directory}",
+             f"  {'step':<9} {'pipeline: pass':<{width}} {'added':>5} {'removed':>7} "
+             f"{'changed':>7}  appeared (+) / vanished (-)"]
+    for row in rows:
+        first, last = row.first, row.steps[-1].stage
+        step = _index(first) if first is last else f"{_index(first)}-{_index(last)}"
+        if first.is_end and not any(s.problem for s in row.steps):
+            lines.append(f"  {step:<9} {row.label:<{width}} {row.steps[0].instructions:>5} "
+                         f"instructions")
+            continue
+        added, removed, changed = row.counts()
+        counts = f"{added:>5} {removed:>7} {changed:>7}"
+        if any(s.problem for s in row.steps):
+            counts = f"{'':>5} {'':>7} {'':>7}"
+        lines.append(f"  {step:<9} {row.label:<{width}} {counts}  "
+                     f"{_cut(row.notes(), NOTES_WIDTH)}".rstrip())
+    quiet = sum(1 for s in steps if not s.stage.is_end and not s.changes and not s.problem)
+    if quiet and not everything:
+        lines.append(f"  ({quiet} snapshots changed nothing: pipeline starts, and passes dumped "
+                     "by another --xla_dump_hlo_pass_re than .*; --all lists them)")
+    return "\n".join(visible(line) for line in lines) + "\n"
+
+
+def stage_words(stage: Stage) -> str:
+    """``triton-gemm-rewriter in hlo_normalization, snapshot 0022``; the ends
+    as ``the before-optimizations file``."""
+    if stage.is_end:
+        return "the before-optimizations file" if stage.pass_name == BEFORE \
+            else "the after-optimizations file"
+    where = f" in {stage.pipeline}" if stage.pipeline else ""
+    return f"{stage.pass_name}{where}, snapshot {stage.index:04d}"
+
+
+def format_blame(result: Blame) -> str:
+    """What ``hlo-lsp blame`` prints: the instruction, the pass that created it
+    and the passes that changed it since, each with its snapshot file; its
+    names where it was renamed; the files that could not be read."""
+    created = result.created_by
+    lines = [f"{result.instruction}"]
+    if created.pass_name == BEFORE and created.is_end:
+        lines.append(f"  there from the start: {created.file}")
+    elif created.pass_name == AFTER and created.is_end:
+        lines.append(f"  created after the last pass snapshot: {created.file}")
+    else:
+        lines.append(f"  created by {stage_words(created)}")
+        lines.append(f"    {created.file}")
+    for stage in result.changed_by:
+        lines.append(f"  changed by {stage_words(stage)}")
+        lines.append(f"    {stage.file}")
+    if len(result.names) > 1:
+        lines.append("  names: " + " -> ".join(result.names))
+    for problem in result.problems:
+        lines.append(f"  not read: {problem}")
+    return "\n".join(visible(line) for line in lines) + "\n"
+
+
+def created_line(result: Blame) -> str | None:
+    """The hover line of an instruction's origin, Markdown: "created by
+    `triton-gemm-rewriter` in `hlo_normalization`, snapshot 0022"; None when it
+    was in the before-optimizations file (nothing to say)."""
+    stage = result.created_by
+    if stage.is_end:
+        return None if stage.pass_name == BEFORE else \
+            "created after the last pass snapshot"
+    where = f" in {markdown.code(stage.pipeline)}" if stage.pipeline else ""
+    return f"created by {markdown.code(stage.pass_name)}{where}, snapshot {stage.index:04d}"
+
+
+__all__ = ["MAX_ROWS", "Row", "created_line", "format_blame", "format_timeline",
+           "stage_words", "timeline_rows"]

@@ -1,0 +1,196 @@
+"""Issue 44: the pass history of a module (hlo_lsp/dump/passes.py) and its
+commands `hlo-lsp passes` and `hlo-lsp blame`, on examples/cpu_passes/ (a real
+XLA CPU compile dumped with --xla_dump_hlo_pass_re=.*, examples/make_cpu_passes.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from hlo_lsp.cli.main import main
+from hlo_lsp.dump import passes
+from hlo_lsp.dump.names import parse_dump_name
+from hlo_lsp.features.pass_history import created_line, timeline_rows
+
+from tests.helpers import EXAMPLES
+
+DUMP = EXAMPLES / "cpu_passes"
+PREFIX = "module_0008.jit_layer."
+AFTER = DUMP / f"{PREFIX}cpu_after_optimizations.txt"
+SNAPSHOT_KEYS = ["index", "pipeline", "pass", "file", "added", "removed", "changed"]
+STAGE_KEYS = ["pass", "pipeline", "index", "file"]
+
+
+def _line_of(path: pathlib.Path, text: str) -> int:
+    """The 1-based line of ``path`` holding ``text``."""
+    [line] = [i for i, s in enumerate(path.read_text().splitlines(), 1) if text in s]
+    return line
+
+
+def test_snapshot_names_are_decoded_both_forms():
+    between = parse_dump_name(
+        f"{PREFIX}0014.dot-library-passes.after_dot-library-rewriter.before_pipeline-end.txt")
+    assert passes.snapshot_stage(between) == (14, "dot-library-passes", "dot-library-rewriter",
+                                              "pipeline-end", "")
+    # A pass dumping itself mid-way (DumpHloModuleDuringPassIfEnabled): no before_
+    during = parse_dump_name(f"{PREFIX}0019.copy-insertion.after_adding_copies_to_resolve_"
+                             "interference.txt")
+    assert passes.snapshot_stage(during) == (19, "", "copy-insertion", "",
+                                             "after_adding_copies_to_resolve_interference")
+    assert passes.snapshot_stage(parse_dump_name(AFTER.name)) is None
+
+
+def test_history_is_in_step_order_between_the_two_ends():
+    history = passes.module_history(str(DUMP))
+    assert (history.module, history.number) == ("jit_layer", 8)
+    stages = history.stages
+    assert stages[0].pass_name == passes.BEFORE and stages[0].index == -1
+    assert stages[-1].pass_name == passes.AFTER and stages[-1].file == AFTER.name
+    middle = [s.index for s in stages[1:-1]]
+    assert middle == list(range(24)) and stages[-1].index == 24
+    # the mid-pass dumps of copy insertion take the pipeline that ran the pass
+    copies = [s for s in stages if s.step]
+    assert [s.index for s in copies] == [19, 20, 21]
+    assert {s.pipeline for s in copies} == {"HLO_passes_after_layout_assignment"}
+    assert passes.module_history(str(DUMP), "module_0008") == history
+    with pytest.raises(passes.HistoryError, match="no pass snapshots of module 'jit_other'"):
+        passes.module_history(str(DUMP), "jit_other")
+
+
+def test_steps_say_what_each_pass_changed():
+    done = list(passes.steps(passes.module_history(str(DUMP))))
+    changed = {s.stage.pass_name: s for s in done if s.changes}
+    assert set(changed) == {"algsimp", "dot-library-rewriter", "fusion"}
+    library = changed["dot-library-rewriter"]
+    assert set(library.added) == {"ynn_fusion", "param_0", "param_1"}
+    assert "dot_general.0" in library.changed  # moved into the fusion, operands now params
+    assert "fusion __ynn_fusion" in library.appeared and "fusion kCustom" in library.appeared
+    fusion = changed["fusion"]
+    assert "tanh_reduce_fusion" in fusion.added and "fusion kLoop" in fusion.appeared
+    # pipeline starts that changed nothing: no counts
+    assert all(not s.changes for s in done if s.stage.pass_name == "pipeline-start")
+
+
+def test_following_survives_a_rename():
+    """A rename (rename-instructions, rename_fusions) is followed by structure:
+    the instruction is the same, changed (its name), not removed and added."""
+    text = AFTER.read_text()
+    old = passes.summarize_text(text)
+    renamed = text.replace("%tanh_reduce_fusion", "%loop_reduce_fusion").replace(
+        "%ynn_fusion", "%ynn_fusion.1").replace("%b.1", "%b.1.0")
+    new = passes.summarize_text(renamed)
+    pairs = passes.follow(old, new)
+    assert pairs["tanh_reduce_fusion"] == "loop_reduce_fusion"
+    assert pairs["ynn_fusion"] == "ynn_fusion.1" and pairs["b.1"] == "b.1.0"
+    step = passes.compare(passes.module_history(str(DUMP)).stages[-1], old, new)
+    assert step.added == step.removed == ()
+    assert set(step.changed) == {"loop_reduce_fusion", "ynn_fusion.1", "b.1.0"}
+    # a name kept by an instruction of another opcode is not the same instruction
+    other = passes.summarize_text(text.replace("tanh(%add.0)", "exponential(%add.0)"))
+    assert "tanh.0" not in passes.follow(old, other)
+
+
+def test_blame_names_the_pass_that_created_the_fusions():
+    ynn = passes.blame(str(AFTER), _line_of(AFTER, "%ynn_fusion = ") - 1)
+    assert ynn.instruction == "ynn_fusion"
+    assert (ynn.created_by.pass_name, ynn.created_by.pipeline, ynn.created_by.index) == \
+        ("dot-library-rewriter", "dot-library-passes", 14)
+    loop = passes.blame(str(AFTER), _line_of(AFTER, "%tanh_reduce_fusion = ") - 1)
+    assert (loop.created_by.pass_name, loop.created_by.index) == ("fusion", 17)
+    assert created_line(loop) == ("created by `fusion` in `HLO_passes_after_layout_assignment`"
+                                  ", snapshot 0017")
+    param = passes.blame(str(AFTER), _line_of(AFTER, "%x.1 = ") - 1)
+    assert param.created_by.pass_name == passes.BEFORE and created_line(param) is None
+
+
+def test_blame_json_contract(capsys):
+    assert main(["blame", f"{AFTER}:{_line_of(AFTER, '%ynn_fusion = ')}", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data) == ["instruction", "created_by", "changed_by"]
+    assert data["instruction"] == "ynn_fusion"
+    assert data["created_by"] == {
+        "pass": "dot-library-rewriter", "pipeline": "dot-library-passes", "index": 14,
+        "file": f"{PREFIX}0014.dot-library-passes.after_dot-library-rewriter.before_pipeline-"
+                "end.txt"}
+    assert all(list(c) == STAGE_KEYS for c in data["changed_by"])
+    assert main(["blame", f"{AFTER}:1"]) == 2
+    assert "no instruction on this line" in capsys.readouterr().err
+
+
+def test_passes_json_contract_and_timeline(capsys):
+    assert main(["passes", str(DUMP), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data) == ["module", "snapshots"] and data["module"] == "jit_layer"
+    assert len(data["snapshots"]) == 26
+    assert all(list(s) == SNAPSHOT_KEYS for s in data["snapshots"])
+    assert [s["index"] for s in data["snapshots"]] == list(range(-1, 25))
+    library = next(s for s in data["snapshots"] if s["pass"] == "dot-library-rewriter")
+    assert (library["added"], library["removed"]) == (3, 0)
+    assert all(isinstance(s[k], int) for s in data["snapshots"] for k in SNAPSHOT_KEYS[4:])
+    assert main(["passes", str(DUMP)]) == 0
+    out = capsys.readouterr().out
+    assert "dot-library-passes: dot-library-rewriter" in out and "+fusion __ynn_fusion" in out
+    assert "21 snapshots changed nothing" in out and "pipeline-start" not in out
+    assert len(out.splitlines()) <= 10
+
+
+def test_repeated_passes_fold_to_fit_a_screen():
+    done = list(passes.steps(passes.module_history(str(DUMP))))
+    rows = timeline_rows(done, everything=True)
+    # copy insertion's three mid-pass dumps and the snapshot after it: one row
+    assert "HLO_passes_after_layout_assignment: copy-insertion ×4" in [r.label for r in rows]
+    assert len(timeline_rows(done, everything=True, max_rows=10)) < len(rows)
+
+
+@pytest.fixture
+def hostile(tmp_path) -> pathlib.Path:
+    """A copy of the example with a snapshot swapped for a FIFO, one for text
+    that is not HLO, one too large for the limit given."""
+    for p in DUMP.iterdir():
+        shutil.copy(p, tmp_path / p.name)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    fifo = next(n for n in names if ".0003." in n)
+    os.unlink(tmp_path / fifo)
+    os.mkfifo(tmp_path / fifo)
+    (tmp_path / next(n for n in names if ".0009." in n)).write_text("not HLO at all\n")
+    big = tmp_path / next(n for n in names if ".0012." in n)
+    big.write_text(big.read_text() + "\n" * 300_000)
+    return tmp_path
+
+
+def test_hostile_snapshots_one_message_each_the_rest_listed(hostile, capsys, monkeypatch):
+    monkeypatch.setattr(passes, "MAX_SNAPSHOT_BYTES", 200_000)
+    monkeypatch.setattr(passes.steps, "__defaults__", (200_000,))
+    assert main(["passes", str(hostile), "--json"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert len(data["snapshots"]) == 26
+    bad = {s["index"]: s for s in data["snapshots"] if s["added"] is None}
+    assert sorted(bad) == [3, 9, 12]
+    errors = captured.err.splitlines()
+    assert len(errors) == 3
+    assert "not a regular file (a FIFO)" in errors[0]
+    assert "not HLO text" in errors[1] and "larger than" in errors[2]
+    # the passes after them are still compared (with the last file read)
+    library = next(s for s in data["snapshots"] if s["pass"] == "dot-library-rewriter")
+    assert library["added"] == 3
+    # blame walks past them, naming them
+    monkeypatch.setattr(passes.blame, "__defaults__", (200_000,))
+    line = _line_of(hostile / AFTER.name, "%ynn_fusion = ")
+    assert main(["blame", f"{hostile / AFTER.name}:{line}"]) == 0
+    captured = capsys.readouterr()
+    assert "created by dot-library-rewriter in dot-library-passes, snapshot 0014" in captured.out
+    assert captured.err == ""  # nothing unreadable after snapshot 0013
+
+
+def test_a_directory_without_snapshots_is_one_line(tmp_path, capsys):
+    shutil.copy(AFTER, tmp_path / AFTER.name)
+    assert main(["passes", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no pass snapshots" in err and len(err.splitlines()) == 1
+    assert main(["blame", f"{tmp_path / AFTER.name}:40"]) == 2
+    assert "no pass snapshots of module_0008" in capsys.readouterr().err
