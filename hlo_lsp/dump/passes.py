@@ -354,9 +354,12 @@ def follow(old: Summary, new: Summary) -> dict[str, str]:
     Names first: a key in both with the same opcode. Then structure, for the
     passes that rename (``rename-instructions``, ``rename_fusions``, clones):
     an instruction left over on each side with the same opcode, shape,
-    custom-call target, fusion kinds and operands (operands already followed),
-    repeated while it pairs more; then the same without operands but with the
-    rest of the line (attributes, metadata) equal. Only unique candidates pair.
+    custom-call target, fusion kinds, operands (operands already followed) and
+    rest of the line (attributes, metadata; names left out), then the same
+    without the rest of the line, repeated while they pair more; then without
+    operands but with the rest of the line. Only unique candidates pair, but
+    for the last step: as many alike on each side (constants renamed by
+    ``sanitize-constant-names``) pair in the order of the text.
 
     The one place instructions are followed between snapshots: a shared
     rename-robust matcher replaces the structural part here (its pairs kept
@@ -398,18 +401,38 @@ def follow(old: Summary, new: Summary) -> dict[str, str]:
     def shape_key(ins: Instr) -> tuple:
         return ins.opcode, ins.shape, ins.target, ins.kind, ins.backend_kind
 
-    def old_operands(k: str):
+    def old_operands(k: str, text: bool):
         ins = oi[k]
         mapped = tuple(pairs.get(o) for o in ins.operands)
-        return None if None in mapped else (shape_key(ins), mapped)
+        if None in mapped:
+            return None
+        return (shape_key(ins), mapped, ins.template if text else "")
 
-    for _ in range(8):
-        if not left_old or not left_new or not pair_by(
-                old_operands, lambda k: (shape_key(ni[k]), ni[k].operands)):
+    def new_operands(k: str, text: bool):
+        ins = ni[k]
+        return (shape_key(ins), ins.operands, ins.template if text else "")
+
+    for _ in range(16):
+        if not left_old or not left_new:
+            break
+        if not pair_by(lambda k: old_operands(k, True), lambda k: new_operands(k, True)) \
+                and not pair_by(lambda k: old_operands(k, False),
+                                lambda k: new_operands(k, False)):
             break
     if left_old and left_new:
         pair_by(lambda k: (shape_key(oi[k]), oi[k].template),
                 lambda k: (shape_key(ni[k]), ni[k].template))
+    if left_old and left_new:  # as many alike on each side: in the order of the text
+        groups: dict = {}
+        for k in left_old:
+            groups.setdefault((shape_key(oi[k]), oi[k].template), ([], []))[0].append(k)
+        for k in left_new:
+            group = groups.get((shape_key(ni[k]), ni[k].template))
+            if group is not None:
+                group[1].append(k)
+        for olds, news in groups.values():
+            if len(olds) == len(news):
+                pairs.update(zip(olds, news))
     return pairs
 
 

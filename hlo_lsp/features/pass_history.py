@@ -17,6 +17,8 @@ from hlo_lsp.model.visible import visible
 
 #: Rows of the timeline before consecutive rows of one pipeline are folded into one.
 MAX_ROWS = 40
+#: Characters of a folded row's label before it is cut with "…".
+LABEL_WIDTH = 64
 #: Characters of the appeared/vanished column before it is cut with "…".
 NOTES_WIDTH = 60
 
@@ -98,11 +100,20 @@ def timeline_rows(steps: list[Step], everything: bool = False,
         prev = folded[-1] if folded else None
         if prev is not None and not row.first.is_end and not prev.first.is_end \
                 and row.first.pipeline and row.first.pipeline == prev.first.pipeline:
-            passes = prev.label + ", " + row.label.split(": ", 1)[-1]
-            folded[-1] = Row(prev.steps + row.steps, passes)
+            folded[-1] = Row(prev.steps + row.steps, "")
         else:
             folded.append(row)
-    return folded
+    return [r if r.label else Row(r.steps, _pipeline_label(r.steps)) for r in folded]
+
+
+def _pipeline_label(steps: tuple[Step, ...]) -> str:
+    """``simplification: algsimp ×4, cse ×3, dce ×2, …``: the passes of one
+    pipeline's folded row, each once with its count, cut at :data:`LABEL_WIDTH`."""
+    counts: dict[str, int] = {}
+    for s in steps:
+        counts[s.stage.pass_name] = counts.get(s.stage.pass_name, 0) + 1
+    names = ", ".join(n + (f" ×{c}" if c > 1 else "") for n, c in counts.items())
+    return _cut(f"{steps[0].stage.pipeline}: {names}", LABEL_WIDTH)
 
 
 def _cut(text: str, width: int) -> str:
