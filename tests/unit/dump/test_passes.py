@@ -194,3 +194,29 @@ def test_a_directory_without_snapshots_is_one_line(tmp_path, capsys):
     assert "no pass snapshots" in err and len(err.splitlines()) == 1
     assert main(["blame", f"{tmp_path / AFTER.name}:40"]) == 2
     assert "no pass snapshots of module_0008" in capsys.readouterr().err
+
+
+_ALIKE = """HloModule m
+
+ENTRY %e (p: f32[12]) -> (f32[4], f32[4], f32[], f32[]) {
+  %p = f32[12]{0} parameter(0)
+  %slice = f32[4]{0} slice(%p), slice={[0:4]}
+  %slice.1 = f32[4]{0} slice(%p), slice={[4:8]}
+  %constant = f32[] constant(0)
+  %constant.1 = f32[] constant(0)
+  ROOT %tuple = (f32[4]{0}, f32[4]{0}, f32[], f32[]) tuple(%slice, %slice.1, %constant, %constant.1)
+}
+"""
+
+
+def test_following_tells_alike_instructions_apart():
+    """Renamed instructions alike but for their attributes (the slices of one
+    merged dot) pair by their attributes; alike constants in text order."""
+    old = passes.summarize_text(_ALIKE)
+    new = passes.summarize_text(_ALIKE.replace("%slice.1", "%slice.9").replace(
+        "%slice", "%slice.8").replace("%slice.8.9", "%slice.9").replace(
+        "%constant.1", "%constant.3").replace("%constant", "%constant.2").replace(
+        "%constant.2.3", "%constant.3"))
+    assert passes.follow(old, new) == {"p": "p", "tuple": "tuple", "slice": "slice.8",
+                                       "slice.1": "slice.9", "constant": "constant.2",
+                                       "constant.1": "constant.3"}
