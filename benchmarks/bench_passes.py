@@ -78,11 +78,10 @@ _READ_ALL = ("import sys; from hlo_lsp.dump.passes import module_history; "
 
 
 def has_cuda() -> bool:
-    try:
-        import jax_cuda12_plugin  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether jax's ``cuda`` extra (XLA's GPU compiler) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("jax_cuda12_plugin") is not None
 
 
 def make_dump(out: pathlib.Path) -> pathlib.Path:

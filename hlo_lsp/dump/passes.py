@@ -211,8 +211,9 @@ def module_history(directory: str, module: str | None = None) -> History:
 
 def history_of_file(path: str) -> tuple[History, int]:
     """The history the dump file ``path`` is part of and its position in it.
-    Raises :class:`HistoryError` when its name is not a dump name or its module
-    has no pass snapshots."""
+    Raises :class:`HistoryError` when its name is not a dump name, its module
+    has no pass snapshots, or the file is not one of the history (XLA:GPU's
+    ``after_spmd_partitioner`` file)."""
     directory, base = os.path.split(os.path.abspath(path))
     name = parse_dump_name(base)
     if name is None:
@@ -220,8 +221,10 @@ def history_of_file(path: str) -> tuple[History, int]:
     for h in find_histories(directory):
         if h.number == name.number and h.timestamp == name.timestamp:
             at = h.position(base)
-            if at is not None:
-                return h, at
+            if at is None:
+                raise HistoryError(f"{path}: not in the pass history of {h.label} (its "
+                                   "before- and after-optimizations files and pass snapshots)")
+            return h, at
     raise HistoryError(f"{path}: no pass snapshots of {module_id(name.number)} beside it "
                        "(dump with XLA_FLAGS=--xla_dump_hlo_pass_re=.*)")
 
@@ -466,8 +469,8 @@ class Step:
     ``removed`` (names in the earlier file); opcodes, custom-call targets and
     fusion kinds (HLO and backend kinds) that ``appeared`` or ``vanished`` (each
     a label: ``dot``, ``custom-call __cublas$lt$matmul$f8``, ``fusion kCustom``,
-    ``fusion __triton_gemm``; fusions and custom-calls only by kind and target). The first stage has nothing to compare with:
-    all empty. ``problem``: why the file could not be read (the counts are
+    ``fusion __triton_gemm``; fusions and custom-calls only by kind and
+    target). The first stage has nothing to compare with: all empty. ``problem``: why the file could not be read (the counts are
     then empty and the next stage is compared with the one before it)."""
 
     stage: Stage
@@ -579,14 +582,27 @@ def blame(path: str, line: int, limit: int = MAX_SNAPSHOT_BYTES) -> Blame:
     history back from that file until the instruction is not there. Raises
     :class:`HistoryError` (no history, the file unreadable, no instruction on
     that line)."""
+    return _blame(path, line, None, limit)
+
+
+def blame_name(path: str, name: str, limit: int = MAX_SNAPSHOT_BYTES) -> Blame:
+    """:func:`blame` of the instruction named ``name`` (no ``%``) in the dump
+    file ``path``, for callers that know the instruction, not its line (hover).
+    Raises :class:`HistoryError` also when no instruction has that name."""
+    return _blame(path, -1, name, limit)
+
+
+def _blame(path: str, line: int, name: str | None, limit: int) -> Blame:
     history, at = history_of_file(path)
     memo: dict = {}
     here = read_summary(history.stages[at].path, memo, limit)
     if here.problem:
         raise HistoryError(f"{path}: {here.problem}")
-    key = instruction_at_line(here, line)
+    key = instruction_at_line(here, line) if name is None else \
+        (name if name in here.instructions else None)
     if key is None:
-        raise HistoryError(f"{path}:{line + 1}: no instruction on this line")
+        raise HistoryError(f"{path}:{line + 1}: no instruction on this line" if name is None
+                           else f"{path}: no instruction %{name}")
     name = here.instructions[key].name
     current, newer, newer_stage = key, here, history.stages[at]
     changes: list[Stage] = []
@@ -616,6 +632,6 @@ def blame(path: str, line: int, limit: int = MAX_SNAPSHOT_BYTES) -> Blame:
 
 
 __all__ = ["AFTER", "BEFORE", "Blame", "History", "HistoryError", "Instr", "MAX_SNAPSHOT_BYTES",
-           "Stage", "Step", "Summary", "blame", "changed", "compare", "find_histories",
-           "follow", "history_of_file", "instruction_at_line", "instruction_of",
+           "Stage", "Step", "Summary", "blame", "blame_name", "changed", "compare",
+           "find_histories", "follow", "history_of_file", "instruction_at_line", "instruction_of",
            "module_history", "read_summary", "snapshot_stage", "steps", "summarize_text"]

@@ -103,6 +103,9 @@ def test_blame_names_the_pass_that_created_the_fusions():
     assert (loop.created_by.pass_name, loop.created_by.index) == ("fusion", 17)
     assert created_line(loop) == ("created by `fusion` in `HLO_passes_after_layout_assignment`"
                                   ", snapshot 0017")
+    assert passes.blame_name(str(AFTER), "tanh_reduce_fusion") == loop
+    with pytest.raises(passes.HistoryError, match="no instruction %nothing"):
+        passes.blame_name(str(AFTER), "nothing")
     param = passes.blame(str(AFTER), _line_of(AFTER, "%x.1 = ") - 1)
     assert param.created_by.pass_name == passes.BEFORE and created_line(param) is None
 
@@ -220,3 +223,12 @@ def test_following_tells_alike_instructions_apart():
     assert passes.follow(old, new) == {"p": "p", "tuple": "tuple", "slice": "slice.8",
                                        "slice.1": "slice.9", "constant": "constant.2",
                                        "constant.1": "constant.3"}
+
+
+def test_a_file_outside_the_history_is_said_so(tmp_path, capsys):
+    for p in DUMP.iterdir():
+        shutil.copy(p, tmp_path / p.name)
+    other = tmp_path / f"{PREFIX}after_spmd_partitioner.txt"  # a stage XLA:GPU writes
+    shutil.copy(AFTER, other)
+    assert main(["blame", f"{other}:50"]) == 2
+    assert "not in the pass history of module_0008.jit_layer" in capsys.readouterr().err
