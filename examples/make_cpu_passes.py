@@ -3,6 +3,7 @@
 compiled by XLA on the CPU, one HLO snapshot per pass that changed it.
 
     python examples/make_cpu_passes.py            # from the repository root
+    python examples/make_cpu_passes.py --out DIR  # somewhere else
 
 Runs this file's ``layer`` (``tanh(x @ w + b).sum(0)``) through ``hlo-lsp dump
 --platform cpu`` with ``XLA_FLAGS=--xla_dump_hlo_pass_re=.*
@@ -47,17 +48,18 @@ def keep(name: str) -> bool:
     return parse_dump_name(name) is not None and not name.endswith("-values.txt")
 
 
-def main() -> int:
-    if OUT.exists():
-        shutil.rmtree(OUT)
+def main(out: pathlib.Path = OUT) -> int:
+    out = out.resolve()
+    if out.exists():
+        shutil.rmtree(out)
     env = dict(os.environ, XLA_FLAGS=FLAGS, JAX_PLATFORMS="cpu")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     subprocess.run([sys.executable, "-m", "hlo_lsp", "dump", "--platform", "cpu", "--out",
-                    str(OUT.relative_to(ROOT)), "--", sys.executable,
+                    str(out), "--", sys.executable,
                     str(pathlib.Path(__file__).relative_to(ROOT)), "--program"],
                    cwd=ROOT, env=env, check=True)
     sys.path.insert(0, str(ROOT))
-    for path in OUT.iterdir():
+    for path in out.iterdir():
         if path.is_dir():
             shutil.rmtree(path)
         elif not keep(path.name):
@@ -69,4 +71,6 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--program"]:
         program()
         sys.exit(0)
+    if sys.argv[1:2] == ["--out"] and len(sys.argv) == 3:
+        sys.exit(main(pathlib.Path(sys.argv[2])))
     sys.exit(main())
