@@ -334,15 +334,19 @@ def summarize_text(text: str, memo: dict[str, Instr | None] | None = None) -> Su
     return out
 
 
-def read_summary(path: str, memo: dict | None = None,
-                 limit: int = MAX_SNAPSHOT_BYTES) -> Summary:
+def read_summary(path: str, memo: dict | None = None, limit: int = MAX_SNAPSHOT_BYTES,
+                 previous: Summary | None = None) -> Summary:
     """:func:`summarize_text` of the file at ``path`` read as untrusted input;
     a file that cannot be read or is not HLO text gives a :class:`Summary` with
-    ``problem`` set (one line). Never raises."""
+    ``problem`` set (one line). ``previous``, the summary of another file, is
+    returned when this file holds the same text (a pipeline start that changed
+    nothing). Never raises."""
     try:
         text = read_text(path, limit)
     except UntrustedFileError as exc:
         return Summary(problem=exc.reason)
+    if previous is not None and previous.text == text:
+        return previous
     if not text.lstrip().startswith("HloModule"):
         return Summary(problem="not HLO text (no HloModule line)")
     return summarize_text(text, memo)
@@ -514,11 +518,11 @@ def _labels(s: Summary) -> Counter:
 
 def compare(stage: Stage, old: Summary, new: Summary) -> Step:
     """The :class:`Step` from ``old`` to ``new`` (the file of ``stage``)."""
-    pairs = follow(old, new)
     oi, ni = old.instructions, new.instructions
-    taken = set(pairs.values())
-    if old.text and old.text == new.text:
+    if old is new or (old.text and old.text == new.text):
         return Step(stage, instructions=len(ni))
+    pairs = follow(old, new)
+    taken = set(pairs.values())
     changes = tuple(ni[n].name for o, n in pairs.items()
                     if changed(oi[o], ni[n], pairs, oi, ni))
     lo, ln = _labels(old), _labels(new)
@@ -534,7 +538,7 @@ def steps(history: History, limit: int = MAX_SNAPSHOT_BYTES) -> Iterator[Step]:
     memo: dict = {}
     last: Summary | None = None
     for stage in history.stages:
-        summary = read_summary(stage.path, memo, limit)
+        summary = read_summary(stage.path, memo, limit, last)
         if summary.problem:
             yield Step(stage, problem=summary.problem)
             continue
@@ -610,10 +614,13 @@ def _blame(path: str, line: int, name: str | None, limit: int) -> Blame:
     problems: list[str] = []
     created = None
     for stage in reversed(history.stages[:at]):
-        older = read_summary(stage.path, memo, limit)
+        older = read_summary(stage.path, memo, limit, newer)
         if older.problem:
             problems.append(f"{stage.file}: {older.problem}")
             continue
+        if older.instructions.get(current) is newer.instructions[current]:
+            newer, newer_stage = older, stage  # the same line (one memo): followed by name,
+            continue                           # as follow would, and unchanged
         pairs = follow(older, newer)
         was = next((o for o, n in pairs.items() if n == current), None)
         if was is None:
