@@ -139,6 +139,9 @@ def test_passes_json_contract_and_timeline(capsys):
     assert "dot-library-passes: dot-library-rewriter" in out and "+fusion __ynn_fusion" in out
     assert "21 snapshots changed nothing" in out and "pipeline-start" not in out
     assert len(out.splitlines()) <= 10
+    # a file of the dump stands for its module
+    assert main(["passes", str(AFTER)]) == 0
+    assert capsys.readouterr().out == out
 
 
 def test_repeated_passes_fold_to_fit_a_screen():
@@ -146,7 +149,12 @@ def test_repeated_passes_fold_to_fit_a_screen():
     rows = timeline_rows(done, everything=True)
     # copy insertion's three mid-pass dumps and the snapshot after it: one row
     assert "HLO_passes_after_layout_assignment: copy-insertion ×4" in [r.label for r in rows]
-    assert len(timeline_rows(done, everything=True, max_rows=10)) < len(rows)
+    folded = timeline_rows(done, everything=True, max_rows=10)
+    assert len(folded) < len(rows)
+    labels = [r.label for r in folded]
+    # a folded pipeline row names each pass once, with its count
+    assert "simplification: pipeline-start ×2, algsimp" in labels
+    assert sum(len(r.steps) for r in folded) == len(done)
 
 
 @pytest.fixture
