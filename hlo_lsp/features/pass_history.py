@@ -153,10 +153,15 @@ def format_timeline(history: History, steps: list[Step], everything: bool = Fals
 
 def stage_words(stage: Stage) -> str:
     """``triton-gemm-rewriter in hlo_normalization, snapshot 0022``; the ends
-    as ``the before-optimizations file``."""
+    as ``the before-optimizations file``; a pipeline's start (XLA dumps the
+    module as each pipeline starts: what changed there was changed outside the
+    passes it dumped) as ``the start of pipeline X, snapshot N (...)``."""
     if stage.is_end:
         return "the before-optimizations file" if stage.pass_name == BEFORE \
             else "the after-optimizations file"
+    if stage.pass_name == "pipeline-start" and stage.pipeline:
+        return (f"the start of pipeline {stage.pipeline}, snapshot {stage.index:04d} (a change "
+                "made outside the passes XLA dumped)")
     where = f" in {stage.pipeline}" if stage.pipeline else ""
     return f"{stage.pass_name}{where}, snapshot {stage.index:04d}"
 

@@ -240,3 +240,26 @@ def test_a_file_outside_the_history_is_said_so(tmp_path, capsys):
     shutil.copy(AFTER, other)
     assert main(["blame", f"{other}:50"]) == 2
     assert "not in the pass history of module_0008.jit_layer" in capsys.readouterr().err
+
+
+def test_several_modules_need_module(tmp_path, capsys):
+    for p in DUMP.iterdir():  # the same history again as module 10 (a second compile)
+        shutil.copy(p, tmp_path / p.name)
+        shutil.copy(p, tmp_path / p.name.replace("module_0008.", "module_0010."))
+    assert main(["passes", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "pass snapshots of 2 modules; pick one with --module: module_0008.jit_layer, " \
+           "module_0010.jit_layer" in err
+    assert main(["passes", str(tmp_path), "--module", "module_0010", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["module"] == "jit_layer"
+    assert all(s["file"].startswith("module_0010.") for s in data["snapshots"])
+
+
+def test_a_change_at_a_pipeline_start_is_worded_as_such():
+    from hlo_lsp.features.pass_history import stage_words
+
+    stage = passes.module_history(str(DUMP)).stages[6]
+    assert (stage.index, stage.pass_name) == (5, "pipeline-start")
+    assert stage_words(stage) == ("the start of pipeline simplification, snapshot 0005 (a change "
+                                  "made outside the passes XLA dumped)")
