@@ -48,11 +48,7 @@ def hover(path: pathlib.Path, needle: str, setting: str = "", told: list | None 
             host.store.open(uri, 1, text)
             await host.store.analysis(uri)
             for _ in range(times):
-                profile = await host.profiles.for_file(str(path), setting)
-                pending = host.profiles.pending(str(path), setting)
-                if profile is None and pending is not None:   # a slow machine
-                    await asyncio.wait_for(pending, 120)
-                    profile = await host.profiles.for_file(str(path), setting)
+                profile = await profile_of(host, path, setting)
                 inputs = HoverInputs(None, None, [], [], None, profile)
                 pos = position_of(text, needle)
                 got = await host.snapshot().hover(uri, pos.line, pos.character, inputs,
@@ -63,6 +59,17 @@ def hover(path: pathlib.Path, needle: str, setting: str = "", told: list | None 
             host.close()
 
     return asyncio.run(run())
+
+
+async def profile_of(host: AnalysisHost, path: pathlib.Path, setting: str = ""):
+    """The host's profile for ``path``, its read awaited when it outlasted the
+    answer's wait (a slow machine)."""
+    profile = await host.profiles.for_file(str(path), setting)
+    pending = host.profiles.pending(str(path), setting)
+    if profile is None and pending is not None:
+        await asyncio.wait_for(pending, 120)
+        profile = await host.profiles.for_file(str(path), setting)
+    return profile
 
 
 async def _no_memory(analysis):
@@ -196,7 +203,7 @@ def test_the_graph_page_shades_the_nodes_the_profile_measured():
         try:
             host.store.open(uri, 1, text)
             await host.store.analysis(uri)
-            profile = await host.profiles.for_file(str(DUMP), "")
+            profile = await profile_of(host, DUMP)
             snapshot = host.snapshot()
             shaded = await snapshot.graph(uri, "main.11", None, None, None, True,
                                           lambda g, lines, page: (g, page), profile)
