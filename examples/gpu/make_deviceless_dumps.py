@@ -8,7 +8,9 @@ ahead-of-time compilation; needs the ``cuda`` extra: ``pip install -e '.[cuda]'`
 Each scenario is one program of examples/gpu/programs/ with the XLA flags of its
 report. Kernels are chosen without autotuning (it needs the device): on a real
 H100 the autotuner may pick differently. The LLVM IR and PTX XLA writes beside
-the HLO (``*.ll``, ``*.ptx``) are removed to keep the examples small; everything
+the HLO (``*.ll``, ``*.ptx``) are removed to keep the examples small (but for
+``fp8_fusion_log``, which keeps only its few files that issue 44's tests read:
+the GEMM fusion's PTX and LLVM IR, the priority-fusion log); everything
 else is as XLA and hlo-lsp wrote it (HLO before/after optimizations, buffer
 assignment, memory report, thunk sequence, debug options, gpu_target_config,
 hlo-lsp-deviceless.json, hlo-lsp-recipe.json).
@@ -39,8 +41,34 @@ SCENARIOS = {
                        "seed 002: __cudnn$convBiasActivationForward"),
     "pallas_mosaic_gpu": ("pallas_mosaic_gpu.py", "", "seed 004: a mosaic_gpu_v2 custom call"),
     "spmd_mesh8": ("spmd_mesh8.py", "", "8 H100s: num_partitions=8 and an async all-reduce"),
+    "fp8_fusion_log": ("fp8_matmul_bias.py", "--xla_dump_hlo_pass_re=.*",
+                       "issue 44: pass dumps on; kept: the after-optimizations HLO and its "
+                       "reports, XLA:GPU's "
+                       "priority-fusion log (why each producer was or was not fused) and the "
+                       "PTX and optimized LLVM IR of the Triton GEMM fusion's kernel"),
 }
 DROP = (".ll", ".ptx", ".o")
+
+
+def _keep_fusion_log(out: pathlib.Path) -> None:
+    """Of a dump with pass dumps on, keep the after-optimizations HLO and its
+    reports (buffer assignment, live ranges, memory usage), the priority-fusion log, the deviceless record and the PTX and optimized LLVM IR
+    holding the GEMM fusion's kernel (``.entry gemm_fusion_dot(``); drop the rest
+    (71 pass snapshots, the other kernels, reports) to keep the example small."""
+    gemm = [p for p in out.glob("*.ptx") if ".entry gemm_fusion_dot(" in p.read_text()]
+    keep = {p.name for p in gemm}
+    keep |= {p.name.replace(".ptx", ".ir-with-opt.ll") for p in gemm}
+    for path in out.iterdir():
+        name = path.name
+        if name in keep or name == "hlo-lsp-deviceless.json" or \
+                name.endswith(".priority_fusion_dump.txt") or \
+                "gpu_after_optimizations" in name and name.endswith(".txt"):
+            continue
+        path.unlink()
+
+
+#: Scenarios that keep another selection of what XLA wrote than all but DROP.
+KEEP = {"fp8_fusion_log": _keep_fusion_log}
 
 
 def make(name: str) -> None:
@@ -54,6 +82,9 @@ def make(name: str) -> None:
                     "--out", str(out.relative_to(ROOT)), "--", sys.executable,
                     str((HERE / "programs" / program).relative_to(ROOT))],
                    cwd=ROOT, env=env, check=True)
+    if name in KEEP:
+        KEEP[name](out)
+        return
     for path in out.iterdir():
         if path.name.endswith(DROP):
             path.unlink()

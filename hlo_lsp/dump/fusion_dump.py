@@ -1,0 +1,230 @@
+"""XLA:GPU's priority-fusion log: why each producer was or was not fused.
+
+With pass dumps on (``--xla_dump_hlo_pass_re=.*``, or
+``--xla_dump_fusion_visualization``) XLA:GPU's ``PriorityFusion`` pass writes
+``module_NNNN.<name>.priority_fusion_dump.txt`` beside the module's HLO: a text
+proto ``FusionProcessDumpProto`` (xla/service/gpu/fusion_process_dump.proto)
+whose ``fusion_steps`` are, in the order the pass took them,
+
+- ``update_priority { producer_name consumer_names us_fused us_unfused }``: the
+  cost model's estimate (microseconds) of the producer fused into all its
+  consumers against left alone;
+- ``producer_ineligible { producer_name reason }``: the producer cannot be
+  fused, and why ("the producer is not fusible", "not fusing because there are
+  only bitcast users", ...);
+- ``fusion { fusion_name producer_name consumer_name }``: the producer was
+  fused into the consumer, giving ``fusion_name``;
+
+besides the device (``gpu_device_info``) and the module before fusion
+(``hlo_module_before_fusion``), which are skipped. Names are those of the
+module before fusion: XLA renames fusions and clones fused instructions
+afterwards (``rename_fusions``: ``fusion.2`` -> ``loop_multiply_fusion``;
+``mul.7.0`` -> ``mul.7.1`` inside it), so only the names that survive find
+their steps here (:meth:`FusionDump.about`).
+
+The file is untrusted input: read with :func:`hlo_lsp.dump.untrusted.read_text`
+(a regular file, at most :data:`MAX_FUSION_DUMP_BYTES`), parsed by the small
+reader :mod:`hlo_lsp.dump.text_proto`; a file that cannot be read or parsed is
+one :class:`FusionDumpError` naming it and the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from hlo_lsp.dump.names import parse_dump_name
+from hlo_lsp.dump.text_proto import Message, TextProtoError, fields, first, parse
+from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
+
+#: The file name's suffix after the module's ``module_NNNN.<name>.`` prefix.
+FUSION_DUMP_SUFFIX = "priority_fusion_dump.txt"
+#: The largest priority-fusion dump read (bytes): the log of a large model's
+#: module is a few MB, most of it the module before fusion.
+MAX_FUSION_DUMP_BYTES = 64 * 1024 * 1024
+
+#: Step kinds (:attr:`FusionStep.kind`), the proto's ``oneof step`` names.
+FUSION = "fusion"
+INELIGIBLE = "producer_ineligible"
+PRIORITY = "update_priority"
+
+
+class FusionDumpError(UntrustedFileError):
+    """A priority-fusion dump that could not be read or is not the text proto
+    XLA writes; ``str()`` is ``"<path>: <reason>"``."""
+
+
+@dataclass(frozen=True, slots=True)
+class FusionStep:
+    """One step of the priority-fusion log. ``kind`` is :data:`FUSION`,
+    :data:`INELIGIBLE` or :data:`PRIORITY`; ``producer`` the producer's name;
+    ``consumers`` the consumer fused into (:data:`FUSION`, one) or all the
+    producer's consumers (:data:`PRIORITY`); ``fusion`` the resulting fusion's
+    name (:data:`FUSION`); ``reason`` why it is ineligible (:data:`INELIGIBLE`);
+    ``us_fused``/``us_unfused`` the cost model's estimates in microseconds
+    (:data:`PRIORITY`; NaN when absent)."""
+
+    kind: str
+    producer: str
+    consumers: tuple[str, ...] = ()
+    fusion: str = ""
+    reason: str = ""
+    us_fused: float = math.nan
+    us_unfused: float = math.nan
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerDecisions:
+    """What the log says of one producer, in the order of the log: ``reasons``
+    it was found ineligible (each once), ``estimates`` (the last
+    :data:`PRIORITY` step per set of consumers: ``(consumers, us_fused,
+    us_unfused)``, microseconds), ``fused_into`` (``(consumer, fusion name)``
+    per :data:`FUSION` step) and ``took`` (the producers fused into it, as the
+    consumer or as the fusion it became: ``(producer, fusion name)``)."""
+
+    name: str
+    reasons: tuple[str, ...] = ()
+    estimates: tuple[tuple[tuple[str, ...], float, float], ...] = ()
+    fused_into: tuple[tuple[str, str], ...] = ()
+    took: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class FusionDump:
+    """A priority-fusion log read (:func:`read_fusion_dump`): its ``path`` and
+    ``steps`` in order; ``problem``: why the file at ``path`` was not read
+    (``"<path>: <reason>"``, :func:`fusion_dump_beside`), then no steps."""
+
+    path: str
+    steps: tuple[FusionStep, ...]
+    problem: str = ""
+
+    def about(self, name: str) -> ProducerDecisions | None:
+        """What the log says of the instruction ``name`` (a name of the module
+        before fusion, matched exactly), None when it names it nowhere."""
+        reasons: list[str] = []
+        estimates: dict[tuple[str, ...], tuple[float, float]] = {}
+        fused: list[tuple[str, str]] = []
+        took: list[tuple[str, str]] = []
+        for step in self.steps:
+            if step.producer == name:
+                if step.kind == INELIGIBLE and step.reason not in reasons:
+                    reasons.append(step.reason)
+                elif step.kind == PRIORITY:
+                    estimates.pop(step.consumers, None)
+                    estimates[step.consumers] = (step.us_fused, step.us_unfused)
+                elif step.kind == FUSION:
+                    fused.append((step.consumers[0] if step.consumers else "", step.fusion))
+            elif step.kind == FUSION and (name in step.consumers or step.fusion == name):
+                took.append((step.producer, step.fusion))
+        if not (reasons or estimates or fused or took):
+            return None
+        return ProducerDecisions(name, tuple(reasons),
+                                 tuple((c, f, u) for c, (f, u) in estimates.items()),
+                                 tuple(fused), tuple(took))
+
+
+def fusion_dump_path(hlo_path: str) -> str | None:
+    """Where XLA writes the priority-fusion log of the module of the HLO dump
+    ``hlo_path`` (any stage): ``[ts.]module_NNNN.<name>.priority_fusion_dump.txt``
+    in the same directory (xla/service/dump.cc ``DumpToFileInDirOrStdout`` with
+    the module's file prefix); the file may not exist. None when the name is not
+    an XLA dump name."""
+    name = parse_dump_name(os.path.basename(hlo_path))
+    if name is None or not name.module_name:
+        return None
+    prefix = f"{name.timestamp}." if name.timestamp else ""
+    base = f"{prefix}module_{name.number:04d}.{name.module_name}.{FUSION_DUMP_SUFFIX}"
+    return os.path.join(os.path.dirname(hlo_path), base)
+
+
+def _float(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _step(step: Message) -> FusionStep | None:
+    """One ``fusion_steps`` entry as a FusionStep; None for a kind this reader
+    does not know (a newer XLA's)."""
+    for kind, body in step:
+        if not isinstance(body, list):
+            continue
+        producer = _text(first(body, "producer_name", ""))
+        if kind == FUSION:
+            consumer = _text(first(body, "consumer_name", ""))
+            return FusionStep(FUSION, producer, (consumer,),
+                              fusion=_text(first(body, "fusion_name", "")))
+        if kind == INELIGIBLE:
+            return FusionStep(INELIGIBLE, producer, reason=_text(first(body, "reason", "")))
+        if kind == PRIORITY:
+            consumers = tuple(_text(c) for c in fields(body, "consumer_names"))
+            return FusionStep(PRIORITY, producer, consumers,
+                              us_fused=_float(first(body, "us_fused")),
+                              us_unfused=_float(first(body, "us_unfused")))
+    return None
+
+
+def parse_fusion_dump(text: str, path: str = "") -> FusionDump:
+    """The log in ``text`` (the file's content; ``path`` names it). Raises
+    :class:`FusionDumpError` when it is not protobuf text format or holds no
+    ``fusion_steps`` nor any other field of ``FusionProcessDumpProto``."""
+    try:
+        message = parse(text)
+    except TextProtoError as exc:
+        raise FusionDumpError(path, f"not a priority-fusion dump ({exc})") from None
+    if message and not any(k in ("fusion_steps", "gpu_device_info", "hlo_module_before_fusion")
+                           for k, _ in message):
+        raise FusionDumpError(path, "not a priority-fusion dump (no fusion_steps)")
+    steps = []
+    for entry in fields(message, "fusion_steps"):
+        if isinstance(entry, list) and (step := _step(entry)) is not None:
+            steps.append(step)
+    return FusionDump(path, tuple(steps))
+
+
+def read_fusion_dump(path: str, limit: int = MAX_FUSION_DUMP_BYTES) -> FusionDump:
+    """The priority-fusion log at ``path`` (:func:`parse_fusion_dump`), read as
+    untrusted input (a regular file, at most ``limit`` bytes, UTF-8). Raises
+    :class:`FusionDumpError` (an OSError) naming the file and the reason."""
+    try:
+        text = read_text(path, limit)
+    except UntrustedFileError as exc:
+        raise FusionDumpError(exc.path, exc.reason, exc.errno) from None
+    return parse_fusion_dump(text, path)
+
+
+def fusion_dump_for(hlo_path: str) -> FusionDump | None:
+    """The priority-fusion log beside the HLO dump ``hlo_path``
+    (:func:`fusion_dump_path`), None when there is none. Raises
+    :class:`FusionDumpError` for one that cannot be read or parsed."""
+    path = fusion_dump_path(hlo_path)
+    if path is None:
+        return None
+    try:
+        return read_fusion_dump(path)
+    except FusionDumpError as exc:
+        if exc.missing:
+            return None
+        raise
+
+
+def fusion_dump_beside(hlo_path: str) -> FusionDump | None:
+    """:func:`fusion_dump_for` that never raises: a log that cannot be read or
+    parsed is a :class:`FusionDump` without steps whose ``problem`` says why
+    (what hover shows). For the server's inputs (a thread)."""
+    try:
+        return fusion_dump_for(hlo_path)
+    except FusionDumpError as exc:
+        return FusionDump(exc.path, (), str(exc))
+
+
+__all__ = ["FUSION", "FUSION_DUMP_SUFFIX", "FusionDump", "FusionDumpError", "FusionStep",
+           "INELIGIBLE", "MAX_FUSION_DUMP_BYTES", "PRIORITY", "ProducerDecisions",
+           "fusion_dump_beside", "fusion_dump_for", "fusion_dump_path", "parse_fusion_dump", "read_fusion_dump"]
