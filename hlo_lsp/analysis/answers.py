@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from hlo_lsp.analysis.documents import Analysis, DocumentStore, View
 from hlo_lsp.analysis.inputs import HoverInputs
 from hlo_lsp.analysis.profiles import measured_in
+from hlo_lsp.dump.kernels import KernelIndex
 from hlo_lsp.features.definition import definition
 from hlo_lsp.features.hover import hover
 from hlo_lsp.features.memory import MemoryTimeline
@@ -89,7 +90,8 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
         result = hover(module, offset, inputs.assignment,
                        deviceless=inputs.deviceless, source_dirs=inputs.source_dirs,
                        device=inputs.device, source_roots=inputs.source_roots,
-                       memory=timeline, measured=measured_in(module, inputs.profile))
+                       memory=timeline, measured=measured_in(module, inputs.profile),
+                       fusion=inputs.fusion)
         if result is None:
             return None
         span = view.span(result.start, result.end)
@@ -121,7 +123,7 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
                 return None
             result = hover(module, offset, inputs.assignment, deviceless=inputs.deviceless,
                            source_dirs=inputs.source_dirs, device=inputs.device,
-                           source_roots=inputs.source_roots)
+                           source_roots=inputs.source_roots, fusion=inputs.fusion)
             return None if result is None else \
                 Placed(lines, result.start, result.end, result.markdown)
         if len(snap.text) <= QUICK_INLINE_CHARS:
@@ -141,17 +143,19 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
 
 
 async def definition_at(store: DocumentStore, uri: str, line: int, character: int,
-                        source_dirs: list[str]) -> list[Placed | FileTarget]:
+                        source_dirs: list[str], kernels: KernelIndex | None = None
+                        ) -> list[Placed | FileTarget]:
     """Where the name at ``(line, character)`` of ``uri`` is defined
     (:func:`hlo_lsp.features.definition.definition`): places in the current
-    text, and files (Python sources)."""
+    text, and files (Python sources; with the dump's ``kernels``, a fusion's
+    kernel in its PTX and LLVM IR)."""
 
     def answer(view: View | None):
         offset = _offset_in(view, line, character)
         if offset is None:
             return _UNKNOWN
         out: list[Placed | FileTarget] = []
-        for target in definition(view.analysis.module, offset, source_dirs):
+        for target in definition(view.analysis.module, offset, source_dirs, kernels):
             if isinstance(target, Span):
                 span = view.span(target.start, target.end)
                 if span is not None:

@@ -41,6 +41,7 @@ from hlo_lsp.analysis.work import INTERACTIVE, REPORT, WorkQueue
 from hlo_lsp.analysis.workspace import MAX_SYMBOLS, Workspace
 from hlo_lsp.analysis.xla_check import XlaCheck, XlaListener
 from hlo_lsp.dump.index import SymbolHit
+from hlo_lsp.dump.kernels import KernelIndex
 from hlo_lsp.dump.sources import outside_note, resolve_source_path
 from hlo_lsp.features.folding import Fold, folding_ranges
 from hlo_lsp.features.inline_regions import KINDS, InlineRegion, inline_regions
@@ -156,10 +157,12 @@ class AnalysisSnapshot:
                               memory)
 
     async def definition(self, uri: str, line: int, character: int,
-                         source_dirs: list[str]) -> list[Placed | FileTarget]:
+                         source_dirs: list[str], kernels: KernelIndex | None = None
+                         ) -> list[Placed | FileTarget]:
         """Where the name at the position is defined
-        (:func:`hlo_lsp.analysis.answers.definition_at`)."""
-        return await definition_at(self.store, uri, line, character, source_dirs)
+        (:func:`hlo_lsp.analysis.answers.definition_at`; ``kernels``: the dump's,
+        :meth:`hlo_lsp.analysis.inputs.DumpInputs.kernels`)."""
+        return await definition_at(self.store, uri, line, character, source_dirs, kernels)
 
     async def references(self, uri: str, line: int, character: int,
                          include_declaration: bool) -> list[Placed]:

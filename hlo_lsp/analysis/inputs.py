@@ -1,9 +1,11 @@
 """What the analysis reads from beside a dump, with caches and explicit
 invalidation: the buffer assignment XLA wrote (``*-buffer-assignment.txt``,
 :mod:`hlo_lsp.dump.reports`), the deviceless statement
-(:func:`hlo_lsp.dump.targets.deviceless_statement`) and the directories the
+(:func:`hlo_lsp.dump.targets.deviceless_statement`), the directories the
 dump's Python paths are looked for in (:func:`hlo_lsp.dump.sources.source_dirs`,
-which reads its recipe). Read off the event loop; an answer older than its
+which reads its recipe), XLA:GPU's priority-fusion log
+(:func:`hlo_lsp.dump.fusion_dump.fusion_dump_beside`) and the kernels of the
+dump's PTX and LLVM IR (:func:`hlo_lsp.dump.kernels.read_kernels`). Read off the event loop; an answer older than its
 cache period is still given at once while it is read again in the background
 (:class:`Refreshed`), so a hover never waits for a thread once a dump's
 inputs are known. :meth:`DumpInputs.forget` drops what was read for a file that
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 
 from hlo_lsp.analysis.profiles import ProfileInput
 from hlo_lsp.analysis.refreshed import Refreshed
+from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside
+from hlo_lsp.dump.kernels import KernelIndex, read_kernels
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
@@ -30,6 +34,9 @@ DEVICELESS_TTL_S = 5.0
 #: How long the Python source directories of a dump are kept (seconds): a recipe
 #: written by a recompile is seen within this time.
 SOURCE_DIRS_TTL_S = 5.0
+#: How long the priority-fusion log and the kernels of a dump are kept (seconds)
+#: when no file-change event says they changed.
+FUSION_TTL_S = 30.0
 #: A source root setting: one directory, a list, or None.
 SourceRoot = str | Sequence[str] | None
 
@@ -39,8 +46,9 @@ class HoverInputs:
     """What hover needs beside the model: the buffer assignment (None without
     one), the deviceless statement (None for a dump made on a device), the
     directories relative Python paths are looked for in, the trusted source
-    roots, the device (a target name, or None) and the dump's profile
-    (:meth:`hlo_lsp.analysis.profiles.Profiles.for_file`; None without one)."""
+    roots, the device (a target name, or None), the dump's profile
+    (:meth:`hlo_lsp.analysis.profiles.Profiles.for_file`; None without one) and
+    its priority-fusion log (:meth:`DumpInputs.fusion_dump`; None without one)."""
 
     assignment: BufferAssignment | None
     deviceless: str | None
@@ -48,6 +56,7 @@ class HoverInputs:
     source_roots: list[str]
     device: str | None
     profile: ProfileInput | None = None
+    fusion: FusionDump | None = None
 
 
 class DumpInputs:
@@ -59,6 +68,10 @@ class DumpInputs:
         self._deviceless = Refreshed(deviceless_ttl)
         #: (dump directory, workspace folders, source root) -> the source directories
         self._source_dirs = Refreshed(source_dirs_ttl)
+        #: dump file -> its module's priority-fusion log (or None)
+        self._fusion = Refreshed(FUSION_TTL_S)
+        #: dump file -> its module's kernels
+        self._kernels = Refreshed(FUSION_TTL_S)
 
     async def buffer_assignment(self, path: str) -> BufferAssignment | None:
         """The buffer assignment beside the dump file ``path``: from the cache
@@ -88,6 +101,22 @@ class DumpInputs:
         :data:`SOURCE_DIRS_TTL_S`."""
         key = (os.path.dirname(path or ""), tuple(folders), str(source_root))
         return await self._source_dirs.get(key, source_dirs, path, list(folders), source_root)
+
+    async def fusion_dump(self, path: str) -> FusionDump | None:
+        """The priority-fusion log of the module of the dump file ``path``
+        (:func:`hlo_lsp.dump.fusion_dump.fusion_dump_beside`: None without one,
+        its ``problem`` set when it cannot be read), read in a thread and kept."""
+        if not path:
+            return None
+        return await self._fusion.get(path, fusion_dump_beside, path)
+
+    async def kernels(self, path: str) -> KernelIndex | None:
+        """The kernels in the PTX and LLVM IR of the module of the dump file
+        ``path`` (:func:`hlo_lsp.dump.kernels.read_kernels`; empty but for an
+        after-optimizations file), read in a thread and kept."""
+        if not path:
+            return None
+        return await self._kernels.get(path, read_kernels, path)
 
     @staticmethod
     def source_roots(path: str | None, folders: Sequence[str],

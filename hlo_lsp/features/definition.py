@@ -8,14 +8,19 @@
   at each call site (see :mod:`hlo_lsp.model.callsites`);
 - ``metadata={...}`` -> the Python source line (:func:`source_targets`);
 - a row of the ``FileLocations`` or ``StackFrames`` table -> the Python line it
-  names, a ``FileNames`` row -> the file (:func:`hlo_lsp.model.frames.table_row_frame`).
+  names, a ``FileNames`` row -> the file (:func:`hlo_lsp.model.frames.table_row_frame`);
+- a fusion's or custom-call's name where it is defined, or its opcode -> its
+  kernel in the dump's PTX and LLVM IR, when given the dump's kernels
+  (:func:`hlo_lsp.features.fusion_decisions.kernel_targets`).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from hlo_lsp.dump.kernels import KernelIndex
 from hlo_lsp.dump.sources import resolve_source_path
+from hlo_lsp.features.fusion_decisions import kernel_targets
 from hlo_lsp.model.callsites import call_sites
 from hlo_lsp.model.frames import python_stack, table_row_frame
 from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
@@ -24,11 +29,15 @@ from hlo_lsp.model.spans import FileTarget, Span
 
 
 def definition(module: HloModule, offset: int,
-               base_dir: str | Sequence[str] | None = None) -> list[Span | FileTarget]:
+               base_dir: str | Sequence[str] | None = None,
+               kernels: KernelIndex | None = None) -> list[Span | FileTarget]:
     """Definition targets for the character ``offset``: spans of this document,
     or a :class:`FileTarget` in a Python file for metadata; [] when there is none.
     ``base_dir``: where relative Python paths are resolved, one directory or the
-    list of :func:`hlo_lsp.dump.sources.source_dirs` (see :func:`source_targets`)."""
+    list of :func:`hlo_lsp.dump.sources.source_dirs` (see :func:`source_targets`).
+    ``kernels``: the kernels of the dump (:func:`hlo_lsp.dump.kernels.read_kernels`);
+    on the definition or opcode of a fusion or custom-call that has one, its
+    PTX ``.entry`` and LLVM IR function are the targets."""
     occ = find_at(module, offset)
     if occ is None:
         frame = table_row_frame(module, offset)
@@ -54,6 +63,11 @@ def definition(module: HloModule, offset: int,
         if occ.kind == Kind.SIGNATURE_PARAM and isinstance(occ.target, Instruction):
             return [Span(occ.target.name.start, occ.target.name.end)]
         return [Span(occ.start, occ.end)]
+    if kernels is not None and occ.kind in (Kind.INSTRUCTION_DEF, Kind.OPCODE) \
+            and occ.instruction is not None:
+        targets = kernel_targets(kernels, occ.instruction)
+        if targets:
+            return list(targets)
     if occ.kind == Kind.MODULE and module.name is not None:
         return [Span(module.name.start, module.name.end)]
     if occ.kind in (Kind.INSTRUCTION_DEF, Kind.COMPUTATION_DEF):

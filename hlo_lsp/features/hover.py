@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
+from hlo_lsp.dump.fusion_dump import FusionDump
 from hlo_lsp.dump.profiles import FileProfile
 from hlo_lsp.dump.reports import Allocation, BufferAssignment, BufferValue
 from hlo_lsp.dump.sources import outside_note, resolve_source_path, unresolved_hint
@@ -35,6 +36,7 @@ from hlo_lsp.model.precision import NOTED_OPCODES, matmul_precision, split_k, sp
 from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
+from hlo_lsp.features.fusion_decisions import fusion_section
 from hlo_lsp.features.measured import measured_markdown, profile_device
 from hlo_lsp.features.memory import MemoryTimeline, peak_markdown
 from hlo_lsp.features.references import users
@@ -60,7 +62,8 @@ def hover(module: HloModule, offset: int,
           device: Accelerator | None = None,
           memory: MemoryTimeline | None = None,
           source_roots: Sequence[str] | None = None,
-          measured: FileProfile | None = None) -> HoverResult | None:
+          measured: FileProfile | None = None,
+          fusion: FusionDump | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
@@ -84,7 +87,10 @@ def hover(module: HloModule, offset: int,
     (:func:`hlo_lsp.dump.profiles.join_file`); an instruction it measured gets
     the **Measured** paragraph (:func:`hlo_lsp.features.measured.measured_markdown`)
     after its cost, and when the profile is of another compile of this module
-    every instruction's hover says so instead."""
+    every instruction's hover says so instead. ``fusion``: XLA:GPU's
+    priority-fusion log beside the dump (:func:`hlo_lsp.dump.fusion_dump.fusion_dump_beside`);
+    an instruction it names gets the **Priority fusion** paragraph, why it was
+    or was not fused (:func:`hlo_lsp.features.fusion_decisions.fusion_section`)."""
     occ = find_at(module, offset)
     if occ is None:
         return None
@@ -108,6 +114,9 @@ def hover(module: HloModule, offset: int,
     timing = _measured_section(module, ins, measured, device)
     if timing:
         result = HoverResult(f"{result.markdown}\n\n{timing}", result.start, result.end)
+    fused = fusion_section(fusion, module, ins)
+    if fused:
+        result = HoverResult(f"{result.markdown}\n\n{fused}", result.start, result.end)
     if deviceless and ins.opcode in ("fusion", "custom-call"):
         result = HoverResult(f"{result.markdown}\n\n*{deviceless}*", result.start,
                              result.end)

@@ -76,7 +76,8 @@ def register(server: HloLanguageServer) -> None:
         inputs = HoverInputs(await ls.inputs.buffer_assignment(path),
                              await ls.inputs.deviceless(path), await ls.source_dirs(uri),
                              ls.source_roots(uri), device_for(path, ls.settings.device),
-                             await ls.host.profiles.for_file(path, ls.settings.profile))
+                             await ls.host.profiles.for_file(path, ls.settings.profile),
+                             await ls.inputs.fusion_dump(path))
         snapshot = ls.host.snapshot()
         got = await snapshot.hover(uri, pos.line, pos.character, inputs,
                                    lambda a: snapshot.memory(a, INTERACTIVE))
@@ -88,8 +89,9 @@ def register(server: HloLanguageServer) -> None:
         uri, pos = params.text_document.uri, params.position
         if reports.is_report_uri(uri):
             return await reports.report_definition(ls, uri, pos)
-        targets = await ls.host.snapshot().definition(uri, pos.line, pos.character,
-                                                      await ls.source_dirs(uri))
+        targets = await ls.host.snapshot().definition(
+            uri, pos.line, pos.character, await ls.source_dirs(uri),
+            await ls.inputs.kernels(to_fs_path(uri) or ""))
         out = []
         for target in targets:
             if isinstance(target, Placed):

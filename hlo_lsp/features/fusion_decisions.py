@@ -1,0 +1,138 @@
+"""Why an instruction was or was not fused, and where its kernel is: the
+**Priority fusion** paragraph of hover (from XLA:GPU's priority-fusion log,
+:mod:`hlo_lsp.dump.fusion_dump`) and the definition targets of a fusion's
+kernel in the PTX and LLVM IR of the dump (:mod:`hlo_lsp.dump.kernels`).
+Pure: the dump's files are read by the caller (:class:`hlo_lsp.analysis.inputs.DumpInputs`).
+
+Names: the log names instructions of the module before fusion; an
+after-optimizations file holds the names that survived XLA's renames
+(``rename_fusions``, clones). :func:`log_names` says which log names stand for
+an instruction: its own name; for a fusion that no step names, the fusion the
+log made of its fused computation's root (the root is a clone of the consumer
+the last step fused into, its name the consumer's with another last number:
+``mul.7.1`` for ``mul.7.0``). This is the one place to plug the shared
+rename-robust matcher in.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from hlo_lsp.dump.fusion_dump import FUSION, FusionDump, ProducerDecisions
+from hlo_lsp.dump.kernels import KernelIndex
+from hlo_lsp.model.hlo import HloModule, Instruction
+from hlo_lsp.model.markdown import code, text
+from hlo_lsp.model.spans import FileTarget
+from hlo_lsp.model.units import format_seconds
+
+#: At most this many names in one list of the paragraph.
+MAX_NAMES = 4
+#: At most this many estimates listed.
+MAX_ESTIMATES = 3
+
+_CLONE_NUMBER = re.compile(r"^(?P<base>.+)\.\d+$")
+
+
+def _base(name: str) -> str:
+    m = _CLONE_NUMBER.match(name)
+    return m.group("base") if m else name
+
+
+def log_names(dump: FusionDump, module: HloModule, ins: Instruction) -> list[tuple[str, str]]:
+    """The names the log gives ``ins``, each with how it was found: ``(name,
+    "")`` for its own name when the log names it; for a fusion it does not
+    name, ``(fusion name, how)`` when exactly one fusion step of the log made a
+    fusion whose consumer is the fused root under another clone number (see the
+    module docstring); [] when the log says nothing of it."""
+    own = ins.name.name
+    if dump.about(own) is not None:
+        return [(own, "")]
+    root = _fused_root(module, ins)
+    if root is None:
+        return []
+    base = _base(root)
+    made = {s.fusion for s in dump.steps
+            if s.kind == FUSION and s.consumers and _base(s.consumers[0]) == base}
+    made.discard("")
+    if len(made) != 1:
+        return []
+    fusion = made.pop()
+    return [(fusion, f"found by its fused root {code(root)}")]
+
+
+def _fused_root(module: HloModule, ins: Instruction) -> str | None:
+    """The name of the root of the computation the fusion ``ins`` calls, None
+    for other instructions."""
+    if ins.opcode != "fusion":
+        return None
+    for cref in ins.called:
+        comp = module.resolve(cref.ref.name, ins.start) if cref.attr == "calls" else None
+        root = comp.root if comp is not None else None
+        if root is not None:
+            return root.name.name
+    return None
+
+
+def _names(names) -> str:
+    names = list(names)
+    shown = ", ".join(code(n) for n in names[:MAX_NAMES])
+    return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
+
+
+def _us(value: float) -> str:
+    return format_seconds(value * 1e-6) if math.isfinite(value) else text(str(value))
+
+
+def decisions_markdown(decisions: ProducerDecisions, source: str, how: str = "") -> str:
+    """The **Priority fusion** paragraph of one instruction's decisions,
+    ``source`` the log's file name, ``how`` how the log's name was found ("" for
+    the instruction's own name). Every name and reason from the log is escaped
+    (:mod:`hlo_lsp.model.markdown`)."""
+    head = f"**Priority fusion** ({code(source)}"
+    head += f", where it is {code(decisions.name)}, {how})" if how else ")"
+    lines = [head + ":"]
+    for reason in decisions.reasons:
+        lines.append(f"- not fused into its users: {text(reason)}")
+    for consumers, fused, unfused in decisions.estimates[-MAX_ESTIMATES:]:
+        into = _names(consumers) if consumers else "its users"
+        lines.append(f"- fused into {into}: estimated {_us(fused)} fused against "
+                     f"{_us(unfused)} unfused")
+    for consumer, fusion in decisions.fused_into:
+        lines.append(f"- fused into {code(consumer)}, giving {code(fusion)}")
+    if decisions.took:
+        lines.append(f"- took in {_names(p for p, _ in decisions.took)}")
+    return "\n".join(lines)
+
+
+def fusion_section(dump: FusionDump | None, module: HloModule, ins: Instruction) -> str:
+    """What the priority-fusion log says of ``ins`` (:func:`decisions_markdown`),
+    "" without a log or when it names ``ins`` nowhere (:func:`log_names`); for
+    a log that could not be read (``dump.problem``), a fusion's or
+    custom-call's hover says so."""
+    if dump is None:
+        return ""
+    if dump.problem:
+        if ins.opcode not in ("fusion", "custom-call"):
+            return ""
+        return f"*Priority fusion log not read: {text(dump.problem)}*"
+    for name, how in log_names(dump, module, ins):
+        decisions = dump.about(name)
+        if decisions is not None:
+            return decisions_markdown(decisions, os.path.basename(dump.path), how)
+    return ""
+
+
+def kernel_targets(kernels: KernelIndex | None, ins: Instruction) -> list[FileTarget]:
+    """Where the kernel of the fusion or custom-call ``ins`` is written in the
+    dump: its ``.entry`` in the PTX first, then its function in the optimized
+    LLVM IR (1-based lines and columns, the kernel's name selected); [] for
+    other instructions or without such a kernel."""
+    if kernels is None or ins.opcode not in ("fusion", "custom-call"):
+        return []
+    return [FileTarget(s.path, s.line + 1, s.start + 1, s.line + 1, s.end + 1)
+            for s in kernels.for_instruction(ins.name.name)]
+
+
+__all__ = ["decisions_markdown", "fusion_section", "kernel_targets", "log_names"]

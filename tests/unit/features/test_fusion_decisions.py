@@ -1,0 +1,98 @@
+"""Fusion decisions in hover and the kernel as a definition
+(hlo_lsp/features/fusion_decisions.py through features/hover.py and
+features/definition.py), on examples/gpu/deviceless/fp8_fusion_log: a scaled FP8
+matmul with a bias compiled for H100 without a GPU with pass dumps on."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hlo_lsp.dump.fusion_dump import FusionDump, FusionStep, INELIGIBLE, fusion_dump_beside
+from hlo_lsp.dump.kernels import read_kernels
+from hlo_lsp.features.definition import definition
+from hlo_lsp.features.hover import hover
+from hlo_lsp.model.spans import FileTarget, Span
+from hlo_lsp.syntax.parser import parse
+
+from tests.helpers import EXAMPLES, offset_of
+
+DUMP = EXAMPLES / "gpu" / "deviceless" / "fp8_fusion_log"
+AFTER = DUMP / "module_0001.jit_fp8_block.sm_9.0a_gpu_after_optimizations.txt"
+LOG_NAME = "module_0001.jit_fp8_block.priority_fusion_dump.txt"
+
+
+def _hover(needle: str, fusion) -> str:
+    text = AFTER.read_text()
+    got = hover(parse(text), offset_of(text, needle, 1), fusion=fusion)
+    return got.markdown
+
+
+def test_the_gemm_fusion_says_why_it_was_not_fused():
+    md = _hover("%gemm_fusion_dot = ", fusion_dump_beside(str(AFTER)))
+    assert (f"**Priority fusion** (`{LOG_NAME}`):\n"
+            "- not fused into its users: the producer is not fusible") in md, md
+
+
+def test_a_renamed_fusion_is_found_by_its_fused_root():
+    # rename_fusions made fusion.2 loop_multiply_fusion; its root mul.7.1 is the
+    # clone of mul.7.0, the consumer of the step that made fusion.2.
+    md = _hover("%loop_multiply_fusion = ", fusion_dump_beside(str(AFTER)))
+    assert ("where it is `fusion.2`, found by its fused root `mul.7.1`):\n"
+            "- not fused into its users: not fusing because there are only bitcast users\n"
+            "- took in `mul.6.0`, `convert_element_type.6.0`, `convert_element_type.7.0`") \
+        in md, md
+
+
+def test_at_a_use_too_and_nothing_without_the_log():
+    md = _hover("%gemm_fusion_dot, %b.1", fusion_dump_beside(str(AFTER)))
+    assert "the producer is not fusible" in md
+    assert "Priority fusion" not in _hover("%gemm_fusion_dot = ", None)
+
+
+def test_estimates_fused_against_unfused():
+    dump = fusion_dump_beside(str(AFTER))
+    from hlo_lsp.features.fusion_decisions import decisions_markdown
+    md = decisions_markdown(dump.about("reduce.1"), LOG_NAME)
+    assert ("- fused into `convert.1`: estimated 1.54 µs fused against 2.77 µs unfused\n"
+            "- fused into `convert.1`, giving `fusion.1`") in md, md
+
+
+def test_text_from_the_log_is_data_not_markdown():
+    hostile = FusionDump("/d/" + LOG_NAME, (FusionStep(
+        INELIGIBLE, "gemm_fusion_dot",
+        reason="[click](https://evil.example) <img src=x> **bold** `tick`\n# heading"),))
+    md = _hover("%gemm_fusion_dot = ", hostile)
+    line = next(ln for ln in md.splitlines() if ln.startswith("- not fused"))
+    assert line.endswith("\\[click\\](https\\://evil.example) \\<img src=x\\> "
+                         "\\*\\*bold\\*\\* \\`tick\\`\\\\n# heading"), line
+
+
+def test_an_unreadable_log_is_said_on_kernels_only():
+    broken = FusionDump("/d/" + LOG_NAME, (), "/d/x: not a regular file (a FIFO)")
+    assert "*Priority fusion log not read: /d/x: not a regular file (a FIFO)*" in \
+        _hover("%gemm_fusion_dot = ", broken)
+    assert "Priority fusion" not in _hover("%b.1 = ", broken)
+
+
+def test_definition_of_the_gemm_fusion_is_its_ptx_entry_then_its_llvm_function():
+    text = AFTER.read_text()
+    module = parse(text)
+    kernels = read_kernels(str(AFTER))
+    for needle in ("%gemm_fusion_dot = ", "fusion(%bitcast.1.0"):
+        ptx, ll = definition(module, offset_of(text, needle, 1), None, kernels)
+        assert isinstance(ptx, FileTarget) and ptx.path.endswith(".7.ptx")
+        line = open(ptx.path).read().splitlines()[ptx.line - 1]
+        assert line == ".visible .entry gemm_fusion_dot("
+        assert line[ptx.column - 1:ptx.end_column - 1] == "gemm_fusion_dot"
+        assert ll.path.endswith(".7.ir-with-opt.ll")
+        assert open(ll.path).read().splitlines()[ll.line - 1].startswith(
+            "define ptx_kernel void @gemm_fusion_dot(")
+    # A use still goes to the instruction; a kernel the dump lacks (this
+    # example keeps one PTX file) leaves the definition as it was.
+    [use] = definition(module, offset_of(text, "%gemm_fusion_dot, %b.1", 1), None, kernels)
+    assert isinstance(use, Span)
+    [own] = definition(module, offset_of(text, "%loop_add_fusion = ", 1), None, kernels)
+    assert isinstance(own, Span)
+    assert definition(module, offset_of(text, "%gemm_fusion_dot = ", 1), None, None) == \
+        [dataclasses.replace(own, start=offset_of(text, "%gemm_fusion_dot = "),
+                             end=offset_of(text, "%gemm_fusion_dot = ") + 16)]
