@@ -52,9 +52,10 @@ DROP = (".ll", ".ptx", ".o")
 
 def _keep_fusion_log(out: pathlib.Path) -> None:
     """Of a dump with pass dumps on, keep the after-optimizations HLO and its
-    reports (buffer assignment, live ranges, memory usage), the priority-fusion log, the deviceless record and the PTX and optimized LLVM IR
-    holding the GEMM fusion's kernel (``.entry gemm_fusion_dot(``); drop the rest
-    (71 pass snapshots, the other kernels, reports) to keep the example small."""
+    reports (buffer assignment, live ranges, memory usage), the priority-fusion
+    log, the deviceless record and the PTX and optimized LLVM IR holding the GEMM
+    fusion's kernel (``.entry gemm_fusion_dot(``); drop the rest (66 pass
+    snapshots, the other kernels, the recipe) to keep the example small."""
     gemm = [p for p in out.glob("*.ptx") if ".entry gemm_fusion_dot(" in p.read_text()]
     keep = {p.name for p in gemm}
     keep |= {p.name.replace(".ptx", ".ir-with-opt.ll") for p in gemm}

@@ -5,11 +5,13 @@ invalidation: the buffer assignment XLA wrote (``*-buffer-assignment.txt``,
 dump's Python paths are looked for in (:func:`hlo_lsp.dump.sources.source_dirs`,
 which reads its recipe), XLA:GPU's priority-fusion log
 (:func:`hlo_lsp.dump.fusion_dump.fusion_dump_beside`) and the kernels of the
-dump's PTX and LLVM IR (:func:`hlo_lsp.dump.kernels.read_kernels`). Read off the event loop; an answer older than its
-cache period is still given at once while it is read again in the background
-(:class:`Refreshed`), so a hover never waits for a thread once a dump's
-inputs are known. :meth:`DumpInputs.forget` drops what was read for a file that
-changed on disk (the server's file-change events).
+dump's PTX and LLVM IR (:func:`hlo_lsp.dump.kernels.read_kernels`). Read off
+the event loop; an answer older than its cache period is still given at once
+while it is read again in the background (:class:`Refreshed`), so a hover never
+waits for a thread once a dump's inputs are known. :meth:`DumpInputs.forget`
+drops what was read for a file that changed on disk (the server's file-change
+events; the PTX and LLVM IR files are not watched: their kernels are read again
+after :data:`FUSION_TTL_S`).
 """
 
 from __future__ import annotations
@@ -129,7 +131,10 @@ class DumpInputs:
 
     def forget(self, path: str) -> None:
         """Drop what was read for the directory of ``path`` (a file there
-        changed): its deviceless statement and source directories."""
+        changed): its deviceless statement, source directories, priority-fusion
+        logs and kernels."""
         dump_dir = os.path.dirname(path)
         self._deviceless.forget(lambda key: key == dump_dir)
         self._source_dirs.forget(lambda key: key[0] == dump_dir)
+        self._fusion.forget(lambda key: os.path.dirname(key) == dump_dir)
+        self._kernels.forget(lambda key: os.path.dirname(key) == dump_dir)

@@ -15,8 +15,8 @@ whose ``fusion_steps`` are, in the order the pass took them,
 - ``fusion { fusion_name producer_name consumer_name }``: the producer was
   fused into the consumer, giving ``fusion_name``;
 
-besides the device (``gpu_device_info``) and the module before fusion
-(``hlo_module_before_fusion``), which are skipped. Names are those of the
+besides the device (``gpu_device_info``, skipped) and the module before fusion
+(``hlo_module_before_fusion``, kept as text). Names are those of the
 module before fusion: XLA renames fusions and clones fused instructions
 afterwards (``rename_fusions``: ``fusion.2`` -> ``loop_multiply_fusion``;
 ``mul.7.0`` -> ``mul.7.1`` inside it), so only the names that survive find
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump.text_proto import Message, TextProtoError, fields, first, parse
@@ -94,11 +94,15 @@ class ProducerDecisions:
 class FusionDump:
     """A priority-fusion log read (:func:`read_fusion_dump`): its ``path`` and
     ``steps`` in order; ``problem``: why the file at ``path`` was not read
-    (``"<path>: <reason>"``, :func:`fusion_dump_beside`), then no steps."""
+    (``"<path>: <reason>"``, :func:`fusion_dump_beside`), then no steps;
+    ``module_before_fusion``: the HLO text of the module the names are of
+    (``hlo_module_before_fusion``, "" when absent), for a matcher that
+    follows them through XLA's renames to the after-optimizations module."""
 
     path: str
     steps: tuple[FusionStep, ...]
     problem: str = ""
+    module_before_fusion: str = field(default="", repr=False)
 
     def about(self, name: str) -> ProducerDecisions | None:
         """What the log says of the instruction ``name`` (a name of the module
@@ -186,7 +190,8 @@ def parse_fusion_dump(text: str, path: str = "") -> FusionDump:
     for entry in fields(message, "fusion_steps"):
         if isinstance(entry, list) and (step := _step(entry)) is not None:
             steps.append(step)
-    return FusionDump(path, tuple(steps))
+    before = first(message, "hlo_module_before_fusion", "")
+    return FusionDump(path, tuple(steps), module_before_fusion=_text(before))
 
 
 def read_fusion_dump(path: str, limit: int = MAX_FUSION_DUMP_BYTES) -> FusionDump:
@@ -227,4 +232,5 @@ def fusion_dump_beside(hlo_path: str) -> FusionDump | None:
 
 __all__ = ["FUSION", "FUSION_DUMP_SUFFIX", "FusionDump", "FusionDumpError", "FusionStep",
            "INELIGIBLE", "MAX_FUSION_DUMP_BYTES", "PRIORITY", "ProducerDecisions",
-           "fusion_dump_beside", "fusion_dump_for", "fusion_dump_path", "parse_fusion_dump", "read_fusion_dump"]
+           "fusion_dump_beside", "fusion_dump_for", "fusion_dump_path", "parse_fusion_dump",
+           "read_fusion_dump"]

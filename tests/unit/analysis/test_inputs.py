@@ -106,3 +106,33 @@ def test_a_first_read_past_its_wait_answers_the_default_and_goes_on():
         return early, under_way is not None, await cache.get("k", read, "k", wait=0.05)
 
     assert asyncio.run(run()) == ("none yet", True, "late")
+
+
+def test_the_fusion_log_and_kernels_are_kept_until_a_file_beside_them_changes(tmp_path):
+    import shutil
+
+    from tests.helpers import EXAMPLES
+
+    for f in (EXAMPLES / "gpu" / "deviceless" / "fp8_fusion_log").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    after = str(next(tmp_path.glob("*gpu_after_optimizations.txt")))
+    [log] = tmp_path.glob("*.priority_fusion_dump.txt")
+    [ptx] = tmp_path.glob("*.ptx")
+
+    async def run():
+        inputs = DumpInputs()
+        first = await inputs.fusion_dump(after)
+        kernels = await inputs.kernels(after)
+        log.write_text("fusion_steps {")  # rewritten: a file-change event follows
+        ptx.unlink()
+        kept = await inputs.fusion_dump(after), await inputs.kernels(after)
+        inputs.forget(str(log))
+        return first, kernels, kept, await inputs.fusion_dump(after), \
+            await inputs.kernels(after)
+
+    first, kernels, kept, again, kernels_again = asyncio.run(run())
+    assert first.about("gemm_fusion_dot").reasons == ("the producer is not fusible",)
+    assert [s.kind for s in kernels.for_instruction("gemm_fusion_dot")] == ["ptx", "llvm"]
+    assert kept == (first, kernels)
+    assert again.steps == () and "ends inside a message" in again.problem
+    assert [s.kind for s in kernels_again.for_instruction("gemm_fusion_dot")] == ["llvm"]

@@ -145,3 +145,12 @@ def test_kernel_and_log_files_are_not_hlo():
     assert not is_hlo_path(str(LOG))
     assert not is_hlo_path(str(DUMP / "module_0001.jit_fp8_block.7.ptx"))
     assert is_hlo_path(str(AFTER))
+
+
+def test_the_module_before_fusion_is_kept_for_a_matcher():
+    from hlo_lsp.syntax.parser import parse
+
+    before = read_fusion_dump(str(LOG)).module_before_fusion
+    module = parse(before)
+    names = {i.name.name for c in module.computations for i in c.instructions}
+    assert {"gemm_fusion_dot", "mul.7.0", "reduce.1"} <= names
