@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from hlo_lsp.dump.names import parse_dump_name
 from hlo_lsp.dump.text_proto import Message, TextProtoError, fields, first, parse
@@ -111,7 +112,7 @@ class FusionDump:
         estimates: dict[tuple[str, ...], tuple[float, float]] = {}
         fused: list[tuple[str, str]] = []
         took: list[tuple[str, str]] = []
-        for step in self.steps:
+        for step in (self.steps[i] for i in self._by_name.get(name, ())):
             if step.producer == name:
                 if step.kind == INELIGIBLE and step.reason not in reasons:
                     reasons.append(step.reason)
@@ -127,6 +128,42 @@ class FusionDump:
         return ProducerDecisions(name, tuple(reasons),
                                  tuple((c, f, u) for c, (f, u) in estimates.items()),
                                  tuple(fused), tuple(took))
+
+    @cached_property
+    def _by_name(self) -> dict[str, list[int]]:
+        """name -> the indices of the steps naming it as the producer, a consumer
+        of a fusion step or the fusion made (one pass over the log, so a hover
+        does not scan the log of a large module)."""
+        index: dict[str, list[int]] = {}
+        for i, step in enumerate(self.steps):
+            names = {step.producer, step.fusion}
+            if step.kind == FUSION:
+                names.update(step.consumers)
+            names.discard("")
+            for name in names:
+                index.setdefault(name, []).append(i)
+        return index
+
+    def fusions_made_at(self, consumer_base: str) -> set[str]:
+        """The fusion names of the :data:`FUSION` steps whose consumer's name,
+        without its last ``.N``, is ``consumer_base`` (``mul.7`` for ``mul.7.0``)."""
+        return set(self._fusions_by_consumer_base.get(consumer_base, ()))
+
+    @cached_property
+    def _fusions_by_consumer_base(self) -> dict[str, set[str]]:
+        index: dict[str, set[str]] = {}
+        for step in self.steps:
+            if step.kind == FUSION and step.consumers and step.fusion:
+                index.setdefault(name_base(step.consumers[0]), set()).add(step.fusion)
+        return index
+
+
+def name_base(name: str) -> str:
+    """``name`` without its last ``.N`` (``mul.7.1`` -> ``mul.7``; ``a`` -> ``a``):
+    what stays when XLA clones an instruction and numbers the clone anew
+    (xla/service/name_uniquer.cc)."""
+    head, dot, tail = name.rpartition(".")
+    return head if dot and head and tail.isdigit() else name
 
 
 def fusion_dump_path(hlo_path: str) -> str | None:
@@ -232,5 +269,5 @@ def fusion_dump_beside(hlo_path: str) -> FusionDump | None:
 
 __all__ = ["FUSION", "FUSION_DUMP_SUFFIX", "FusionDump", "FusionDumpError", "FusionStep",
            "INELIGIBLE", "MAX_FUSION_DUMP_BYTES", "PRIORITY", "ProducerDecisions",
-           "fusion_dump_beside", "fusion_dump_for", "fusion_dump_path", "parse_fusion_dump",
-           "read_fusion_dump"]
+           "fusion_dump_beside", "fusion_dump_for", "fusion_dump_path", "name_base",
+           "parse_fusion_dump", "read_fusion_dump"]

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import math
 import os
-import re
 
-from hlo_lsp.dump.fusion_dump import FUSION, FusionDump, ProducerDecisions
+from hlo_lsp.dump.fusion_dump import FusionDump, ProducerDecisions, name_base
 from hlo_lsp.dump.kernels import KernelIndex
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.markdown import code, text
@@ -31,14 +30,6 @@ from hlo_lsp.model.units import format_seconds
 MAX_NAMES = 4
 #: At most this many estimates listed.
 MAX_ESTIMATES = 3
-
-_CLONE_NUMBER = re.compile(r"^(?P<base>.+)\.\d+$")
-
-
-def _base(name: str) -> str:
-    m = _CLONE_NUMBER.match(name)
-    return m.group("base") if m else name
-
 
 def log_names(dump: FusionDump, module: HloModule, ins: Instruction) -> list[tuple[str, str]]:
     """The names the log gives ``ins``, each with how it was found: ``(name,
@@ -52,10 +43,7 @@ def log_names(dump: FusionDump, module: HloModule, ins: Instruction) -> list[tup
     root = _fused_root(module, ins)
     if root is None:
         return []
-    base = _base(root)
-    made = {s.fusion for s in dump.steps
-            if s.kind == FUSION and s.consumers and _base(s.consumers[0]) == base}
-    made.discard("")
+    made = dump.fusions_made_at(name_base(root))
     if len(made) != 1:
         return []
     fusion = made.pop()

@@ -154,3 +154,16 @@ def test_the_module_before_fusion_is_kept_for_a_matcher():
     module = parse(before)
     names = {i.name.name for c in module.computations for i in c.instructions}
     assert {"gemm_fusion_dot", "mul.7.0", "reduce.1"} <= names
+
+
+@pytest.mark.parametrize("name,base", [("mul.7.1", "mul.7"), ("mul.7", "mul"), ("a", "a"),
+                                       ("x.", "x."), (".5", ".5"), ("fusion.v2", "fusion.v2")])
+def test_name_base_drops_the_clone_number(name, base):
+    from hlo_lsp.dump.fusion_dump import name_base
+    assert name_base(name) == base
+
+
+def test_fusions_made_at_a_consumer_of_any_clone_number():
+    dump = read_fusion_dump(str(LOG))
+    assert dump.fusions_made_at("mul.7") == {"fusion.2"}
+    assert dump.fusions_made_at("gemm_fusion_dot") == set()
