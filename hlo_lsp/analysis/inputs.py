@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from hlo_lsp.analysis.profiles import ProfileInput
 from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside
-from hlo_lsp.dump.kernels import KernelIndex, read_kernels
+from hlo_lsp.dump.kernels import KernelIndex, kernel_origin, read_kernels
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
 from hlo_lsp.dump.targets import deviceless_statement
+from hlo_lsp.model.spans import FileTarget
 
 #: How long the deviceless statement of a dump is kept before it is read again
 #: (seconds): a record written by a recompile is seen within about this time.
@@ -119,6 +120,21 @@ class DumpInputs:
         if not path:
             return None
         return await self._kernels.get(path, read_kernels, path)
+
+    async def kernel_origin(self, path: str, line: int) -> FileTarget | None:
+        """The HLO instruction whose kernel is defined on the 0-based ``line`` of
+        the PTX or LLVM IR file ``path`` (:func:`hlo_lsp.dump.kernels.kernel_origin`),
+        read in a thread; None when the line defines no kernel, the module's
+        after-optimizations file or the instruction is not found, or a file
+        cannot be read. Not cached: one definition request, two reads."""
+        try:
+            got = await asyncio.to_thread(kernel_origin, path, line)
+        except OSError:  # UntrustedFileError: unreadable, not regular, too large
+            return None
+        if got is None:
+            return None
+        hlo, row, start, end = got
+        return FileTarget(hlo, row + 1, start + 1, row + 1, end + 1)
 
     @staticmethod
     def source_roots(path: str | None, folders: Sequence[str],

@@ -111,8 +111,7 @@ def kernel_files(hlo_path: str) -> list[str]:
     name = parse_dump_name(os.path.basename(hlo_path))
     if name is None or not name.module_name:
         return []
-    ts = f"{name.timestamp}." if name.timestamp else ""
-    prefix = f"{ts}module_{name.number:04d}.{name.module_name}."
+    prefix = _module_prefix(name)
     directory = os.path.dirname(hlo_path)
     try:
         entries = os.listdir(directory or ".")
@@ -170,5 +169,86 @@ def read_kernels(hlo_path: str, limit: int = MAX_KERNEL_FILE_BYTES) -> KernelInd
     return KernelIndex(ordered, tuple(problems))
 
 
+#: A kernel file's name: the module's prefix, then ``K.ptx``,
+#: ``K.ir-with-opt.ll``, ``K.ir-no-opt.ll`` (K a number or ``constants``).
+_KERNEL_FILE_NAME = re.compile(
+    r"^(?P<prefix>(?:\d+\.)?module_\d+\..+?)\.(?:\d+|constants)\."
+    r"(?:ptx|ir-(?:with|no)-opt(?:-noconst)?\.ll)$")
+#: An instruction's definition at the start of a line of HLO text: its name.
+_HLO_DEFINITION = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?(?P<name>%?[^\s=,(){}%]+)[ \t]*=",
+                             re.MULTILINE)
+
+
+def is_kernel_file(path: str) -> bool:
+    """Whether ``path`` names a PTX or LLVM IR file XLA:GPU dumped for a module
+    (:data:`_KERNEL_FILE_NAME`)."""
+    return _KERNEL_FILE_NAME.match(os.path.basename(path)) is not None
+
+
+def after_optimizations_for(kernel_path: str) -> str | None:
+    """The after-optimizations HLO file of the module whose kernel file is
+    ``kernel_path`` (same directory, same ``[ts.]module_NNNN.<name>`` prefix),
+    None when there is none or the name is not a kernel file's. Lists the
+    directory."""
+    m = _KERNEL_FILE_NAME.match(os.path.basename(kernel_path))
+    if m is None:
+        return None
+    prefix = m.group("prefix") + "."
+    directory = os.path.dirname(kernel_path)
+    try:
+        entries = sorted(os.listdir(directory or "."))
+    except OSError:
+        return None
+    for entry in entries:
+        name = parse_dump_name(entry) if entry.startswith(prefix) else None
+        if name is not None and name.stage == AFTER_OPTIMIZATIONS and \
+                _module_prefix(name) == prefix:
+            return os.path.join(directory, entry)
+    return None
+
+
+def _module_prefix(name) -> str:
+    """``[ts.]module_NNNN.<name>.``: what the files of one module start with."""
+    ts = f"{name.timestamp}." if name.timestamp else ""
+    return f"{ts}module_{name.number:04d}.{name.module_name}."
+
+
+def kernel_on_line(text: str, line: int, kind: str) -> str | None:
+    """The kernel defined on the 0-based ``line`` of ``text`` (a PTX ``.entry`` or
+    an LLVM IR ``define``), None when that line defines none."""
+    lines = text.split("\n", line + 1)
+    if line < 0 or line >= len(lines):
+        return None
+    found = scan_kernels(lines[line], "", kind)
+    return found[0].kernel if found else None
+
+
+def kernel_origin(kernel_path: str, line: int,
+                  limit: int = MAX_KERNEL_FILE_BYTES) -> tuple[str, int, int, int] | None:
+    """Where the HLO instruction of the kernel defined on the 0-based ``line`` of
+    the PTX or LLVM IR file ``kernel_path`` is defined: ``(HLO file, 0-based
+    line, start column, end column)`` of its name in the module's
+    after-optimizations file (:func:`after_optimizations_for`); None when the
+    line defines no kernel, there is no such file or no instruction of it has
+    that kernel's name (:func:`kernel_name`). Reads both files as untrusted
+    input (at most ``limit`` bytes each); raises :class:`UntrustedFileError`
+    when one cannot be read."""
+    kind = PTX if kernel_path.endswith(".ptx") else LLVM_IR
+    kernel = kernel_on_line(read_text(kernel_path, limit), line, kind)
+    hlo = after_optimizations_for(kernel_path) if kernel else None
+    if hlo is None:
+        return None
+    text = read_text(hlo)
+    for m in _HLO_DEFINITION.finditer(text):
+        name = m.group("name").removeprefix("%")
+        if kernel_name(name) == kernel:
+            start = m.start("name")
+            row = text.count("\n", 0, start)
+            column = start - (text.rfind("\n", 0, start) + 1)
+            return hlo, row, column, column + len(m.group("name"))
+    return None
+
+
 __all__ = ["KernelIndex", "KernelSite", "LLVM_IR", "MAX_KERNEL_FILES", "MAX_KERNEL_FILE_BYTES",
-           "PTX", "kernel_files", "kernel_name", "read_kernels", "scan_kernels"]
+           "PTX", "after_optimizations_for", "is_kernel_file", "kernel_files", "kernel_name",
+           "kernel_on_line", "kernel_origin", "read_kernels", "scan_kernels"]

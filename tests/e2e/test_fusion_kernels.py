@@ -2,7 +2,8 @@
 real server (pytest-lsp over stdio): on a deviceless H100 dump with pass dumps
 on, hover on an instruction the priority-fusion log names as ineligible gives
 its reason, and definition from the GEMM fusion opens its ``.entry`` in the PTX
-file (then its function in the LLVM IR).
+file (then its function in the LLVM IR); definition on that ``.entry`` goes back
+to the instruction.
 
 Two dumps: examples/gpu/deviceless/fp8_fusion_log (what XLA wrote for
 examples/gpu/programs/fp8_matmul_bias.py, a few files kept; fast tier), and
@@ -111,6 +112,18 @@ async def _check(client, after: pathlib.Path) -> None:
     assert ptx_line[ptx.range.start.character:ptx.range.end.character] == gemm
     ll_line = _path(ll.uri).read_text().splitlines()[ll.range.start.line]
     assert ll_line.startswith("define ") and f"@{gemm}(" in ll_line
+
+    # And back: definition on the kernel's name in the PTX file (opened as PTX,
+    # which the server does not analyse as HLO) lands on the HLO instruction.
+    ptx_text = _path(ptx.uri).read_text()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=ptx.uri, language_id="ptx", version=1,
+                                             text=ptx_text)))
+    [back] = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=types.TextDocumentIdentifier(uri=ptx.uri), position=ptx.range.start))
+    assert back.uri == uri
+    assert back.range.start == position_of(text, f"%{gemm} = ")
+    assert back.range.end == position_of(text, f"%{gemm} = ", len(gemm) + 1)
 
 
 async def test_bundled_dump_hover_reason_and_definition_to_ptx(client, bundled):

@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from hlo_lsp.dump.kernels import is_kernel_file
 from hlo_lsp.dump.names import device_for
 from hlo_lsp.analysis.answers import Placed
 from hlo_lsp.analysis.inputs import HoverInputs
@@ -89,9 +90,12 @@ def register(server: HloLanguageServer) -> None:
         uri, pos = params.text_document.uri, params.position
         if reports.is_report_uri(uri):
             return await reports.report_definition(ls, uri, pos)
+        if is_kernel_file(path := to_fs_path(uri) or ""):  # a kernel's .entry -> its HLO
+            origin = await ls.inputs.kernel_origin(path, pos.line)
+            return [loc] if origin and (loc := file_location(origin)) else []
         targets = await ls.host.snapshot().definition(
             uri, pos.line, pos.character, await ls.source_dirs(uri),
-            await ls.inputs.kernels(to_fs_path(uri) or ""))
+            await ls.inputs.kernels(path))
         out = []
         for target in targets:
             if isinstance(target, Placed):

@@ -62,3 +62,28 @@ def test_an_unreadable_kernel_file_is_named_and_skipped(tmp_path):
     assert [s.kind for s in index.for_instruction("gemm_fusion_dot")] == [PTX]
     [problem] = index.problems
     assert problem.endswith("9.ptx: not a regular file (a FIFO)")
+
+
+def test_from_a_kernel_back_to_its_instruction():
+    from hlo_lsp.dump.kernels import after_optimizations_for, is_kernel_file, kernel_origin
+
+    assert after_optimizations_for(str(PTX_FILE)) == str(AFTER)
+    assert is_kernel_file(str(PTX_FILE)) and is_kernel_file(str(LL_FILE))
+    assert is_kernel_file("module_0001.jit_f.constants.ir-no-opt.ll")
+    assert not is_kernel_file(str(AFTER)) and not is_kernel_file("notes.ptx")
+    index = read_kernels(str(AFTER))
+    text = AFTER.read_text().splitlines()
+    for site in index.for_instruction("gemm_fusion_dot"):
+        hlo, row, start, end = kernel_origin(site.path, site.line)
+        assert hlo == str(AFTER) and text[row][start:end] == "%gemm_fusion_dot"
+        assert text[row][end:].startswith(" = f32[4,256,384]")
+    assert kernel_origin(str(PTX_FILE), 0) is None  # not a kernel's line
+    assert kernel_origin(str(PTX_FILE), 10**6) is None
+
+
+def test_no_way_back_without_the_after_optimizations_file(tmp_path):
+    from hlo_lsp.dump.kernels import kernel_origin
+
+    shutil.copy(PTX_FILE, tmp_path / PTX_FILE.name)
+    line = PTX_FILE.read_text().splitlines().index(".visible .entry gemm_fusion_dot(")
+    assert kernel_origin(str(tmp_path / PTX_FILE.name), line) is None
