@@ -10,7 +10,8 @@
 - a row of the ``FileLocations`` or ``StackFrames`` table -> the Python line it
   names, a ``FileNames`` row -> the file (:func:`hlo_lsp.model.frames.table_row_frame`);
 - a fusion's or custom-call's name where it is defined, or its opcode -> its
-  kernel in the dump's PTX and LLVM IR, when given the dump's kernels
+  kernel's ``.entry`` in the dump's PTX (else its function in the LLVM IR), when
+  given the dump's kernels
   (:func:`hlo_lsp.features.fusion_decisions.kernel_targets`).
 """
 
@@ -37,7 +38,8 @@ def definition(module: HloModule, offset: int,
     list of :func:`hlo_lsp.dump.sources.source_dirs` (see :func:`source_targets`).
     ``kernels``: the kernels of the dump (:func:`hlo_lsp.dump.kernels.read_kernels`);
     on the definition or opcode of a fusion or custom-call that has one, its
-    PTX ``.entry`` and LLVM IR function are the targets."""
+    PTX ``.entry`` is the target (its LLVM IR function when the dump holds no
+    PTX of it)."""
     occ = find_at(module, offset)
     if occ is None:
         frame = table_row_frame(module, offset)
@@ -66,8 +68,8 @@ def definition(module: HloModule, offset: int,
     if kernels is not None and occ.kind in (Kind.INSTRUCTION_DEF, Kind.OPCODE) \
             and occ.instruction is not None:
         targets = kernel_targets(kernels, occ.instruction)
-        if targets:
-            return list(targets)
+        if targets:  # one target, so that an editor opens it (not a list to pick from)
+            return targets[:1]
     if occ.kind == Kind.MODULE and module.name is not None:
         return [Span(module.name.start, module.name.end)]
     if occ.kind in (Kind.INSTRUCTION_DEF, Kind.COMPUTATION_DEF):

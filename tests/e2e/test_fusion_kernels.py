@@ -2,8 +2,7 @@
 real server (pytest-lsp over stdio): on a deviceless H100 dump with pass dumps
 on, hover on an instruction the priority-fusion log names as ineligible gives
 its reason, and definition from the GEMM fusion opens its ``.entry`` in the PTX
-file (then its function in the LLVM IR); definition on that ``.entry`` goes back
-to the instruction.
+file; definition on that ``.entry`` goes back to the instruction.
 
 Two dumps: examples/gpu/deviceless/fp8_fusion_log (what XLA wrote for
 examples/gpu/programs/fp8_matmul_bias.py, a few files kept; fast tier), and
@@ -104,14 +103,11 @@ async def _check(client, after: pathlib.Path) -> None:
     got = await client.text_document_definition_async(types.DefinitionParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
         position=position_of(text, f"%{gemm} = ", 1)))
-    assert got, "no definition"
-    ptx, ll = got[0], got[1]
-    assert ptx.uri.endswith(".ptx") and ll.uri.endswith(".ir-with-opt.ll"), got
+    [ptx] = got  # one place: the editor opens it
+    assert ptx.uri.endswith(".ptx"), got
     ptx_line = _path(ptx.uri).read_text().splitlines()[ptx.range.start.line]
     assert ptx_line.startswith(f".visible .entry {gemm}(")
     assert ptx_line[ptx.range.start.character:ptx.range.end.character] == gemm
-    ll_line = _path(ll.uri).read_text().splitlines()[ll.range.start.line]
-    assert ll_line.startswith("define ") and f"@{gemm}(" in ll_line
 
     # And back: definition on the kernel's name in the PTX file (opened as PTX,
     # which the server does not analyse as HLO) lands on the HLO instruction.

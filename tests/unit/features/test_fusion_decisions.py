@@ -10,6 +10,7 @@ import dataclasses
 from hlo_lsp.dump.fusion_dump import FusionDump, FusionStep, INELIGIBLE, fusion_dump_beside
 from hlo_lsp.dump.kernels import read_kernels
 from hlo_lsp.features.definition import definition
+from hlo_lsp.features.fusion_decisions import kernel_targets
 from hlo_lsp.features.hover import hover
 from hlo_lsp.model.spans import FileTarget, Span
 from hlo_lsp.syntax.parser import parse
@@ -74,19 +75,27 @@ def test_an_unreadable_log_is_said_on_kernels_only():
     assert "Priority fusion" not in _hover("%b.1 = ", broken)
 
 
-def test_definition_of_the_gemm_fusion_is_its_ptx_entry_then_its_llvm_function():
+def test_definition_of_the_gemm_fusion_is_its_ptx_entry_else_its_llvm_function():
     text = AFTER.read_text()
     module = parse(text)
     kernels = read_kernels(str(AFTER))
     for needle in ("%gemm_fusion_dot = ", "fusion(%bitcast.1.0"):
-        ptx, ll = definition(module, offset_of(text, needle, 1), None, kernels)
+        [ptx] = definition(module, offset_of(text, needle, 1), None, kernels)
         assert isinstance(ptx, FileTarget) and ptx.path.endswith(".7.ptx")
         line = open(ptx.path).read().splitlines()[ptx.line - 1]
         assert line == ".visible .entry gemm_fusion_dot("
         assert line[ptx.column - 1:ptx.end_column - 1] == "gemm_fusion_dot"
-        assert ll.path.endswith(".7.ir-with-opt.ll")
-        assert open(ll.path).read().splitlines()[ll.line - 1].startswith(
-            "define ptx_kernel void @gemm_fusion_dot(")
+    # kernel_targets gives the LLVM IR function after the PTX .entry; without
+    # the PTX, the definition is the function.
+    ins = next(i for c in module.computations for i in c.instructions
+               if i.name.name == "gemm_fusion_dot")
+    ptx_target, ll = kernel_targets(kernels, ins)
+    assert ptx_target == ptx and ll.path.endswith(".7.ir-with-opt.ll")
+    assert open(ll.path).read().splitlines()[ll.line - 1].startswith(
+        "define ptx_kernel void @gemm_fusion_dot(")
+    only_ll = dataclasses.replace(kernels, sites={
+        k: tuple(s for s in v if s.kind == "llvm") for k, v in kernels.sites.items()})
+    assert definition(module, offset_of(text, "%gemm_fusion_dot = ", 1), None, only_ll) == [ll]
     # A use still goes to the instruction; a kernel the dump lacks (this
     # example keeps one PTX file) leaves the definition as it was.
     [use] = definition(module, offset_of(text, "%gemm_fusion_dot, %b.1", 1), None, kernels)
