@@ -294,3 +294,18 @@ def test_nvim_measured_hover_and_hlo_profile(nvim, profiled, tmp_path) -> None:
                          HLO_TEST_OLDER=str(older), HLO_TEST_NEWER=str(newer), HLO_TEST_OP=op,
                          HLO_TEST_OLDER_COUNT=str(counts[0]), HLO_TEST_NEWER_COUNT=str(counts[1]),
                          HLO_TEST_EMPTY=str(empty)))
+
+
+def test_nvim_fusion_reason_and_kernel_definition(nvim, tmp_path) -> None:
+    """Issue 44's acceptance in Neovim on a copy of examples/gpu/deviceless/fp8_fusion_log
+    (a deviceless H100 dump with pass dumps on, trimmed; no JAX needed here): K on the
+    GEMM fusion shows the priority-fusion log's reason, gd opens its PTX .entry."""
+    from hlo_lsp.dump.fusion_dump import read_fusion_dump
+
+    dump = tmp_path / "dump"
+    shutil.copytree(REPO / "examples" / "gpu" / "deviceless" / "fp8_fusion_log", dump)
+    [after] = dump.glob("*gpu_after_optimizations.txt")
+    [log] = dump.glob("*.priority_fusion_dump.txt")
+    [reason] = read_fusion_dump(str(log)).about("gemm_fusion_dot").reasons
+    _assert_ok(_run_nvim(nvim, "test_fusion.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(after), HLO_TEST_REASON=reason))

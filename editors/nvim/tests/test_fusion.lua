@@ -1,0 +1,76 @@
+-- Issue 44 in Neovim, with the real server, on a deviceless H100 dump with pass
+-- dumps on (a copy of examples/gpu/deviceless/fp8_fusion_log: the
+-- after-optimizations HLO, XLA:GPU's priority-fusion log, the GEMM fusion's PTX).
+-- Environment (test_nvim.py): HLO_TEST_DUMP (the after-optimizations file),
+-- HLO_TEST_REASON (the log's reason for the GEMM fusion).
+-- K on %gemm_fusion_dot shows why it was not fused; gd on it opens the PTX file
+-- on its `.entry` line, the cursor on the kernel's name.
+local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')
+local api = vim.api
+local hlo = require('hlo_lsp')
+
+local TIMEOUT = 20000
+
+local function feed(keys)
+  api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+end
+
+local function float_text()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_config(win).relative ~= '' then
+      return table.concat(api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false), '\n')
+    end
+  end
+  return nil
+end
+
+local function close_floats()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_config(win).relative ~= '' then
+      api.nvim_win_close(win, true)
+    end
+  end
+end
+
+H.run(function()
+  H.log(vim.split(vim.fn.execute('version'), '\n', { trimempty = true })[1])
+  hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
+  vim.o.columns = 160
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
+  local b = api.nvim_get_current_buf()
+  H.eq(vim.bo[b].filetype, 'hlo', 'filetype hlo')
+  H.check(vim.wait(TIMEOUT, function()
+    local c = hlo.get_client(b)
+    return c ~= nil and c.server_capabilities ~= nil
+  end, 50), 'client attached')
+
+  -- K on the GEMM fusion: the priority-fusion log's reason.
+  local row, col = H.find(b, '%gemm_fusion_dot =')
+  api.nvim_win_set_cursor(0, { row + 1, col + 2 })
+  local text
+  vim.wait(TIMEOUT, function()
+    close_floats()
+    feed('K')
+    vim.wait(3000, function()
+      text = float_text()
+      return text ~= nil
+    end, 20)
+    return text ~= nil and text:find('Priority fusion', 1, true) ~= nil
+  end, 200)
+  close_floats()
+  H.contains(text, 'not fused into its users: ' .. vim.env.HLO_TEST_REASON,
+    'K on the GEMM fusion says why it was not fused')
+
+  -- gd on it: the PTX file, on the kernel's .entry.
+  api.nvim_win_set_cursor(0, { row + 1, col + 2 })
+  feed('gd')
+  local opened = vim.wait(TIMEOUT, function()
+    return api.nvim_buf_get_name(0):match('%.ptx$') ~= nil
+  end, 20)
+  H.check(opened, 'gd opens the PTX file', api.nvim_buf_get_name(0))
+  local cursor = api.nvim_win_get_cursor(0)
+  local line = api.nvim_get_current_line()
+  H.eq(line, '.visible .entry gemm_fusion_dot(', 'on the kernel\'s .entry line')
+  H.eq(line:sub(cursor[2] + 1, cursor[2] + #'gemm_fusion_dot'), 'gemm_fusion_dot',
+    'the cursor on the kernel\'s name')
+end, 60000)
