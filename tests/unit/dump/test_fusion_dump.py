@@ -167,3 +167,30 @@ def test_fusions_made_at_a_consumer_of_any_clone_number():
     dump = read_fusion_dump(str(LOG))
     assert dump.fusions_made_at("mul.7") == {"fusion.2"}
     assert dump.fusions_made_at("gemm_fusion_dot") == set()
+
+
+def test_mutated_logs_are_read_or_refused_with_the_one_error():
+    """Untrusted input: the real log with bytes cut, swapped and inserted is either
+    read or refused as FusionDumpError, never another exception."""
+    import random
+
+    rng = random.Random(44)
+    original = LOG.read_text()[:4000]
+    alphabet = '{}<>:;,"\'\\#\n -.0123456789abcxyz_\x00\u202e'
+    for _ in range(400):
+        chars = list(original)
+        for _ in range(rng.randint(1, 8)):
+            at = rng.randrange(len(chars))
+            op = rng.randrange(3)
+            if op == 0:
+                del chars[at:at + rng.randint(1, 30)]
+            elif op == 1:
+                chars[at] = rng.choice(alphabet)
+            else:
+                chars.insert(at, rng.choice(alphabet))
+        try:
+            dump = parse_fusion_dump("".join(chars), "f")
+        except FusionDumpError as exc:
+            assert str(exc).startswith("f: ") and "\n" not in str(exc)
+        else:
+            assert all(isinstance(s.producer, str) for s in dump.steps)
