@@ -91,7 +91,8 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
                        deviceless=inputs.deviceless, source_dirs=inputs.source_dirs,
                        device=inputs.device, source_roots=inputs.source_roots,
                        memory=timeline, measured=measured_in(module, inputs.profile),
-                       fusion=inputs.fusion)
+                       fusion=inputs.fusion,
+                       autotuning=inputs.autotuning)
         if result is None:
             return None
         span = view.span(result.start, result.end)
@@ -123,7 +124,8 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
                 return None
             result = hover(module, offset, inputs.assignment, deviceless=inputs.deviceless,
                            source_dirs=inputs.source_dirs, device=inputs.device,
-                           source_roots=inputs.source_roots, fusion=inputs.fusion)
+                           source_roots=inputs.source_roots, fusion=inputs.fusion,
+                           autotuning=inputs.autotuning)
             return None if result is None else \
                 Placed(lines, result.start, result.end, result.markdown)
         if len(snap.text) <= QUICK_INLINE_CHARS:

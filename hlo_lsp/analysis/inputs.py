@@ -23,8 +23,10 @@ from dataclasses import dataclass
 
 from hlo_lsp.analysis.profiles import ProfileInput
 from hlo_lsp.analysis.refreshed import Refreshed
+from hlo_lsp.dump.autotuning import AutotuneFile, autotune_paths, read_autotune_file
 from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside
 from hlo_lsp.dump.kernels import KernelIndex, kernel_origin, read_kernels
+from hlo_lsp.dump.recipe import RecipeError, load_recipe
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
@@ -60,6 +62,8 @@ class HoverInputs:
     device: str | None
     profile: ProfileInput | None = None
     fusion: FusionDump | None = None
+    #: the dump's autotuning files (:meth:`DumpInputs.autotuning`)
+    autotuning: tuple[AutotuneFile, ...] = ()
 
 
 class DumpInputs:
@@ -75,6 +79,8 @@ class DumpInputs:
         self._fusion = Refreshed(FUSION_TTL_S)
         #: dump file -> its module's kernels
         self._kernels = Refreshed(FUSION_TTL_S)
+        #: dump directory -> its autotuning files, read
+        self._autotuning = Refreshed(deviceless_ttl)
 
     async def buffer_assignment(self, path: str) -> BufferAssignment | None:
         """The buffer assignment beside the dump file ``path``: from the cache
@@ -91,6 +97,15 @@ class DumpInputs:
         if not path:
             return None
         return await self._deviceless.get(os.path.dirname(path), deviceless_statement, path)
+
+    async def autotuning(self, path: str) -> tuple[AutotuneFile, ...]:
+        """The autotuning files of the dump directory of ``path``, read
+        (:func:`hlo_lsp.dump.autotuning.autotune_paths`: named by the recipe's
+        ``XLA_FLAGS``, or XLA's ``*.autotune_results.pbtxt``); () for no path."""
+        if not path:
+            return ()
+        return await self._autotuning.get(os.path.dirname(path), read_autotuning,
+                                          os.path.dirname(path))
 
     async def source_dirs(self, path: str | None, folders: Sequence[str],
                           source_root: SourceRoot) -> list[str]:
@@ -154,3 +169,15 @@ class DumpInputs:
         self._source_dirs.forget(lambda key: key[0] == dump_dir)
         self._fusion.forget(lambda key: os.path.dirname(key) == dump_dir)
         self._kernels.forget(lambda key: os.path.dirname(key) == dump_dir)
+        self._autotuning.forget(lambda key: key == dump_dir)
+
+
+def read_autotuning(dump_dir: str) -> tuple[AutotuneFile, ...]:
+    """Every autotuning file of ``dump_dir``, read (blocking; a few files)."""
+    recipe = None
+    try:
+        recipe = load_recipe(dump_dir)
+    except (OSError, ValueError, RecipeError):  # a recipe that cannot be used: no flags
+        pass
+    flags = recipe.env.get("XLA_FLAGS") if recipe is not None else None
+    return tuple(read_autotune_file(p) for p in autotune_paths(dump_dir, flags))

@@ -34,6 +34,8 @@ from hlo_lsp.model.kernels import (KernelExplanation, custom_call_target, explai
 from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.precision import NOTED_OPCODES, matmul_precision, split_k, split_k_sum
 from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
+from hlo_lsp.dump.autotuning import AutotuneFile
+from hlo_lsp.features.autotuning import autotuning_for, autotuning_lines, autotuning_mark
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
 from hlo_lsp.features.fusion_decisions import fusion_section
@@ -63,7 +65,8 @@ def hover(module: HloModule, offset: int,
           memory: MemoryTimeline | None = None,
           source_roots: Sequence[str] | None = None,
           measured: FileProfile | None = None,
-          fusion: FusionDump | None = None) -> HoverResult | None:
+          fusion: FusionDump | None = None,
+          autotuning: Sequence[AutotuneFile] = ()) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
@@ -90,7 +93,10 @@ def hover(module: HloModule, offset: int,
     every instruction's hover says so instead. ``fusion``: XLA:GPU's
     priority-fusion log beside the dump (:func:`hlo_lsp.dump.fusion_dump.fusion_dump_beside`);
     an instruction it names gets the **Priority fusion** paragraph, why it was
-    or was not fused (:func:`hlo_lsp.features.fusion_decisions.fusion_section`)."""
+    or was not fused (:func:`hlo_lsp.features.fusion_decisions.fusion_section`).
+    ``autotuning``: the dump's autotuning files (:mod:`hlo_lsp.dump.autotuning`); a
+    kernel they name gets the candidates and the winner
+    (:func:`hlo_lsp.features.autotuning.autotuning_lines`)."""
     occ = find_at(module, offset)
     if occ is None:
         return None
@@ -117,6 +123,9 @@ def hover(module: HloModule, offset: int,
     fused = fusion_section(fusion, module, ins)
     if fused:
         result = HoverResult(f"{result.markdown}\n\n{fused}", result.start, result.end)
+    tuning = _autotuning_section(module, ins, autotuning)
+    if tuning:
+        result = HoverResult(f"{result.markdown}\n\n{tuning}", result.start, result.end)
     if deviceless and ins.opcode in ("fusion", "custom-call"):
         result = HoverResult(f"{result.markdown}\n\n*{deviceless}*", result.start,
                              result.end)
@@ -128,6 +137,20 @@ def hover(module: HloModule, offset: int,
         return result
     return HoverResult(result.markdown + "\n\n---\n\n" + "\n".join(lines), result.start,
                        result.end)
+
+
+def _autotuning_section(module: HloModule, ins: Instruction,
+                        files: Sequence[AutotuneFile]) -> str:
+    """What the autotuning files say of ``ins``: its candidates and winner, or
+    that its kernel was chosen by heuristics (an empty results file, as XLA
+    writes without the device); "" when they say nothing of it."""
+    readable = [f for f in files if f.message is None]
+    tuned = autotuning_for(module, ins, readable)
+    if tuned is not None:
+        return "\n".join(autotuning_lines(tuned))
+    if autotuning_mark(module, ins, readable).startswith("chosen by heuristics"):
+        return "*Not autotuned: the dump's autotuning results are empty (kernel chosen by heuristics).*"
+    return ""
 
 
 def _measured_section(module: HloModule, ins: Instruction, measured: FileProfile | None,
