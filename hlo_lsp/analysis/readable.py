@@ -35,6 +35,7 @@ from hlo_lsp.analysis.pictures import timeline_of
 from hlo_lsp.analysis.profiles import ProfileInput, measured_in
 from hlo_lsp.analysis.work import INTERACTIVE, REPORT
 from hlo_lsp.dump.names import device_for
+from hlo_lsp.features.autotuning import autotuning_note
 from hlo_lsp.features.compare import compare as compare_summaries, \
     format_markdown as diff_markdown, format_text as diff_text
 from hlo_lsp.features.inlay_hints import InlayHint, inlay_hints as hints_in
@@ -246,6 +247,9 @@ async def summary(store: DocumentStore, inputs: DumpInputs, work: Work, uri: str
         summary = await costed_summary_of(store, a)
         path = store.to_path(a.uri)
         note = await inputs.deviceless(path or "") or ""
+        tuning = await work(autotuning_note, a.module, [k.offset for k in summary.kernels],
+                            await inputs.autotuning(path or ""), bool(note), priority=REPORT)
+        note = "\n".join(n for n in (note, tuning) if n)
         folded = await _folded(store, a, summary, device_for(path, device))
         memory = await timeline_of(store, a, REPORT)
         got = await work(_report, a, summary, note, folded, memory, markdown, encode,

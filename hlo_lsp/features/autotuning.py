@@ -13,6 +13,7 @@ break it, and then nothing is said rather than a guess).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hlo_lsp.dump.autotuning import AutotuneFile, Candidate, LogEntry, ResultEntry, hlo_signature
@@ -47,7 +48,7 @@ def instruction_key_text(module: HloModule, ins: Instruction) -> str:
 
 
 def autotuning_for(module: HloModule, ins: Instruction,
-                   files: list[AutotuneFile]) -> Autotuned | None:
+                   files: Sequence[AutotuneFile]) -> Autotuned | None:
     """The autotuning of ``ins`` in ``files`` (read ones; unreadable ones are
     skipped here, their messages are the caller's), or None when no entry is
     for it (see the module docstring for the keys)."""
@@ -110,19 +111,61 @@ def autotuning_lines(tuned: Autotuned) -> list[str]:
     return lines
 
 
-def autotuning_mark(module: HloModule, ins: Instruction, files: list[AutotuneFile]) -> str:
-    """The summary's mark of a kernel: "autotuned" when an autotuning file has an
-    entry for it, "chosen by heuristics (deviceless)" when the dump's results
-    files were read and hold nothing (what XLA writes without the device), ""
-    when nothing is known (no file, or an opcode XLA does not autotune)."""
-    if ins.opcode not in TUNABLE or not files:
+#: The summary's mark of a kernel XLA chose without measuring.
+HEURISTICS = "chosen by heuristics"
+
+
+def autotuning_mark(module: HloModule, ins: Instruction, files: Sequence[AutotuneFile],
+                    deviceless: bool = False) -> str:
+    """The summary's mark of a kernel: "autotuned" when a readable autotuning
+    file has an entry for it; "chosen by heuristics (deviceless)" for any other
+    tunable kernel of a dump compiled without its GPU (``deviceless``), and
+    "chosen by heuristics" when the dump's results files were read and hold
+    nothing; "" when nothing is known (or an opcode XLA does not autotune)."""
+    if ins.opcode not in TUNABLE:
         return ""
-    if autotuning_for(module, ins, files) is not None:
+    readable = [f for f in files if f.message is None]
+    if any(f.results or f.logs for f in readable) and \
+            autotuning_for(module, ins, readable) is not None:
         return "autotuned"
-    if all(f.empty for f in files if f.message is None) and any(f.message is None for f in files):
-        return "chosen by heuristics (deviceless)"
+    if deviceless:
+        return f"{HEURISTICS} (deviceless)"
+    if readable and all(f.empty for f in readable):
+        return HEURISTICS
     return ""
 
 
+def autotuning_note(module: HloModule, offsets: Sequence[int],
+                    files: Sequence[AutotuneFile], deviceless: bool = False) -> str:
+    """The summary's line on autotuning for the kernels defined at ``offsets``
+    (:attr:`hlo_lsp.model.summary.Kernel.offset`): ``Autotuning: 2 kernels
+    autotuned (%a, %b); 3 chosen by heuristics (deviceless)``, and the files
+    that could not be read (counted: their messages are hover's); "" when
+    nothing is known. Only instruction names (word characters, ``.``, ``-``)
+    come from the dump, safe in Markdown and plain text alike."""
+    marks: dict[str, list[str]] = {}
+    by_start = {i.start: i for c in module.computations for i in c.instructions}
+    for off in offsets:
+        ins = by_start.get(off)
+        if ins is None:
+            ins = next((i for c in module.computations for i in c.instructions
+                        if i.start <= off < i.end), None)
+        if ins is None:
+            continue
+        mark = autotuning_mark(module, ins, files, deviceless)
+        if mark:
+            marks.setdefault(mark, []).append("%" + ins.name.name)
+    parts = []
+    for mark, names in sorted(marks.items(), key=lambda kv: kv[0] != "autotuned"):
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        kernels = "kernel" if len(names) == 1 else "kernels"
+        parts.append(f"{len(names)} {kernels} {mark}" + (f" ({shown})" if mark == "autotuned"
+                                                          else ""))
+    bad = sum(1 for f in files if f.message)
+    if bad:
+        parts.append(f"{bad} autotuning file{'s' if bad > 1 else ''} not read")
+    return "Autotuning: " + "; ".join(parts) if parts else ""
+
+
 __all__ = ["Autotuned", "MAX_CANDIDATES", "autotuning_for", "autotuning_lines",
-           "autotuning_mark", "instruction_key_text"]
+           "autotuning_mark", "autotuning_note", "instruction_key_text"]

@@ -35,7 +35,8 @@ from hlo_lsp.model.opcodes import family
 from hlo_lsp.model.precision import NOTED_OPCODES, matmul_precision, split_k, split_k_sum
 from hlo_lsp.model.shapes import decode_shape, describe_shape, format_bytes
 from hlo_lsp.dump.autotuning import AutotuneFile
-from hlo_lsp.features.autotuning import autotuning_for, autotuning_lines, autotuning_mark
+from hlo_lsp.features.autotuning import (HEURISTICS, autotuning_for, autotuning_lines,
+                                         autotuning_mark)
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
 from hlo_lsp.features.fusion_decisions import fusion_section
@@ -148,7 +149,7 @@ def _autotuning_section(module: HloModule, ins: Instruction,
     tuned = autotuning_for(module, ins, readable)
     if tuned is not None:
         return "\n".join(autotuning_lines(tuned))
-    if autotuning_mark(module, ins, readable).startswith("chosen by heuristics"):
+    if autotuning_mark(module, ins, readable) == HEURISTICS:
         return "*Not autotuned: the dump's autotuning results are empty (kernel chosen by heuristics).*"
     return ""
 

@@ -54,3 +54,12 @@ async def test_unreadable_results_file_is_skipped(client, tmp_path):
     md = await _hover(client, copy / AFTER, "%gemm_fusion_dot_general.1 =")
     assert "Autotuned" not in md and "Not autotuned" not in md
     assert "gemm_fusion_dot_general.1" in md
+
+
+async def test_summary_marks_kernels_chosen_by_heuristics(client):
+    await _hover(client, DUMP / AFTER, "%gemm_fusion_dot_general.1 =")
+    summary = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="hlo.showSummary", arguments=[(DUMP / AFTER).as_uri(), {"format": "text"}]))
+    assert "Autotuning: " in summary
+    [line] = [ln for ln in summary.splitlines() if ln.startswith("Autotuning: ")]
+    assert line.endswith("chosen by heuristics (deviceless)") and "autotuned" not in line

@@ -30,7 +30,9 @@ def test_deviceless_kernels_are_marked_chosen_by_heuristics():
     files = [read_autotune_file(p) for p in autotune_paths(str(DUMP))]
     gemm = _ins(module, "gemm_fusion_dot_general.1")
     assert autotuning_for(module, gemm, files) is None
-    assert autotuning_mark(module, gemm, files) == "chosen by heuristics (deviceless)"
+    assert autotuning_mark(module, gemm, files) == "chosen by heuristics"
+    assert autotuning_mark(module, gemm, files, deviceless=True) == \
+        "chosen by heuristics (deviceless)"
     assert autotuning_mark(module, _ins(module, "a_fp8.1"), files) == ""  # a parameter
     at = text.index("%gemm_fusion_dot_general.1 =") + 1
     got = hover(module, at, autotuning=files).markdown
@@ -79,3 +81,17 @@ def test_join_by_the_canonical_key():
     assert any(line.startswith("f8e4m3fn[32,128]{1,0} convert/1") for line in sig)
     assert any(" dot/2, lhs_contracting_dims={1}, rhs_contracting_dims={1}" in line
                for line in sig)
+
+
+def test_summary_note_marks_heuristics_and_autotuned():
+    from hlo_lsp.features.autotuning import autotuning_note
+    from hlo_lsp.model.summary import kernel_summary
+    _, module = _module()
+    offsets = [k.offset for k in kernel_summary(module).kernels]
+    files = [read_autotune_file(p) for p in autotune_paths(str(DUMP))]
+    note = autotuning_note(module, offsets, files, deviceless=True)
+    assert note.startswith("Autotuning: ") and "chosen by heuristics (deviceless)" in note
+    assert "autotuned" not in note
+    assert autotuning_note(module, offsets, [], deviceless=False) == ""
+    bad = read_autotune_file(DUMP / "hlo-lsp-recipe.json")
+    assert autotuning_note(module, offsets, [bad]).endswith("1 autotuning file not read")
