@@ -270,11 +270,14 @@ def _key(result: Message) -> tuple[str, str]:
 @dataclass(frozen=True)
 class ResultEntry:
     """One entry of ``AutotuneResults``: the ``device`` key, the ``hlo`` key (the
-    canonical text, see the module docstring) and the chosen :class:`Candidate`."""
+    canonical text, see the module docstring), the chosen :class:`Candidate` and
+    the key's :func:`hlo_signature`."""
 
     device: str
     hlo: str
     winner: Candidate
+    #: :func:`hlo_signature` of ``hlo``, computed once when the file is read
+    signature: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -306,6 +309,18 @@ class AutotuneFile:
     logs: tuple[LogEntry, ...] = ()
     version: int | None = None
     message: str | None = None
+
+    def __post_init__(self) -> None:
+        index: dict[tuple[str, ...], ResultEntry] = {}
+        for entry in self.results:
+            if entry.signature:
+                index.setdefault(entry.signature, entry)
+        object.__setattr__(self, "_by_signature", index)
+
+    def result_for(self, signature: tuple[str, ...]) -> ResultEntry | None:
+        """The first entry whose key has this :func:`hlo_signature` (a dict
+        lookup: the signatures are computed once, when the file is read)."""
+        return self._by_signature.get(signature) if signature else None
 
     @property
     def empty(self) -> bool:
@@ -347,8 +362,9 @@ def from_message(path: str, msg: Message) -> AutotuneFile:
     for name in ("results", "dots", "convs"):
         for entry in msg.get(name, ()):
             if isinstance(entry, dict) and isinstance(r := _one(entry, "result"), dict):
-                results.append(ResultEntry(str(_one(entry, "device", "")),
-                                           str(_one(entry, "hlo", "")), candidate(r)))
+                hlo = str(_one(entry, "hlo", ""))
+                results.append(ResultEntry(str(_one(entry, "device", "")), hlo,
+                                           candidate(r), hlo_signature(hlo)))
     logs = []
     for log in msg.get("logs", ()):
         if not isinstance(log, dict):
@@ -392,9 +408,10 @@ def autotune_paths(dump_dir: str, xla_flags: str | None = None) -> list[str]:
 
 _NAMED = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*")
 _OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
-_DROP_ATTRS = re.compile(
-    r",\s*(?:metadata|backend_config|frontend_attributes|statistics|sharding|"
-    r"origin|scheduling_name|control-predecessors)=")
+#: Attributes XLA's key leaves out (metadata) or prints otherwise (the backend
+#: config sorted, and filled in by the autotuner after the key was taken).
+_DROP_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
+                         "sharding", "origin", "control-predecessors"})
 
 
 def _balanced(text: str, start: int) -> int:
@@ -408,6 +425,29 @@ def _balanced(text: str, start: int) -> int:
             if depth == 0:
                 return i + 1
     return len(text)
+
+
+def _attributes(rest: str) -> list[str]:
+    """The ``key=value`` attributes after an instruction's operands, split at the
+    commas outside brackets and quotes, those in :data:`_DROP_ATTRS` left out."""
+    out, depth, quoted, start = [], 0, False, 0
+    for i, ch in enumerate(rest + ","):
+        if quoted:
+            if ch == "\\":
+                continue
+            quoted = ch != '"' or rest[i - 1] == "\\"
+        elif ch == '"':
+            quoted = True
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth <= 0:
+            attr = rest[start:i].strip()
+            start = i + 1
+            if attr and attr.split("=", 1)[0].strip() not in _DROP_ATTRS:
+                out.append(attr)
+    return out
 
 
 def _instruction_key(body: str) -> str | None:
@@ -427,14 +467,10 @@ def _instruction_key(body: str) -> str | None:
         depth += ch in "([{"
         depth -= ch in ")]}"
         count += ch == "," and depth == 0
-    rest = body[close:]
-    cut = _DROP_ATTRS.search(rest)
-    if cut:
-        rest = rest[:cut.start()]
-    rest = re.sub(r"[%]", "", rest)
+    attrs = sorted(_attributes(body[close:]))
     if m.group(1) == "constant":
-        inner, count = "", 0
-    return " ".join(f"{body[:shape_end]} {m.group(1)}/{count}{rest}".split())
+        count = 0
+    return " ".join(", ".join([f"{body[:shape_end]} {m.group(1)}/{count}", *attrs]).split())
 
 
 def hlo_signature(hlo: str) -> tuple[str, ...]:

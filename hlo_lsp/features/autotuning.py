@@ -58,10 +58,9 @@ def autotuning_for(module: HloModule, ins: Instruction,
     result = log = None
     sources: list[str] = []
     for f in files:
-        for entry in f.results:
-            if result is None and signature and hlo_signature(entry.hlo) == signature:
-                result = entry
-                sources.append(f.path)
+        if result is None and (found := f.result_for(signature)) is not None:
+            result = found
+            sources.append(f.path)
         for entry in f.logs:
             if log is None and entry.fusion_name == ins.name.name:
                 log = entry

@@ -95,3 +95,31 @@ def test_summary_note_marks_heuristics_and_autotuned():
     assert autotuning_note(module, offsets, [], deviceless=False) == ""
     bad = read_autotune_file(DUMP / "hlo-lsp-recipe.json")
     assert autotuning_note(module, offsets, [bad]).endswith("1 autotuning file not read")
+
+
+def test_join_a_custom_call_by_xlas_key_and_hover_it():
+    # Not a dump: the public cuBLAS entry's own key text, given a name and operand
+    # names as a dump prints them, so the join's positive path is tested on
+    # XLA's real key (no dump made here matches a public entry; see README).
+    db = read_autotune_file(DATA / "gpu_compiler_test_autotune_db.textproto")
+    key = db.results[0].hlo
+    head, attrs = key.split(" custom-call(", 1)
+    attrs = attrs.split("), ", 1)[1]
+    text = ("HloModule m\n\nENTRY e {\n"
+            "  %p0 = bf16[128,1024,1024]{2,1,0} parameter(0)\n"
+            "  %p1 = bf16[128,1024,1024]{2,1,0} parameter(1)\n"
+            f"  ROOT %cublas-batch-gemm.1 = {head} custom-call(%p0, %p1), "
+            'metadata={op_name="jit(f)/dot_general"}, ' + attrs + "\n}\n")
+    module = parse(text)
+    assert not module.problems
+    ins = _ins(module, "cublas-batch-gemm.1")
+    tuned = autotuning_for(module, ins, [db])
+    assert tuned is not None and tuned.result is db.results[0]
+    assert autotuning_mark(module, ins, [db], deviceless=True) == "autotuned"
+    md = hover(module, text.index("%cublas-batch-gemm.1") + 1, autotuning=[db]).markdown
+    assert ("**Autotuned** on CUDA: 9.0, Cores: 132, GPU clock: 1.98 GHz, Memory bandwidth: "
+            "3352 GB/s, L2 cache: 50 MB, DNN version: 9.10.0: chose cuBLAS algorithm -1, "
+            "1 ns") in md.replace("\\", "")
+    assert "From `gpu_compiler_test_autotune_db.textproto`" in md
+    # another instruction of the same module is not joined
+    assert autotuning_for(module, _ins(module, "p0"), [db]) is None
