@@ -35,7 +35,11 @@ and no name. The text is compared through :func:`hlo_signature`, never run.
 A compile without the device (``hlo-lsp dump --target``) autotunes nothing:
 XLA still writes ``<module>.autotune_results.pbtxt`` in the dump directory,
 holding only ``version: 3`` (measured with jax 0.10.2 for H100): each kernel
-was chosen by XLA's heuristics.
+was chosen by XLA's heuristics. The files named by the two flags above are not
+written then. Results loaded with ``--xla_gpu_load_autotune_results_from`` are
+copied into that dump file whether or not a kernel of the module used them, so
+an entry there is joined to a kernel only by its key, never by its presence
+(tests/e2e/test_autotuning_deviceless.py).
 """
 
 from __future__ import annotations
