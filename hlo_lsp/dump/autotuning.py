@@ -54,6 +54,9 @@ from hlo_lsp.dump.xla_flags import xla_flag_words
 #: The largest autotuning file read (bytes); a results file of a big model is a
 #: few MB of HLO text.
 MAX_AUTOTUNE_BYTES = 32 * 1024 * 1024
+#: The most tokens read from one file (a results file holds about 30 per entry,
+#: its HLO one string each): bounds the memory a hostile file can take.
+MAX_TOKENS = 500_000
 #: The deepest nesting of messages read (an ``AutotuningLog`` nests 5 deep).
 MAX_DEPTH = 32
 #: The flags naming the files XLA writes (xla/debug_options_flags.cc).
@@ -115,7 +118,14 @@ def parse_textproto(text: str) -> Message:
     numbers, a nested ``dict`` for messages; an ``Any`` written expanded,
     ``[type.googleapis.com/x.Y] { ... }``, is the field ``"[type.googleapis.com/x.Y]"``).
     Adjacent strings are joined. Raises :class:`TextProtoError` (with the line)
-    on anything else, nesting deeper than :data:`MAX_DEPTH` included."""
+    on anything else, nesting deeper than :data:`MAX_DEPTH` and more than
+    :data:`MAX_TOKENS` tokens included."""
+    return _Reader(_tokens(text)).message("", 0)
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    """``(kind, text, line)`` per token, white space and comments left out, an
+    ``end`` token last."""
     tokens: list[tuple[str, str, int]] = []
     pos, line = 0, 1
     while pos < len(text):
@@ -124,68 +134,80 @@ def parse_textproto(text: str) -> Message:
             raise TextProtoError(f"line {line}: unexpected {text[pos]!r}")
         kind = m.lastgroup or ""
         if kind != "ws":
+            if len(tokens) >= MAX_TOKENS:
+                raise TextProtoError(f"line {line}: more than {MAX_TOKENS} tokens")
             tokens.append((kind, m.group(), line))
         line += m.group().count("\n")
         pos = m.end()
     tokens.append(("end", "", line))
-    at = 0
+    return tokens
 
-    def fail(msg: str) -> TextProtoError:
-        return TextProtoError(f"line {tokens[at][2]}: {msg}")
 
-    def message(close: str, depth: int) -> Message:
-        nonlocal at
+class _Reader:
+    """The recursive descent over :func:`_tokens` (a method recurses, not a
+    closure: tests/unit/test_closures.py)."""
+
+    def __init__(self, tokens: list[tuple[str, str, int]]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def fail(self, msg: str) -> TextProtoError:
+        return TextProtoError(f"line {self.tokens[self.at][2]}: {msg}")
+
+    def message(self, close: str, depth: int) -> Message:
+        tokens = self.tokens
         if depth > MAX_DEPTH:
-            raise fail(f"nested deeper than {MAX_DEPTH}")
+            raise self.fail(f"nested deeper than {MAX_DEPTH}")
         out: Message = {}
         while True:
-            kind, tok, _ = tokens[at]
+            kind, tok, _ = tokens[self.at]
             if close and tok == close and kind == "punct":
-                at += 1
+                self.at += 1
                 return out
             if kind == "end":
                 if close:
-                    raise fail(f"missing {close!r}")
+                    raise self.fail(f"missing {close!r}")
                 return out
             if kind not in ("word", "ext"):
-                raise fail(f"expected a field name, not {tok!r}")
+                raise self.fail(f"expected a field name, not {tok!r}")
             name = tok
-            at += 1
-            colon = tokens[at][1] == ":"
-            if colon:
-                at += 1
-            kind, tok, _ = tokens[at]
-            if tok in ("{", "<") and kind == "punct":
-                at += 1
-                value: object = message("}" if tok == "{" else ">", depth + 1)
-            elif not colon:
-                raise fail(f"expected ':' after {name}")
-            elif kind == "str":
-                parts = []
-                while tokens[at][0] == "str":
-                    parts.append(_unquote(tokens[at][1]))
-                    at += 1
-                value = "".join(parts)
-                at -= 1
-            elif kind == "num":
-                value = _number(tok)
-            elif kind == "punct" and tok == "-" and tokens[at + 1][0] in ("num", "word"):
-                at += 1
-                nxt = tokens[at][1]
-                value = -_number(nxt) if tokens[at][0] == "num" else "-" + nxt
-            elif kind == "word":
-                value = tok
-            elif kind == "punct" and tok == "[":
-                raise fail("lists in [...] are not read")
-            else:
-                raise fail(f"expected a value for {name}, not {tok!r}")
-            if isinstance(value, str) or not isinstance(value, dict):
-                at += 1
-            out.setdefault(name, []).append(value)
-            if tokens[at][1] in (";", ",") and tokens[at][0] == "punct":
-                at += 1
+            self.at += 1
+            out.setdefault(name, []).append(self.value(name, depth))
+            if tokens[self.at][1] in (";", ",") and tokens[self.at][0] == "punct":
+                self.at += 1
 
-    return message("", 0)
+    def value(self, name: str, depth: int) -> object:
+        """The value after the field ``name`` (its ``:`` optional before a
+        message), the position moved past it."""
+        tokens = self.tokens
+        colon = tokens[self.at][1] == ":"
+        if colon:
+            self.at += 1
+        kind, tok, _ = tokens[self.at]
+        if tok in ("{", "<") and kind == "punct":
+            self.at += 1
+            return self.message("}" if tok == "{" else ">", depth + 1)
+        if not colon:
+            raise self.fail(f"expected ':' after {name}")
+        if kind == "str":
+            parts = []
+            while tokens[self.at][0] == "str":
+                parts.append(_unquote(tokens[self.at][1]))
+                self.at += 1
+            return "".join(parts)
+        if kind == "num":
+            self.at += 1
+            return _number(tok)
+        if kind == "punct" and tok == "-" and tokens[self.at + 1][0] in ("num", "word"):
+            nkind, nxt, _ = tokens[self.at + 1]
+            self.at += 2
+            return -_number(nxt) if nkind == "num" else "-" + nxt
+        if kind == "word":
+            self.at += 1
+            return tok
+        if kind == "punct" and tok == "[":
+            raise self.fail("lists in [...] are not read")
+        raise self.fail(f"expected a value for {name}, not {tok!r}")
 
 
 def _number(tok: str) -> int | float:

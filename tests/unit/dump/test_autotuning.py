@@ -101,6 +101,13 @@ def test_bad_text_is_one_clear_error(bad):
         parse_textproto(bad)
 
 
+def test_too_many_tokens_is_refused(tmp_path):
+    from hlo_lsp.dump import autotuning
+    path = tmp_path / "many.textproto"
+    path.write_text("version: 3\n" * (autotuning.MAX_TOKENS // 2 + 1))
+    assert "more than 500000 tokens" in read_autotune_file(path).message
+
+
 def test_unreadable_files_give_one_message(tmp_path):
     binary = tmp_path / "results.pb"
     binary.write_bytes(b"\x08\x03\x12\x00\xff")
