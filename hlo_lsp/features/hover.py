@@ -124,7 +124,7 @@ def hover(module: HloModule, offset: int,
     fused = fusion_section(fusion, module, ins)
     if fused:
         result = HoverResult(f"{result.markdown}\n\n{fused}", result.start, result.end)
-    tuning = _autotuning_section(module, ins, autotuning)
+    tuning = _autotuning_section(module, ins, autotuning, bool(deviceless))
     if tuning:
         result = HoverResult(f"{result.markdown}\n\n{tuning}", result.start, result.end)
     if deviceless and ins.opcode in ("fusion", "custom-call"):
@@ -141,15 +141,16 @@ def hover(module: HloModule, offset: int,
 
 
 def _autotuning_section(module: HloModule, ins: Instruction,
-                        files: Sequence[AutotuneFile]) -> str:
+                        files: Sequence[AutotuneFile], deviceless: bool) -> str:
     """What the autotuning files say of ``ins``: its candidates and winner, or
-    that its kernel was chosen by heuristics (an empty results file, as XLA
-    writes without the device); "" when they say nothing of it."""
+    that its kernel was chosen by heuristics (an empty results file); "" when
+    they say nothing of it, and for the heuristics of a ``deviceless`` dump,
+    whose statement ends the hover already."""
     readable = [f for f in files if f.message is None]
     tuned = autotuning_for(module, ins, readable)
     if tuned is not None:
         return "\n".join(autotuning_lines(tuned))
-    if autotuning_mark(module, ins, readable) == HEURISTICS:
+    if not deviceless and autotuning_mark(module, ins, readable) == HEURISTICS:
         return "*Not autotuned: the dump's autotuning results are empty (kernel chosen by heuristics).*"
     return ""
 
