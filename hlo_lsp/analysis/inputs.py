@@ -23,10 +23,9 @@ from dataclasses import dataclass
 
 from hlo_lsp.analysis.profiles import ProfileInput
 from hlo_lsp.analysis.refreshed import Refreshed
-from hlo_lsp.dump.autotuning import AutotuneFile, autotune_paths, read_autotune_file
+from hlo_lsp.dump.autotuning import AutotuneFile, read_dump_autotuning
 from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside
 from hlo_lsp.dump.kernels import KernelIndex, kernel_origin, read_kernels
-from hlo_lsp.dump.recipe import RecipeError, load_recipe
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
@@ -100,11 +99,10 @@ class DumpInputs:
 
     async def autotuning(self, path: str) -> tuple[AutotuneFile, ...]:
         """The autotuning files of the dump directory of ``path``, read
-        (:func:`hlo_lsp.dump.autotuning.autotune_paths`: named by the recipe's
-        ``XLA_FLAGS``, or XLA's ``*.autotune_results.pbtxt``); () for no path."""
+        (:func:`hlo_lsp.dump.autotuning.read_dump_autotuning`); () for no path."""
         if not path:
             return ()
-        return await self._autotuning.get(os.path.dirname(path), read_autotuning,
+        return await self._autotuning.get(os.path.dirname(path), read_dump_autotuning,
                                           os.path.dirname(path))
 
     async def source_dirs(self, path: str | None, folders: Sequence[str],
@@ -170,14 +168,3 @@ class DumpInputs:
         self._fusion.forget(lambda key: os.path.dirname(key) == dump_dir)
         self._kernels.forget(lambda key: os.path.dirname(key) == dump_dir)
         self._autotuning.forget(lambda key: key == dump_dir)
-
-
-def read_autotuning(dump_dir: str) -> tuple[AutotuneFile, ...]:
-    """Every autotuning file of ``dump_dir``, read (blocking; a few files)."""
-    recipe = None
-    try:
-        recipe = load_recipe(dump_dir)
-    except (OSError, ValueError, RecipeError):  # a recipe that cannot be used: no flags
-        pass
-    flags = recipe.env.get("XLA_FLAGS") if recipe is not None else None
-    return tuple(read_autotune_file(p) for p in autotune_paths(dump_dir, flags))

@@ -430,6 +430,19 @@ def autotune_paths(dump_dir: str, xla_flags: str | None = None) -> list[str]:
     return [p for p in out if os.path.isfile(p) and not (p in seen or seen.add(p))]
 
 
+def read_dump_autotuning(dump_dir: str) -> tuple[AutotuneFile, ...]:
+    """Every autotuning file of ``dump_dir`` (:func:`autotune_paths`, with the
+    ``XLA_FLAGS`` of its recipe, :func:`hlo_lsp.dump.recipe.load_recipe`), read;
+    blocking (a few files). Never raises."""
+    from hlo_lsp.dump.recipe import load_recipe
+    try:
+        recipe = load_recipe(dump_dir)
+    except (OSError, ValueError):
+        recipe = None
+    flags = recipe.env.get("XLA_FLAGS") if recipe is not None else None
+    return tuple(read_autotune_file(p) for p in autotune_paths(dump_dir, flags))
+
+
 # ------------------------------------------------------------------ keying --
 
 _NAMED = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*")
@@ -522,4 +535,4 @@ def hlo_signature(hlo: str) -> tuple[str, ...]:
 
 __all__ = ["AutotuneFile", "Candidate", "LogEntry", "MAX_AUTOTUNE_BYTES", "ResultEntry",
            "TextProtoError", "autotune_paths", "candidate", "from_message",
-           "hlo_signature", "parse_textproto", "read_autotune_file"]
+           "hlo_signature", "parse_textproto", "read_autotune_file", "read_dump_autotuning"]

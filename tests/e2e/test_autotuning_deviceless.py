@@ -4,8 +4,9 @@ GPU (jax[cuda12]; the full tier, as tests/e2e/test_gpu_deviceless.py):
 - ``hlo-lsp dump --target h100`` with ``--xla_gpu_dump_autotune_results_to`` and
   ``--xla_gpu_dump_autotune_logs_to`` in XLA_FLAGS: XLA writes neither file (it
   autotunes nothing) but writes ``<module>.autotune_results.pbtxt`` in the dump
-  holding only ``version: 3``; the summary's Autotuning line then says each
-  kernel was chosen by heuristics (deviceless).
+  holding only ``version: 3``; the summary's Autotuning line (and
+  ``hlo-lsp summary``'s) then says each kernel was chosen by heuristics
+  (deviceless).
 - a compile loading openxla/xla's public H100 results
   (``--xla_gpu_load_autotune_results_from``) copies them into the dump's
   ``autotune_results.pbtxt``; its cuBLASLt call (jax 0.10.2 picks cuBLASLt, the
@@ -67,6 +68,17 @@ def test_deviceless_dump_names_no_autotuning(tmp_path):
     note = autotuning_note(module, [k.offset for k in kernel_summary(module).kernels], [f],
                            deviceless=True)
     assert note.startswith("Autotuning: ") and note.endswith("chosen by heuristics (deviceless)")
+    # `hlo-lsp summary` prints the same line under the deviceless statement, and
+    # its JSON has it as "autotuning"
+    after = str(_after(tmp_path / "dump"))
+    out = subprocess.run([sys.executable, "-m", "hlo_lsp", "summary", after], env=compile_env(),
+                         capture_output=True, text=True, timeout=TIMEOUT_S).stdout
+    assert f"(no device).\n{note}\n" in out
+    data = subprocess.run([sys.executable, "-m", "hlo_lsp", "summary", "--json", after],
+                          env=compile_env(), capture_output=True, text=True,
+                          timeout=TIMEOUT_S).stdout
+    import json
+    assert json.loads(data)["autotuning"] == note
 
 
 def test_loaded_public_results_are_copied_into_the_dump_and_not_joined(tmp_path):

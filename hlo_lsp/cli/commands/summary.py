@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
 def _run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.loading import load
+    from hlo_lsp.dump.autotuning import read_dump_autotuning
     from hlo_lsp.dump.targets import deviceless_statement
+    from hlo_lsp.features.autotuning import autotuning_note
     from hlo_lsp.dump.names import device_for
     from hlo_lsp.features.summary import (FOLDED_ROWS, format_folded, format_measured,
                                           format_text, format_top)
@@ -52,14 +55,19 @@ def _run(args: argparse.Namespace) -> int:
     memory = timeline_for(loaded.path, loaded.module) if not loaded.offset else None
     summary = kernel_summary(loaded.module)
     note = deviceless_statement(loaded.path) or ""
+    tuning = autotuning_note(loaded.module, [k.offset for k in summary.kernels],
+                             read_dump_autotuning(os.path.dirname(os.path.abspath(loaded.path))),
+                             bool(note))
     device = device_for(loaded.path, args.device)
     measured = _measured(args, loaded, summary, joined) if joined is not None else None
+    heading = "\n".join(n for n in (note, tuning) if n)  # the text reports' note
     if args.json:
         groups = ranked_kernels(loaded.module, summary, device)
         folded = fold_summary(loaded.module, summary, device)
         data = summary.to_dict()
         data["path"] = loaded.path
         data["deviceless"] = note or None
+        data["autotuning"] = tuning or None
         data.update(folded.to_dict(args.top or None))
         data["top"] = [g.to_dict() for g in groups[:args.top or len(groups)]]
         data["memory"] = peak_dict(memory) if memory is not None else None
@@ -73,15 +81,15 @@ def _run(args: argparse.Namespace) -> int:
     elif measured is not None:
         sys.stdout.write(format_measured(measured, joined.run.name, args.top or FOLDED_ROWS))
         if args.all:
-            sys.stdout.write("\n" + format_text(summary, note))
+            sys.stdout.write("\n" + format_text(summary, heading))
     elif args.all:
-        sys.stdout.write(format_text(summary, note))
+        sys.stdout.write(format_text(summary, heading))
         if args.top:
             groups = ranked_kernels(loaded.module, summary, device)
             sys.stdout.write("\n" + format_top(groups, device, args.top))
     else:
         folded = fold_summary(loaded.module, summary, device)
-        sys.stdout.write(format_folded(folded, note, args.top or FOLDED_ROWS))
+        sys.stdout.write(format_folded(folded, heading, args.top or FOLDED_ROWS))
         if memory is not None:
             sys.stdout.write("\nMemory at the peak (hlo-lsp memory FILE for the chart)\n"
                              + "".join(f"  {line}\n"
