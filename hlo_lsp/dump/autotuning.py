@@ -408,10 +408,12 @@ def from_message(path: str, msg: Message) -> AutotuneFile:
 
 # ------------------------------------------------------------------ finding --
 
-def autotune_paths(dump_dir: str, xla_flags: str | None = None) -> list[str]:
+def autotune_paths(dump_dir: str, xla_flags: str | None = None,
+                   cwd: str | None = None) -> list[str]:
     """The autotuning files of a dump directory, in a stable order: the files
     named by :data:`RESULTS_FLAG`/:data:`LOGS_FLAG` in ``xla_flags`` (the
-    recipe's ``XLA_FLAGS``; relative names against ``dump_dir``), then the
+    recipe's ``XLA_FLAGS``; a relative name is XLA's process's, against ``cwd``,
+    the recipe's working directory, else ``dump_dir``), then the
     per-module ``*.autotune_results.pbtxt`` XLA wrote there. Only paths that
     exist; nothing is read."""
     out: list[str] = []
@@ -420,7 +422,7 @@ def autotune_paths(dump_dir: str, xla_flags: str | None = None) -> list[str]:
             if word.startswith(flag + "="):
                 value = word[len(flag) + 1:].strip('"')
                 if value:
-                    out.append(os.path.join(dump_dir, value))
+                    out.append(os.path.join(cwd or dump_dir, value))
     try:
         names = sorted(os.listdir(dump_dir))
     except OSError:
@@ -440,7 +442,8 @@ def read_dump_autotuning(dump_dir: str) -> tuple[AutotuneFile, ...]:
     except (OSError, ValueError):
         recipe = None
     flags = recipe.env.get("XLA_FLAGS") if recipe is not None else None
-    return tuple(read_autotune_file(p) for p in autotune_paths(dump_dir, flags))
+    cwd = recipe.cwd if recipe is not None else None
+    return tuple(read_autotune_file(p) for p in autotune_paths(dump_dir, flags, cwd))
 
 
 # ------------------------------------------------------------------ keying --

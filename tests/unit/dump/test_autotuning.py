@@ -55,6 +55,13 @@ def test_files_named_by_the_recipe_flags_come_first(tmp_path):
     flags = "--xla_gpu_dump_autotune_results_to=results.textproto --xla_dump_to=x"
     assert [os.path.basename(p) for p in autotune_paths(str(tmp_path), flags)] == [
         "results.textproto", "m.autotune_results.pbtxt"]
+    # a relative name is the program's: against the recipe's working directory
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "logs.textproto").write_text("")
+    got = autotune_paths(str(tmp_path), "--xla_gpu_dump_autotune_logs_to=logs.textproto",
+                         cwd=str(tmp_path / "run"))
+    assert got == [str(tmp_path / "run" / "logs.textproto"),
+                   str(tmp_path / "m.autotune_results.pbtxt")]
 
 
 def test_signature_ignores_names_operand_shapes_and_metadata():
@@ -119,3 +126,17 @@ def test_unreadable_files_give_one_message(tmp_path):
     garbage = tmp_path / "g.textproto"
     garbage.write_text("results { device: 'x' hlo: }")
     assert read_autotune_file(garbage).message.startswith(f"{garbage}: not an autotuning")
+
+
+def test_dump_autotuning_follows_the_recipe_flags(tmp_path):
+    import shutil
+    from hlo_lsp.dump.autotuning import read_dump_autotuning
+    from hlo_lsp.dump.recipe import Recipe, save_recipe
+    run, dump = tmp_path / "run", tmp_path / "dump"
+    run.mkdir()
+    dump.mkdir()
+    shutil.copyfile(DATA / "test_autotune_cache.textproto", run / "results.textproto")
+    save_recipe(Recipe(command=["python", "p.py"], cwd=str(run), env={
+        "XLA_FLAGS": "--xla_gpu_dump_autotune_results_to=results.textproto"}), dump)
+    [f] = read_dump_autotuning(str(dump))
+    assert f.path == str(run / "results.textproto") and f.results[0].winner.backend == "Triton"
