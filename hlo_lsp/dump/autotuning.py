@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hlo_lsp.dump.untrusted import UntrustedFileError, read_bytes
 from hlo_lsp.dump.xla_flags import xla_flag_words

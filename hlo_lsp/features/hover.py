@@ -151,7 +151,8 @@ def _autotuning_section(module: HloModule, ins: Instruction,
     if tuned is not None:
         return "\n".join(autotuning_lines(tuned))
     if not deviceless and autotuning_mark(module, ins, readable) == HEURISTICS:
-        return "*Not autotuned: the dump's autotuning results are empty (kernel chosen by heuristics).*"
+        return ("*Not autotuned: the dump's autotuning results are empty (kernel chosen "
+                "by heuristics).*")
     return ""
 
 

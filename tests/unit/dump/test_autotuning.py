@@ -93,7 +93,8 @@ def test_logs_every_candidate_and_failures():
 
 
 def test_text_proto_reader_details():
-    msg = parse_textproto('a: "x" "y" b: -3 c: 1.5e3 d: ENUM e { [type.googleapis.com/p.M] { f: 1 } }'
+    msg = parse_textproto('a: "x" "y" b: -3 c: 1.5e3 d: ENUM '
+                          'e { [type.googleapis.com/p.M] { f: 1 } }'
                           ' g: "\\010\\377\\"q"')
     assert msg["a"] == ["xy"] and msg["b"] == [-3] and msg["c"] == [1500.0]
     assert msg["d"] == ["ENUM"]

@@ -4,7 +4,8 @@ on openxla/xla's public results files (tests/data/autotuning/)."""
 
 from __future__ import annotations
 
-from hlo_lsp.dump.autotuning import autotune_paths, from_message, parse_textproto, read_autotune_file
+from hlo_lsp.dump.autotuning import (autotune_paths, from_message, parse_textproto,
+                                     read_autotune_file)
 from hlo_lsp.features.autotuning import (Autotuned, autotuning_for, autotuning_lines,
                                          autotuning_mark)
 from hlo_lsp.features.hover import hover
