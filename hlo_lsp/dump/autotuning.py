@@ -436,10 +436,10 @@ def read_dump_autotuning(dump_dir: str) -> tuple[AutotuneFile, ...]:
     """Every autotuning file of ``dump_dir`` (:func:`autotune_paths`, with the
     ``XLA_FLAGS`` of its recipe, :func:`hlo_lsp.dump.recipe.load_recipe`), read;
     blocking (a few files). Never raises."""
-    from hlo_lsp.dump.recipe import load_recipe
+    from hlo_lsp.dump.recipe import RecipeError, load_recipe
     try:
         recipe = load_recipe(dump_dir)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecipeError):  # a recipe that cannot be used: no flags
         recipe = None
     flags = recipe.env.get("XLA_FLAGS") if recipe is not None else None
     cwd = recipe.cwd if recipe is not None else None

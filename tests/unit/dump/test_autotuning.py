@@ -141,3 +141,9 @@ def test_dump_autotuning_follows_the_recipe_flags(tmp_path):
         "XLA_FLAGS": "--xla_gpu_dump_autotune_results_to=results.textproto"}), dump)
     [f] = read_dump_autotuning(str(dump))
     assert f.path == str(run / "results.textproto") and f.results[0].winner.backend == "Triton"
+
+
+def test_a_recipe_that_cannot_be_used_reads_the_dump_directory_alone(tmp_path):
+    from hlo_lsp.dump.autotuning import read_dump_autotuning
+    (tmp_path / "hlo-lsp-recipe.json").write_text("{not json")
+    assert read_dump_autotuning(str(tmp_path)) == ()
