@@ -10,8 +10,10 @@ The comparison itself is the model's one comparison
 :class:`hlo_lsp.model.summary.KernelSummary` (fusions matched by instruction
 name first, then by ``op_name``; a matched pair whose HLO kind or backend kind
 differs is a change), and given the two modules too, the instruction-level
-changes (shapes, layouts, kinds, targets, backend_config fields, grouped per
-Python line, with a warning for two different programs) and the change in cost
+changes (instructions matched through renames,
+:func:`hlo_lsp.model.matching.match_structure`; a cuBLASLt call and the Triton
+GEMM fusion that replaced it are "the same dot, now a Triton GEMM fusion";
+shapes, layouts, kinds, targets, backend_config fields, grouped per Python line, with a warning for two different programs) and the change in cost
 terms (estimated time, FLOPs, transcendentals and bytes accessed in total and
 per kernel group), and given a profile of each side the measured time per
 kernel group (:func:`hlo_lsp.model.comparison.measured_changes`). Here: that
@@ -59,9 +61,13 @@ class DumpDiff:
     steps: tuple[float, float] | None = None
 
     def findings(self) -> list[str]:
-        """The changes as sentences, most important first (custom-calls, then
-        fusions by backend kind, then kind changes)."""
+        """The changes as sentences, most important first (the instructions
+        that do the same work on another kernel, "the same dot, now a Triton
+        GEMM fusion"; custom-calls; fusions by backend kind; kind changes)."""
         out: list[str] = []
+        for c in self.instructions.changes if self.instructions is not None else ():
+            if c.now_runs_as:  # the matcher paired them (names XLA made: no markup)
+                out.append(f"%{c.old.name} -> %{c.new.name}: {c.now_runs_as}")  # type: ignore[union-attr]
         for t in self.custom_calls:
             call = f"{t.library} call {code(t.target)}"
             if t.status == "disappeared":
@@ -184,7 +190,7 @@ def format_text(diff: DumpDiff, old_label: str = "old", new_label: str = "new") 
         lines.append("No change in custom-calls or fusion kinds.")
     lines.append("")
     if ins is not None:
-        lines.append(f"Instructions (matched by op_name, Python line and opcode): "
+        lines.append(f"Instructions (matched by structure, stable names and op_name): "
                      f"{ins.headline()}")
         lines.extend(ins.lines(max_lines=40)[len(ins.warnings) + 1:])
         lines.append("")

@@ -7,12 +7,15 @@ never raises on any parsed module.
 
 What it answers (:func:`compare_modules`, a :class:`Comparison`):
 
-1. **Which instructions match.** One step, :data:`Matcher`, replaceable
-   (issue 44 will add one that survives renames). Today's,
-   :func:`hlo_lsp.model.instruction_diff.match_instructions`: by the
-   ``op_name`` of an instruction's metadata, its innermost Python frame and
-   its opcode, never by name (XLA numbers names afresh in every compile),
-   each key's instructions paired in text order. The fusions whose kind
+1. **Which instructions match.** One step, :data:`Matcher`, replaceable.
+   The default, :func:`hlo_lsp.model.matching.match_structure`, survives
+   renames (XLA numbers names afresh in every compile and renames between
+   passes): exact subgraphs by structure, stable names, the ``op_name`` and
+   Python frame of the metadata, then propagation along operands and users and
+   a bottom-up search by similarity, so a cuBLASLt call and the Triton GEMM
+   fusion that replaced it are the same dot. (The matcher by metadata alone,
+   :func:`hlo_lsp.model.instruction_diff.match_instructions`, can be passed
+   instead.) The fusions whose kind
    changed are matched by their kernels (:func:`match_kernels`: by
    instruction name first, then by ``op_name``), as ``hlo-lsp diff`` has
    always reported them.
@@ -21,10 +24,10 @@ What it answers (:func:`compare_modules`, a :class:`Comparison`):
    :class:`hlo_lsp.model.instruction_diff.ModuleDiff`): the shape (element
    types and dimensions), the layout, the fusion kind, the custom-call
    target, the scalar fields of a JSON ``backend_config`` (the kernel a
-   fusion or a library call runs as). The opcode is part of the match, so an
-   instruction whose opcode changed is one removed and one added; operands
-   are not compared (their names are renumbered by every compile: a matcher
-   that pairs them is issue 44's). Grouped by the Python source line they come
+   fusion or a library call runs as), the opcode when the same work now runs
+   otherwise ("the same dot, now a Triton GEMM fusion"). Operands are not
+   compared (their names are renumbered by every compile; the matcher pairs
+   them). Grouped by the Python source line they come
    from (:meth:`~hlo_lsp.model.instruction_diff.ModuleDiff.by_source`), the
    lines the user edited first, with a warning when the two modules are not
    of the same program (names or ENTRY signatures differ).
@@ -53,7 +56,8 @@ from dataclasses import dataclass, field
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.cost_change import CostComparison, compare_costs
 from hlo_lsp.model.hlo import HloModule
-from hlo_lsp.model.instruction_diff import Matching, ModuleDiff, diff_modules, match_instructions
+from hlo_lsp.model.instruction_diff import ModuleDiff, diff_modules
+from hlo_lsp.model.matching import Matching, match_structure
 from hlo_lsp.model.op_names import op_name_pattern, repeat_scope
 from hlo_lsp.model.profile import ModuleProfile
 from hlo_lsp.model.summary import CATEGORIES, Kernel, KernelSummary, kernel_summary
@@ -202,7 +206,7 @@ def compare_kernels(old: KernelSummary | None, new: KernelSummary | None) -> Ker
 def compare_modules(old: HloModule, new: HloModule, device: Accelerator,
                     old_summary: KernelSummary | None = None,
                     new_summary: KernelSummary | None = None,
-                    match: Matcher = match_instructions) -> Comparison:
+                    match: Matcher = match_structure) -> Comparison:
     """Everything that changed from ``old`` to ``new`` (see the module
     docstring), the cost estimated on ``device``. The kernel summaries are
     made when not given (a caller that has them, such as the server, passes
@@ -255,10 +259,10 @@ def _group_key(k: Kernel, scope: str | None) -> str:
 
 def measured_changes(old_module: HloModule, old: KernelSummary, old_profile: ModuleProfile,
                      new_module: HloModule, new: KernelSummary, new_profile: ModuleProfile,
-                     match: Matcher = match_instructions) -> list[MeasuredChange]:
+                     match: Matcher = match_structure) -> list[MeasuredChange]:
     """The measured time of each kernel group before and after, largest change
-    per execution first. Kernels are paired by ``match`` (today's matcher: by
-    op_name, Python frame and opcode), those left by instruction name; a pair
+    per execution first. Kernels are paired by ``match`` (default: the matcher
+    that survives renames), those left by instruction name; a pair
     belongs to the new kernel's group (category and op_name pattern under the
     repeated scope, else its name), an unpaired kernel to its own. Groups that
     neither profile measured are left out. Pure."""

@@ -32,15 +32,17 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from hlo_lsp.model.backend_config import is_json_object
 from hlo_lsp.model.frames import python_stack, short_frame, source_key
 from hlo_lsp.model.hlo import HloModule, Instruction, unquote
 from hlo_lsp.model.kernels import custom_call_target
+from hlo_lsp.model.matching import (Matching, instruction_role, kernel_label, match_structure,
+                                    op_name_text)
+from hlo_lsp.model.summary import NOT_KERNELS
 
 #: The properties compared, in report order.
-FIELDS = ("shape", "layout", "fusion kind", "custom-call target", "backend_config")
+FIELDS = ("opcode", "shape", "layout", "fusion kind", "custom-call target", "backend_config")
 #: backend_config fields that differ in every compile and say nothing.
 IGNORED_CONFIG = frozenset({"operation_queue_id", "wait_on_operation_queues"})
 #: At most this many differing backend_config fields per instruction.
@@ -59,7 +61,11 @@ class Facts:
     without layouts (``f32[64,128]``); ``layout`` the layouts only
     (``{1,0}``); ``config``: scalar leaves of the JSON backend_config by dotted
     path; ``source``: ``file.py:12`` of the innermost frame, or
-    :data:`NO_SOURCE`."""
+    :data:`NO_SOURCE`; ``role``: the work it does when another opcode could do
+    it (:func:`hlo_lsp.model.matching.instruction_role`: "dot"...), else "";
+    ``kernel``: what it runs as (:func:`hlo_lsp.model.matching.kernel_label`:
+    "Triton GEMM fusion", "cuBLASLt FP8 call", else the opcode); ``reported``:
+    whether its change is worth a line (:func:`reported`)."""
 
     name: str
     opcode: str
@@ -69,10 +75,13 @@ class Facts:
     target: str | None
     config: tuple[tuple[str, str], ...]
     source: str
+    role: str = ""
+    kernel: str = ""
+    reported: bool = True
 
     def values(self) -> dict[str, str | None]:
         """The :data:`FIELDS` except backend_config, as display strings."""
-        return {"shape": self.shape, "layout": self.layout,
+        return {"opcode": self.opcode, "shape": self.shape, "layout": self.layout,
                 "fusion kind": self.fusion_kind, "custom-call target": self.target}
 
     def label(self) -> str:
@@ -98,14 +107,41 @@ class InstructionChange:
         return (self.new or self.old).source  # type: ignore[union-attr]
 
     def describe(self) -> str:
-        """One line: ``changed %dot.3 dot: shape f32[64,128] -> f32[64,256]``."""
+        """One line: ``changed %dot.3 dot: shape f32[64,128] -> f32[64,256]``; an
+        instruction now run otherwise says so first: ``changed
+        %gemm_fusion_dot.19.0 fusion (was %cublas-gemm.clone.1.0 custom-call):
+        the same dot, now a Triton GEMM fusion (was a cuBLASLt FP8 call); ...``."""
         if self.status == "added":
             return f"added {self.new.label()}"  # type: ignore[union-attr]
         if self.status == "removed":
             return f"removed {self.old.label()}"  # type: ignore[union-attr]
+        old, new = self.old, self.new
+        assert old is not None and new is not None
         parts = [f"{f} {a if a is not None else '-'} -> {b if b is not None else '-'}"
                  for f, a, b in self.fields]
-        return f"changed %{self.new.name} {self.new.opcode}: " + "; ".join(parts)  # type: ignore[union-attr]
+        head = f"changed %{new.name} {new.opcode}"
+        if old.opcode != new.opcode:
+            head += f" (was %{old.name} {old.opcode})"
+        if self.now_runs_as:
+            parts.insert(0, self.now_runs_as)
+        return f"{head}: " + "; ".join(parts)
+
+    @property
+    def now_runs_as(self) -> str:
+        """For a change of what runs the same work: ``the same dot, now a Triton
+        GEMM fusion (was a cuBLASLt FP8 call)``; "" otherwise."""
+        old, new = self.old, self.new
+        if self.status != "changed" or old is None or new is None:
+            return ""
+        if old.kernel == new.kernel or not (old.role or new.role):
+            return ""
+        role = new.role or old.role
+        return f"the same {role}, now {_a(new.kernel)} (was {_a(old.kernel)})"
+
+
+def _a(noun: str) -> str:
+    """``a loop fusion``, ``an input fusion``."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 @dataclass(slots=True)
@@ -184,11 +220,12 @@ class ModuleDiff:
         names, opcode, source and differing fields."""
         def side(f: Facts | None):
             return None if f is None else {"name": f.name, "opcode": f.opcode,
-                                            "shape": f.shape, "layout": f.layout}
+                                            "shape": f.shape, "layout": f.layout,
+                                            "kernel": f.kernel}
         return {"old": self.old_name, "new": self.new_name, "warnings": list(self.warnings),
                 "counts": self.counts(),
                 "changes": [{"status": c.status, "source": c.source, "old": side(c.old),
-                             "new": side(c.new),
+                             "new": side(c.new), "summary": c.now_runs_as,
                              "fields": [list(f) for f in c.fields]} for c in self.changes]}
 
 
@@ -262,7 +299,30 @@ def _facts(module: HloModule, ins: Instruction) -> Facts:
     return Facts(ins.name.name, ins.opcode, _LAYOUT.sub("", text),
                  "".join(_LAYOUT.findall(text)), kind.value if kind is not None else None,
                  custom_call_target(ins), _config(ins),
-                 short_frame(stack[0]) if stack else NO_SOURCE)
+                 short_frame(stack[0]) if stack else NO_SOURCE,
+                 instruction_role(module, ins), kernel_label(ins), reported(module, ins))
+
+
+def reported(module: HloModule, ins: Instruction) -> bool:
+    """Whether a change of ``ins`` is reported: it has an ``op_name`` (it comes
+    from the program), or it is a kernel XLA made (not one of
+    :data:`hlo_lsp.model.summary.NOT_KERNELS`: parameters, tuples, bitcasts...)
+    outside a fused computation. What a fused computation or a bitcast without
+    ``op_name`` holds shows in the kernel that uses it."""
+    if op_name_text(ins):
+        return True
+    if ins.opcode in NOT_KERNELS:
+        return False
+    comp = ins.computation
+    if comp is None:
+        return True
+    return all(caller.opcode in _CONTROL_FLOW
+               for caller, _ in module.callers_of(comp.name.name, comp.start))
+
+
+#: Callers whose computations run kernels of their own (a fusion's, a reduce's
+#: computation runs inside one kernel).
+_CONTROL_FLOW = frozenset({"while", "conditional", "call", "async-start"})
 
 
 def _keyed(module: HloModule) -> dict[tuple, list[tuple[int, Instruction]]]:
@@ -319,18 +379,9 @@ def _pairs(a: dict[tuple, list[tuple[int, Instruction]]],
     return pairs, removed, added
 
 
-class Matching(NamedTuple):
-    """What a matcher found (:data:`hlo_lsp.model.comparison.Matcher`): ``pairs``
-    of (old, new) instructions, the old ones left (``removed``) and the new ones
-    left (``added``)."""
-
-    pairs: list[tuple[Instruction, Instruction]]
-    removed: list[Instruction]
-    added: list[Instruction]
-
-
 def match_instructions(old: HloModule, new: HloModule) -> Matching:
-    """Today's matcher (see the module docstring): instructions with an
+    """The matcher by metadata alone (before issue 44's
+    :func:`hlo_lsp.model.matching.match_structure`) (see the module docstring): instructions with an
     ``op_name`` paired by op_name, opcode and innermost Python frame, pass
     after pass with a shorter key (:func:`_pairs`), each side in text order."""
     return Matching(*_pairs(_keyed(old), _keyed(new)))
@@ -339,6 +390,8 @@ def match_instructions(old: HloModule, new: HloModule) -> Matching:
 def _fields(a: Facts, b: Facts) -> tuple[tuple[str, str | None, str | None], ...]:
     out = [(f, va, vb) for (f, va), vb in zip(a.values().items(), b.values().values())
            if va != vb]
+    if a.opcode != b.opcode:  # a library call's config against a fusion's: apples and pears
+        return tuple(out)
     ca, cb = dict(a.config), dict(b.config)
     diff = [k for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
     for k in diff[:MAX_CONFIG_FIELDS]:
@@ -346,6 +399,12 @@ def _fields(a: Facts, b: Facts) -> tuple[tuple[str, str | None, str | None], ...
     if len(diff) > MAX_CONFIG_FIELDS:
         out.append((f"backend_config (+{len(diff) - MAX_CONFIG_FIELDS} more fields)", None, None))
     return tuple(out)
+
+
+def _reported_count(module: HloModule) -> int:
+    """The instructions of ``module`` whose changes are reported (:func:`reported`)."""
+    return module.derived("diff_reported", lambda m: sum(
+        reported(m, ins) for comp in m.computations for ins in comp.instructions))
 
 
 def _signature(module: HloModule) -> str | None:
@@ -359,7 +418,10 @@ def diff_modules(old: HloModule, new: HloModule,
     docstring), with a warning when the module names or the ENTRY signatures
     differ (two different programs, or the same one with other inputs). A
     module compared with itself has no changes, found without pairing.
-    ``match`` pairs the instructions (default :func:`match_instructions`)."""
+    ``match`` pairs the instructions (default
+    :func:`hlo_lsp.model.matching.match_structure`, which survives renames).
+    Changes are reported for the instructions :func:`reported` says (either
+    side of a pair); ``compared`` counts those of each module."""
     old_name = old.name.name if old.name else "?"
     new_name = new.name.name if new.name else "?"
     result = ModuleDiff(old_name, new_name)
@@ -369,21 +431,24 @@ def diff_modules(old: HloModule, new: HloModule,
     sa, sb = _signature(old), _signature(new)
     if sa != sb:
         result.warnings.append(f"the entry signatures differ: {sa} and {sb}")
-    a, b = _keyed(old), _keyed(new)
-    result.compared = (sum(map(len, a.values())), sum(map(len, b.values())))
+    result.compared = (_reported_count(old), _reported_count(new))
     if old is new:  # a module against itself: every instruction pairs with itself
         return result
     order = {id(ins): i for i, ins in enumerate(
         ins for comp in new.computations for ins in comp.instructions)}
-    pairs, gone, new_ones = (match or match_instructions)(old, new)
+    found = (match or match_structure)(old, new)
     placed: list[tuple[int, InstructionChange]] = []
-    for o, n in pairs:
+    for o, n in found.pairs:
         of, nf = facts(old, o), facts(new, n)
+        if not (of.reported or nf.reported):
+            continue
         changed = _fields(of, nf)
         if changed:
             placed.append((order[id(n)], InstructionChange("changed", of, nf, changed)))
-    placed += [(order[id(n)], InstructionChange("added", None, facts(new, n))) for n in new_ones]
-    removed = [InstructionChange("removed", facts(old, o), None) for o in gone]
+    placed += [(order[id(n)], InstructionChange("added", None, f)) for n in found.added
+               if (f := facts(new, n)).reported]
+    removed = [InstructionChange("removed", f, None) for o in found.removed
+               if (f := facts(old, o)).reported]
     result.changes = [c for _, c in sorted(placed, key=lambda t: t[0])] + removed
     return result
 

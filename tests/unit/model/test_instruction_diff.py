@@ -78,16 +78,26 @@ def test_a_copy_of_the_program_elsewhere_and_shifted_lines_are_the_same_program(
     assert diff_modules(parse(text), parse(shifted)).changes == []
 
 
-def test_modules_without_op_names_are_not_called_unchanged():
-    """Seed 001's pair carries no op_name metadata on one side: the comparison
-    says it could not match instructions instead of "no instruction changed"."""
-    from hlo_lsp.model.instruction_diff import diff_modules
-    from hlo_lsp.syntax.parser import parse
-    from tests.helpers import FP8_FUSED, FP8_REGRESSION, read
+def test_modules_without_op_names_pair_the_cublas_call_with_the_triton_gemm_fusion():
+    """Seed 001's pair carries no op_name metadata: the matcher that survives
+    renames (issue 44) pairs the cuBLASLt FP8 call of JAX 0.4.31 with the
+    Triton GEMM fusion of 0.4.32 by structure, as the same dot; the kernels
+    XLA added around it are listed (on main: "instructions not compared")."""
+    from tests.helpers import FP8_FUSED, FP8_REGRESSION
 
     d = diff_modules(parse(read(FP8_FUSED)), parse(read(FP8_REGRESSION)))
-    assert not d.changes and 0 in d.compared
-    assert d.headline().startswith("instructions not compared")
+    [dot] = [c for c in d.changes if c.status == "changed"]
+    assert (dot.old.name, dot.new.name) == ("cublas-gemm.clone.1.0", "gemm_fusion_dot.19.0")
+    assert dot.now_runs_as == ("the same dot, now a Triton GEMM fusion "
+                               "(was a cuBLASLt FP8 call)")
+    assert ("opcode", "custom-call", "fusion") in dot.fields
+    assert ("custom-call target", "__cublas$lt$matmul$f8", None) in dot.fields
+    assert sorted(c.new.name for c in d.changes if c.status == "added") == [
+        "input_slice_fusion", "loop_convert_fusion"]
+    assert d.counts() == {"added": 2, "removed": 0, "changed": 1}
+    assert d.headline() == "1 instruction changed, 2 added, 0 removed"
+    assert any("changed %gemm_fusion_dot.19.0 fusion (was %cublas-gemm.clone.1.0 custom-call): "
+               "the same dot, now a Triton GEMM fusion" in line for line in d.lines())
 
 
 def test_python_lines_come_first_and_many_sourceless_changes_are_one_line():
