@@ -43,6 +43,10 @@ stages of :func:`match_structure`, each pairing only what the earlier left:
    ``dot``, a cuBLAS GEMM call and a GEMM fusion are each "dot"), so a
    cuBLASLt call and the Triton GEMM fusion that replaced it are the same dot.
    Then propagation again.
+6. **Leftovers**: computations nothing paired (a reducer no instruction
+   calls) by their roots' fingerprints, in text order; then in computations
+   that correspond, what is left (an unused parameter, a dead constant) by
+   opcode and shape, in text order.
 
 Pairs never conflict in ``op_name`` (both present and different), nor cross
 kinds of computation (ENTRY and ordinary computations, fused computations,
@@ -182,6 +186,8 @@ class _Graph:
     #: Per instruction, the computations it calls (indexes into ``roots``/``params``).
     called: list[list[int]] = field(default_factory=list)
     roots: list[int | None] = field(default_factory=list)
+    #: Per computation, the range of its instructions' indexes.
+    spans: list[range] = field(default_factory=list)
     params: list[dict[int, int]] = field(default_factory=list)
     by_name: dict[str, int] = field(default_factory=dict)
     #: :func:`instruction_role` per instruction, filled when asked.
@@ -227,6 +233,7 @@ def _make_graph(module: HloModule) -> _Graph:
                 g.roots[ci] = i
             if ins.parameter_number is not None:
                 g.params[ci].setdefault(ins.parameter_number, i)
+        g.spans.append(range(start, len(g.nodes)))
         if g.roots[ci] is None and len(g.nodes) > start:
             g.roots[ci] = len(g.nodes) - 1
         for i in range(start, len(g.nodes)):
@@ -268,19 +275,20 @@ def _fingerprints(g: _Graph, ids: dict[tuple, int]) -> tuple[list[int], list[int
     n = len(g.nodes)
     fp = [0] * n
     height = [0] * n
-
-    def children(i: int) -> list[int]:
-        return g.operands[i] + [r for c in g.called[i] if (r := g.roots[c]) is not None]
-
-    for i in _postorder(n, children):
+    kids = [ops + [r for c in called if (r := g.roots[c]) is not None] if called else ops
+            for ops, called in zip(g.operands, g.called)]
+    for i in _postorder(n, kids.__getitem__):
         ins = g.nodes[i]
         attrs = tuple((a.name, a.value) for a in ins.attributes
-                      if a.name not in _NOT_STRUCTURE and not a.value.startswith("%"))
-        subs = tuple(fp[r] if (r := g.roots[c]) is not None else -1 for c in g.called[i])
-        ops = tuple(fp[j] for j in g.operands[i])
-        key = (g.opcode[i], g.shape[i], ins.parameter_number, ins.literal, attrs, ops, subs)
+                      if a.name not in _NOT_STRUCTURE and a.value[:1] != "%")
+        called = g.called[i]
+        subs = tuple(fp[r] if (r := g.roots[c]) is not None else -1 for c in called) \
+            if called else ()
+        key = (g.opcode[i], g.shape[i], ins.parameter_number, ins.literal, attrs,
+               tuple([fp[j] for j in g.operands[i]]), subs)
         fp[i] = ids.setdefault(key, len(ids))
-        height[i] = 1 + max((height[j] for j in children(i)), default=0)
+        k = kids[i]
+        height[i] = 1 + max([height[j] for j in k]) if k else 1
     return fp, height
 
 
@@ -291,6 +299,9 @@ class _State:
         self.ma, self.mb, self.a, self.b = ma, mb, a, b
         self.fwd: list[int] = [-1] * len(a.nodes)
         self.back: list[int] = [-1] * len(b.nodes)
+        #: Stage 1's fingerprints of each side.
+        self.fa: list[int] = []
+        self.fb: list[int] = []
 
     def pair(self, i: int, j: int) -> bool:
         if self.fwd[i] >= 0 or self.back[j] >= 0:
@@ -337,25 +348,33 @@ def _exact(s: _State) -> None:
         count_a[f] += 1
     unique = [i for i, f in enumerate(fa) if count_a[f] == 1 and count_b.get(f) == 1]
     unique.sort(key=lambda i: (-ha[i], i))
+    s.fa, s.fb = fa, fb
     a, b = s.a, s.b
     for i in unique:
         j = where_b[fa[i]]
         if s.fwd[i] >= 0 or s.back[j] >= 0 or a.kind[i] != b.kind[j]:
             continue
-        stack = [(i, j)]
-        while stack:
-            x, y = stack.pop()
-            if not (s.alike(x, y) and s.pair(x, y)):
-                continue
-            for c, d in zip(a.called[x], b.called[y]):
-                rc, rd = a.roots[c], b.roots[d]
-                if rc is not None and rd is not None:
-                    stack.append((rc, rd))
-                for num, p in a.params[c].items():
-                    q = b.params[d].get(num)
-                    if q is not None:
-                        stack.append((p, q))
-            stack.extend(reversed(list(zip(a.operands[x], b.operands[y]))))
+        _pair_subgraph(s, i, j)
+
+
+def _pair_subgraph(s: _State, i: int, j: int) -> None:
+    """Pair ``i`` and ``j`` of equal fingerprints and everything below them,
+    operand by operand, called computations' roots and parameters included."""
+    a, b = s.a, s.b
+    stack = [(i, j)]
+    while stack:
+        x, y = stack.pop()
+        if not (s.alike(x, y) and s.pair(x, y)):
+            continue
+        for c, d in zip(a.called[x], b.called[y]):
+            rc, rd = a.roots[c], b.roots[d]
+            if rc is not None and rd is not None:
+                stack.append((rc, rd))
+            for num, p in a.params[c].items():
+                q = b.params[d].get(num)
+                if q is not None:
+                    stack.append((p, q))
+        stack.extend(reversed(list(zip(a.operands[x], b.operands[y]))))
 
 
 def _names(s: _State) -> None:
@@ -537,7 +556,47 @@ def _match(old: HloModule, new: HloModule) -> _State:
     _propagate(s, [(i, j) for i, j in enumerate(s.fwd) if j >= 0])
     made = _bottom_up(s)
     _propagate(s, made)
+    _leftovers(s)
     return s
+
+
+def _leftovers(s: _State) -> None:
+    """Stage 6: in two computations that correspond (the partner of the old
+    one's first paired instruction is in the new one), the instructions left
+    (an unused parameter, a dead constant) with the same opcode and shape, in
+    text order."""
+    a, b = s.a, s.b
+    comp_b = [0] * len(b.nodes)
+    for d, span in enumerate(b.spans):
+        for j in span:
+            comp_b[j] = d
+    # Computations nothing pairs (a reducer no instruction calls): by structure.
+    free_b: dict[int, list[int]] = {}
+    for d, span in enumerate(b.spans):
+        r = b.roots[d]
+        if r is not None and all(s.back[j] < 0 for j in span):
+            free_b.setdefault(s.fb[r], []).append(r)
+    for c, span in enumerate(a.spans):
+        r = a.roots[c]
+        if r is not None and all(s.fwd[i] < 0 for i in span):
+            queue = free_b.get(s.fa[r])
+            if queue:
+                _pair_subgraph(s, r, queue.pop(0))
+    for span in a.spans:
+        partner = next((s.fwd[i] for i in span if s.fwd[i] >= 0), -1)
+        if partner < 0:
+            continue
+        olds = [i for i in span if s.fwd[i] < 0]
+        if not olds:
+            continue
+        news: dict[tuple[str, str], list[int]] = {}
+        for j in b.spans[comp_b[partner]]:
+            if s.back[j] < 0:
+                news.setdefault((b.opcode[j], b.shape[j]), []).append(j)
+        for i in olds:
+            group = news.get((a.opcode[i], a.shape[i]))
+            if group and s.alike(i, group[0]):
+                s.pair(i, group.pop(0))
 
 
 def match_structure(old: HloModule, new: HloModule) -> Matching:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pathlib
 import re
 
+import pytest
+
 from tests.helpers import EXAMPLES, FP8_FUSED, FP8_REGRESSION, corpus_file, read
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.matching import (instruction_role, kernel_label, match_modules,
@@ -75,15 +77,19 @@ def test_deviceless_h100_cublaslt_against_triton_gemm():
     assert match_modules(old, new)["cublas-gemm.clone.1"] == "gemm_fusion_dot_general.1"
 
 
-def test_a_corpus_module_against_itself_renamed_and_deterministic():
-    """The largest after-optimizations module of the corpus with every name
-    changed: each instruction pairs with its renamed self, the same way twice."""
-    path = corpus_file("morenfang__xla_hlo_dump_parse__data__module_0226.after_optimizations.txt")
-    text = read(path)
+@pytest.mark.parametrize("name, size", [
+    ("morenfang__xla_hlo_dump_parse__data__module_0226.after_optimizations.txt", 3000),
+    # Reducer computations no instruction calls: paired by structure.
+    ("openxla__xla__xla__tools__benchmarks__hlo__hlo_llama31_70b_fp8_32x8.hlo", 4000)])
+def test_a_corpus_module_against_itself_renamed_and_deterministic(name, size):
+    """The largest after-optimizations module of the corpus, and a benchmark
+    module of XLA's, with every name changed: each instruction pairs with its
+    renamed self, the same way twice."""
+    text = read(corpus_file(name))
     renamed = re.sub(r"%([A-Za-z_][\w.\-]*)", r"%\1_r", text)
     old = parse(text)
     found = match_modules(old, parse(renamed))
-    assert len(found) == len(_names(old)) > 3000
+    assert len(found) == len(_names(old)) > size
     assert all(n == f"{o}_r" for o, n in found.items())
     assert match_modules(parse(text), parse(renamed)) == found
 
