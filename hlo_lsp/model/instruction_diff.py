@@ -3,21 +3,30 @@ instruction: the instruction part of the one comparison
 (:mod:`hlo_lsp.model.comparison`) behind ``hlo-lsp diff``, the compare command
 and the "what changed" report of a recompile (:mod:`hlo_lsp.dump.recompile`).
 
-Instructions are matched by what survives a recompile: the ``op_name`` of their
-metadata, their innermost Python frame (the file's base name and the line,
-:func:`hlo_lsp.model.frames.source_key`: a copy of the program elsewhere is the
-same program) and their opcode, never by name (XLA numbers names afresh in every
-compile); the innermost frame's function and column refine the key. Within one
-key, instructions pair in text order; what is left is paired again without the
-line (an edit above moves the lines of everything below it, not their function
-or column), then by ``op_name`` and opcode alone; the rest are added or removed. Instructions without an ``op_name``
-(parameters, tuples, copies XLA inserts) are not compared: what they carry
-shows in their users. Every computation is looked at, fused ones included, so
-an ``add`` that joined a fusion is seen.
+Instructions are matched by :func:`hlo_lsp.model.matching.match_structure`,
+which survives renames (XLA numbers names afresh in every compile and renames
+between passes): exact subgraphs by structure, names where they are stable,
+the ``op_name`` of the metadata with the innermost Python frame (the file's
+base name, function, column and line, :func:`hlo_lsp.model.frames.source_key`:
+a copy of the program elsewhere is the same program), then propagation and a
+bottom-up search by similarity; an instruction that does the same work on
+another kernel (a cuBLASLt call that became a Triton GEMM fusion) is matched
+too. The matcher by metadata alone, :func:`match_instructions`, pairs by that
+key, then without the line (an edit above moves the lines of everything below
+it), then by ``op_name`` and opcode, each key's instructions in text order.
+
+Changes are reported for the instructions :func:`reported` names: those with
+an ``op_name``, and the kernels XLA made (fusions, library calls) outside
+fused computations; parameters, tuples, bitcasts without ``op_name`` and the
+insides of fused computations show in the kernels that hold them. Every
+computation is looked at, fused ones included, so an ``add`` that joined a
+fusion is seen.
 
 A matched pair is *changed* when one of these differs (:data:`FIELDS`): the
-shape (element types and dimensions, layout removed), the layout, the fusion
-kind (``kind=``), the custom-call target, or a scalar field of a JSON
+opcode (the same work now runs otherwise: "the same dot, now a Triton GEMM
+fusion", :attr:`InstructionChange.now_runs_as`), the shape (element types and
+dimensions, layout removed), the layout, the fusion kind (``kind=``), the
+custom-call target, or, for the same opcode, a scalar field of a JSON
 ``backend_config`` (a dotted path such as
 ``gemm_backend_config.selected_algorithm``; xla/service/gpu/backend_configs.proto).
 
@@ -148,8 +157,8 @@ def _a(noun: str) -> str:
 class ModuleDiff:
     """Result of :func:`diff_modules`: ``changes`` in the new module's text
     order (removed ones after); ``warnings``: complete sentences (different
-    module names or entry signatures); ``compared``: instructions with an
-    ``op_name`` on each side (old, new)."""
+    module names or entry signatures); ``compared``: the instructions whose
+    changes are reported (:func:`reported`) on each side (old, new)."""
 
     old_name: str
     new_name: str
@@ -181,11 +190,11 @@ class ModuleDiff:
         changed``, or why the instructions could not be compared)."""
         n = self.counts()
         if not self.changes and 0 in self.compared:
-            # Nothing to match by: a side without op_name metadata (hand-made HLO,
-            # some older dumps) says nothing about its instructions.
+            # Nothing to report of a side: no op_name metadata and no kernel
+            # (hand-made HLO of parameters and plumbing).
             return ("instructions not compared: the "
-                    f"{'old' if self.compared[0] == 0 else 'new'} module has no op_name "
-                    "metadata to match them by")
+                    f"{'old' if self.compared[0] == 0 else 'new'} module has no kernel "
+                    "nor op_name metadata to compare")
         if not self.changes:
             return "no instruction changed"
         return (f"{n['changed']} instruction{'s' if n['changed'] != 1 else ''} changed, "
@@ -454,4 +463,4 @@ def diff_modules(old: HloModule, new: HloModule,
 
 
 __all__ = ["COLLAPSE_AT", "FIELDS", "Facts", "InstructionChange", "Matching", "ModuleDiff",
-           "NO_SOURCE", "diff_modules", "facts", "match_instructions"]
+           "NO_SOURCE", "diff_modules", "facts", "match_instructions", "reported"]

@@ -5,6 +5,7 @@ in the text report, the JSON and the compare command's Markdown."""
 from __future__ import annotations
 
 import json
+import pathlib
 
 from tests.helpers import EXAMPLES, FP8_FUSED, FP8_REGRESSION, read
 from hlo_lsp.cli.main import main
@@ -44,3 +45,16 @@ def test_deviceless_h100_dumps_with_triton_gemm_off_and_on():
     [dot] = [c for c in diff.instructions.changes if c.now_runs_as]
     assert not any(f.startswith("backend_config") for f, _, _ in dot.fields)
     assert SAME_DOT in format_markdown(diff)
+
+
+def test_diff_across_xlas_rename_fusions_pass_changes_nothing(capsys):
+    """The snapshots before and after `rename_fusions` (tests/data/matching):
+    `%fusion.2` is `%loop_multiply_fusion.1` now, the same instruction."""
+    data = pathlib.Path(__file__).resolve().parents[2] / "data" / "matching"
+    [before] = data.glob("*.0032.*before_rename_fusions.txt")
+    [after] = data.glob("*.0033.*after_rename_fusions*.txt")
+    assert main(["diff", str(before), str(after)]) == 0
+    out = capsys.readouterr().out
+    assert "Instructions (matched by structure, stable names and op_name): " \
+           "no instruction changed\n" in out
+    assert "No change in custom-calls or fusion kinds." in out
