@@ -111,6 +111,9 @@ def test_seed_001_pair_by_flags_and_diff_names_the_change(fp8_dumps):
     assert diff.returncode in (0, 1), diff.stderr
     assert "__cublas$lt$matmul$f8" in diff.stdout and "triton" in diff.stdout.lower(), \
         diff.stdout
+    # Issue 44: the matcher that survives renames pairs the call with the fusion.
+    assert re.search(r"%cublas-gemm\S* -> %gemm_fusion_dot\S*: the same dot, now a Triton "
+                     r"GEMM fusion \(was a cuBLASLt FP8 call\)", diff.stdout), diff.stdout
 
 
 def test_summary_says_without_autotuning(fp8_dumps):
