@@ -45,8 +45,9 @@ stages of :func:`match_structure`, each pairing only what the earlier left:
    Then propagation again.
 6. **Leftovers**: computations nothing paired (a reducer no instruction
    calls) by their roots' fingerprints, in text order; then in computations
-   that correspond, what is left (an unused parameter, a dead constant) by
-   opcode and shape, in text order.
+   that correspond, the parameters left by number and shape, and the
+   instructions nothing uses (a dead constant) by opcode and shape, in text
+   order.
 
 Pairs never conflict in ``op_name`` (both present and different), nor cross
 kinds of computation (ENTRY and ordinary computations, fused computations,
@@ -586,17 +587,26 @@ def _leftovers(s: _State) -> None:
         partner = next((s.fwd[i] for i in span if s.fwd[i] >= 0), -1)
         if partner < 0:
             continue
-        olds = [i for i in span if s.fwd[i] < 0]
+        olds = [i for i in span if s.fwd[i] < 0 and _loose_end(a, i)]
         if not olds:
             continue
-        news: dict[tuple[str, str], list[int]] = {}
+        news: dict[tuple, list[int]] = {}
         for j in b.spans[comp_b[partner]]:
-            if s.back[j] < 0:
-                news.setdefault((b.opcode[j], b.shape[j]), []).append(j)
+            if s.back[j] < 0 and _loose_end(b, j):
+                news.setdefault(_end_key(b, j), []).append(j)
         for i in olds:
-            group = news.get((a.opcode[i], a.shape[i]))
+            group = news.get(_end_key(a, i))
             if group and s.alike(i, group[0]):
                 s.pair(i, group.pop(0))
+
+
+def _loose_end(g: _Graph, i: int) -> bool:
+    """A parameter, or an instruction nothing uses (a dead constant)."""
+    return g.nodes[i].parameter_number is not None or not g.users[i]
+
+
+def _end_key(g: _Graph, i: int) -> tuple:
+    return (g.opcode[i], g.shape[i], g.nodes[i].parameter_number)
 
 
 def match_structure(old: HloModule, new: HloModule) -> Matching:
