@@ -55,9 +55,9 @@ applied computations such as a reduce's ``to_apply``) but by the ``op_name``
 and opcode of stage 3 (an instruction that moved into a fusion) and around
 such a pair. Pure, standard library only, deterministic (text order breaks
 every tie), linear in the module size but for the bounded searches of stage 5:
-1.3 s for a 4.3 MB CPU dump (30,784 instructions) against a second parse of
-itself, 0.9 s with every name changed, 1.4 s renamed and f32 made bf16, every
-instruction paired with its renamed self (benchmarks/bench_matcher.py,
+0.53 s for a 4.3 MB CPU dump (30,784 instructions) against a second parse
+of itself, 0.57 s with every name changed, 0.76 s renamed and f32 made bf16,
+every instruction paired with its renamed self (benchmarks/bench_matcher.py,
 docs/benchmarks.md; the budget is 2 s per MB).
 """
 
