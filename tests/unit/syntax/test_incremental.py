@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.helpers import TRAIN_AFTER, read
+from tests.helpers import CORPUS, CORPUS_ABSENT, TRAIN_AFTER, read
 from hlo_lsp.model.check import check
 from hlo_lsp.syntax.edits import EditWindow, apply_changes, compose
 from hlo_lsp.features.diagnostics import diagnostics
@@ -326,3 +326,36 @@ def test_head_named_by_search_equals_the_index_of_every_header(monkeypatch):
     fresh = Skeleton(text)
     assert fresh._search_head(common) is False
     assert fresh.head_named(common) == first[common] and fresh._names is not None
+
+
+def test_strings_left_open_give_the_same_problems_fresh_or_edited():
+    """The fuzz harness's seed 0, document 1072 (a corpus dump with two tokens
+    duplicated, then two edits): a quote doubled and another deleted leave
+    strings open that run to the end of their computations' chunks. Parsed
+    fresh (a group's failed parse carried into the chunk) and after the edits
+    (the chunk alone), the problems are the same, and a chunk's end that is
+    not the document's is no "unexpected end of input"."""
+    source = CORPUS / "morenfang__xla_hlo_dump_parse__data__module_0707.after_optimizations.txt"
+    if not source.exists():
+        pytest.skip(CORPUS_ABSENT)
+    text = read(source)
+    for old, new in (("%param_0.33 = f32[1000,81]{0,1} parameter(0)",
+                      "%param_0.33 = f32[1000,81]{0,1} parameterparameter(0)"),
+                     ('%arg0.1 = f32[1,14,14,256]{3,2,1,0} parameter(0), parameter_replication='
+                      '{false}, metadata={op_name="XLA_Args"}',
+                      '%arg0.1 = f32[1,14,14,256]{3,2,1,0} parameter(0), parameter_replication='
+                      '{false}, metadata={op_name="XLA_Args""}')):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    lines, skeleton = LineIndex(text), Skeleton(text)
+    module = parse_chunked(text, skeleton)
+    for rng_, new in [((51, 155, 51, 160), ""), ((164, 217, 165, 12), ")"),
+                      ((19, 132, 19, 134), "\r\n"), ((162, 3, 162, 3), "(")]:
+        text, lines, window = apply_changes(text, lines, [(rng_, new)])
+        skeleton = skeleton.edited(text, window)
+        module = parse_chunked(text, skeleton, module, window)
+    fresh = parse_chunked(text)
+    assert problems(module) == problems(fresh)
+    cut = [p for p in fresh.problems if p.message.startswith("unexpected end of input")
+           and text[p.end:].strip()]
+    assert cut == []
