@@ -82,6 +82,7 @@ from pytest_lsp import client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient
 from pygls.protocol import default_converter
 
+from hlo_lsp.dump.names import is_non_hlo_dump_file
 from tests.fuzz.relay import ANSWER_ID
 from tests.helpers import rss_bytes
 
@@ -425,7 +426,8 @@ def _fmt(pos: Any) -> str:
 def seed_files(corpus: pathlib.Path = CORPUS) -> list[pathlib.Path]:
     """The HLO files to mutate: those of the corpus (when present) and of
     examples/ whose first 64 KB hold ``HloModule`` or ``ENTRY`` (not the
-    reports and logs beside them), sorted."""
+    reports and logs beside them: :func:`hlo_lsp.dump.names.is_non_hlo_dump_file`),
+    sorted."""
     candidates = []
     if corpus.is_dir():
         candidates += sorted(p for p in corpus.rglob("*") if p.is_file()
@@ -433,6 +435,10 @@ def seed_files(corpus: pathlib.Path = CORPUS) -> list[pathlib.Path]:
     candidates += sorted(EXAMPLES.rglob("*.txt"))
     out = []
     for p in candidates:
+        if is_non_hlo_dump_file(p.name):
+            # XLA's logs beside a dump that quote HLO (the priority-fusion
+            # dump's module before fusion): the server does not read them as HLO
+            continue
         with open(p, "rb") as f:
             head = f.read(65536)
         if b"HloModule" in head or b"ENTRY" in head:
