@@ -30,7 +30,7 @@ from hlo_lsp.model.accelerators import ACCELERATORS, DEFAULT, Accelerator
 from hlo_lsp.model.comparison import (FusionChange, MeasuredChange, TargetChange,
                                       compare_kernels, compare_modules, measured_changes)
 from hlo_lsp.model.profile import ModuleProfile
-from hlo_lsp.model.units import format_seconds
+from hlo_lsp.model.units import format_microseconds
 from hlo_lsp.model.cost_change import CostComparison
 from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.instruction_diff import ModuleDiff
@@ -115,8 +115,8 @@ class DumpDiff:
         [] without profiles."""
         if self.measured is None or self.steps is None:
             return []
-        us = lambda x: format_seconds(x * 1e-6)  # noqa: E731
         before, after = self.steps
+        us = format_microseconds
         lines = [f"Measured (per execution of the module, from the two profiles): "
                  f"{us(before)} -> {us(after)} ({'+' if after >= before else '-'}"
                  f"{us(abs(after - before))})"]
@@ -127,8 +127,8 @@ class DumpDiff:
             label = f"{first.label} %{first.name}" + ("" if what.startswith("%") else f" {what}")
             count = f"{len(c.old)} -> {len(c.new)}" if len(c.old) != len(c.new) \
                 else f"{len(c.new)}x"
-            rows.append([label[:MAX_COLUMN + 30], count, us(c.old_us), us(c.new_us),
-                         ("+" if c.delta_us >= 0 else "-") + us(abs(c.delta_us))])
+            rows.append([label[:MAX_COLUMN + 30], count, format_microseconds(c.old_us), format_microseconds(c.new_us),
+                         ("+" if c.delta_us >= 0 else "-") + format_microseconds(abs(c.delta_us))])
         widths = [min(max(len(r[i]) for r in rows), MAX_COLUMN + 30) for i in range(5)]
         lines.extend("  " + "  ".join(cell_.ljust(w) for cell_, w in zip(r, widths)).rstrip()
                      for r in rows)

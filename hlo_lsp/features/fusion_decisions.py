@@ -24,7 +24,7 @@ from hlo_lsp.dump.kernels import KernelIndex
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.markdown import code, text
 from hlo_lsp.model.spans import FileTarget
-from hlo_lsp.model.units import format_seconds
+from hlo_lsp.model.units import format_microseconds
 
 #: At most this many names in one list of the paragraph.
 MAX_NAMES = 4
@@ -70,7 +70,7 @@ def _names(names) -> str:
 
 
 def _us(value: float) -> str:
-    return format_seconds(value * 1e-6) if math.isfinite(value) else text(str(value))
+    return format_microseconds(value) if math.isfinite(value) else text(str(value))
 
 
 def decisions_markdown(decisions: ProducerDecisions, source: str, how: str = "") -> str:

@@ -17,7 +17,7 @@ from hlo_lsp.model.hlo import Computation, HloModule, Instruction
 from hlo_lsp.model.markdown import code, text
 from hlo_lsp.model.profile import Measured, ModuleProfile
 from hlo_lsp.model.roofline import kernel_precision, roofline_time
-from hlo_lsp.model.units import format_seconds
+from hlo_lsp.model.units import format_microseconds as _us, format_seconds
 from hlo_lsp.features.cost import COSTED
 
 
@@ -43,10 +43,6 @@ def estimate_seconds(module: HloModule, ins: Instruction, device: Accelerator) -
         return None
     seconds, _ = roofline_time(cost, device, kernel_precision(module, ins))
     return seconds if seconds > 0 else None
-
-
-def _us(us: float) -> str:
-    return format_seconds(us * 1e-6)
 
 
 def measured_sentence(m: Measured, profile: ModuleProfile, op: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from hlo_lsp.model.markdown import cell, code, fence, text
 from hlo_lsp.model.visible import visible
-from hlo_lsp.model.units import format_count, format_seconds
+from hlo_lsp.model.units import format_count, format_microseconds as _us, format_seconds
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.folding import FoldedSummary
 from hlo_lsp.model.op_names import op_name_pattern, short_op_name
@@ -464,10 +464,6 @@ def measured_row_dict(r: MeasuredRow, offset: int = 0) -> dict:
     return {"name": r.name, "opcode": r.opcode, "computation": r.computation,
             "offset": r.offset + offset, "measured": measured_dict(r.measured),
             "share": r.share, "estimate_seconds": r.estimate_s, "measured_vs_estimate": r.ratio}
-
-
-def _us(us: float) -> str:
-    return format_seconds(us * 1e-6)
 
 
 def _ratio(r: MeasuredRow) -> str:

@@ -27,6 +27,12 @@ def format_count(n: float, unit: str) -> str:
     return f"{n:.0f} {unit}"
 
 
+def format_microseconds(us: float) -> str:
+    """Microseconds (a profile's unit) as :func:`format_seconds` writes time:
+    ``92 µs``, ``1.5 ms``."""
+    return format_seconds(us * 1e-6)
+
+
 def format_seconds(s: float) -> str:
     """Seconds as ``12 µs``, ``1.5 ms``, ``3.2 s`` or ``840 ns``."""
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):

@@ -142,7 +142,7 @@ def model_explorer_node_data(profile, value: str = "self", names=None) -> dict:
 
 def _list(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.profiles import find_runs
-    from hlo_lsp.model.units import format_seconds
+    from hlo_lsp.model.units import format_microseconds as us
 
     runs = [pick_run(args.dir, args.profile_run)] if args.profile_run else find_runs(args.dir)
     if not runs:
@@ -170,7 +170,6 @@ def _list(args: argparse.Namespace) -> int:
                   sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 1 if bad else 0
-    us = lambda x: format_seconds(x * 1e-6)  # noqa: E731
     print(f"{os.path.abspath(args.dir)}: {len(out)} profile run{'s' if len(out) != 1 else ''}"
           " (newest last)")
     for run, trace, profiles in out:
