@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlo_lsp.analysis.refreshed import Refreshed
+from hlo_lsp.dump.file_summary import stat_key
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
 from hlo_lsp.dump.profiles import (PROFILE_SUFFIXES, FileProfile, ProfileError, ProfileRun,
                                    ProfileTrace, find_runs, join_file, newest_run,
@@ -64,11 +65,10 @@ class ProfileInput:
 
 
 def _identity(path: str) -> tuple[str, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (path, st.st_mtime_ns, st.st_size)
+    """``(path, mtime_ns, size)`` of a profile file, None when it cannot be
+    looked at (:func:`hlo_lsp.dump.file_summary.stat_key`)."""
+    key = stat_key(path)
+    return None if key is None else (path, *key)
 
 
 def measurable(path: str) -> bool:
