@@ -37,49 +37,41 @@ Not covered: JAX's own per-operation modules of code run outside ``jit``
 reported on stderr and in the record; the program continues.
 
 The JAX API used is public (``jax.jit``, ``jax.ShapeDtypeStruct``, ``jax.sharding``,
-``jax.experimental.topologies``, ``Lowered.compile(compiler_options=...)``);
-:func:`check_jax` verifies it is there and stops with a clear message when JAX
-changed under it. One JAX internal is used, in :func:`hide_runner_frames` only:
-``jax._src.source_info_util.register_exclusion``, so that this file's frames are
-not the outermost "user" frames of every instruction's stack in the dump (the
+``jax.experimental.topologies``, ``Lowered.compile(compiler_options=...)``, and
+``jax.extend.source_info_util.register_exclusion``, through
+:func:`hlo_lsp.dump.runner_support.hide_frames`, so that this file's frames are
+not the outermost "user" frames of every instruction's stack in the dump: the
 stacks then end at the program's ``<module>``, as in its own run);
-:func:`internal_api_problems` reports when it is gone. Both are asserted by
-tests/e2e/test_gpu_deviceless.py, which fails loudly when JAX changes.
+:func:`check_jax` verifies it is there and stops with a clear message when JAX
+changed under it. tests/e2e/test_gpu_deviceless.py asserts both, and fails
+loudly when JAX changes. What the two runners share (running the program, the
+``jax.jit`` wrapper, the record file, ``XLA_FLAGS``) is
+:mod:`hlo_lsp.dump.runner_support`, this file's sibling.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
-import functools
-import json
 import os
 import re
-import runpy
 import sys
 import traceback
+
+if __package__:  # imported as hlo_lsp.dump.deviceless (the tests)
+    from hlo_lsp.dump import runner_support as support
+else:  # run as a script by the program's interpreter: the sibling file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import runner_support as support
+    support.unlist_siblings()
 
 RECORD_FILE = "hlo-lsp-deviceless.json"
 RECORD_FORMAT = "hlo-lsp-deviceless/1"
 # jax versions this runner was checked with; others run after check_jax() passes,
 # with a warning.
 CHECKED_JAX = ((0, 6), (0, 10))
-DUMP_FLAG = re.compile(r"^--xla_dump_(?:to|hlo_as_text)(?:=|$)")
-
-
-def strip_dump_flags(xla_flags: str) -> str:
-    """``xla_flags`` without ``--xla_dump_to`` and ``--xla_dump_hlo_as_text``
-    (whitespace-separated tokens; a quoted dump path with spaces is removed whole)."""
-    out, skipping = [], False
-    for token in xla_flags.split():
-        if skipping:
-            skipping = not token.endswith('"')
-            continue
-        if DUMP_FLAG.match(token):
-            skipping = token.count('"') == 1
-            continue
-        out.append(token)
-    return " ".join(out)
+#: ``XLA_FLAGS`` without the dump flags (hlo_lsp.dump.xla_flags, XLA's word splitting).
+strip_dump_flags = support.strip_dump_flags
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -118,32 +110,6 @@ def check_jax(jax_module) -> list[str]:
     return missing
 
 
-def internal_api_problems() -> list[str]:
-    """The JAX internals :func:`hide_runner_frames` needs that are missing."""
-    try:
-        from jax._src import source_info_util
-    except ImportError:
-        return ["jax._src.source_info_util"]
-    return ([] if callable(getattr(source_info_util, "register_exclusion", None))
-            else ["jax._src.source_info_util.register_exclusion"])
-
-
-def hide_runner_frames() -> bool:
-    """Exclude this file from the Python frames JAX records in HLO metadata (as
-    JAX excludes its own files and the standard library, runpy included). Returns
-    False, changing nothing, when the internal is gone (the dump's stacks then
-    show this runner below the program's frames)."""
-    if internal_api_problems():
-        return False
-    from jax._src import source_info_util
-    source_info_util.register_exclusion(os.path.abspath(__file__))
-    # runpy, which runs the program here, is frozen in CPython 3.11+: its frames are
-    # named "<frozen runpy>", not under the standard library path JAX excludes.
-    source_info_util.register_exclusion("<frozen runpy>")
-    source_info_util.register_exclusion(os.path.abspath(runpy.__file__))
-    return True
-
-
 class TargetCompiler:
     """Compiles jitted functions for the target GPU described by ``config_text``
     (an XLA ``GpuTargetConfig`` text proto) into ``dump_dir``."""
@@ -157,6 +123,8 @@ class TargetCompiler:
         self.done: set = set()
         self.compiled: list[dict] = []
         self.failed: list[dict] = []
+        #: the program's ``jax.jit`` before :func:`install` replaced it
+        self.original_jit = jax_module.jit
 
     def devices(self, count: int) -> list:
         """``count`` compile-only devices of the target (a ``1x1x<count>`` topology)."""
@@ -217,7 +185,7 @@ class TargetCompiler:
             abstract_kwargs = {k: v if k in wrapper.static_argnames else
                                jax.tree_util.tree_map(self.abstract, v)
                                for k, v in kwargs.items()}
-            key = (id(wrapper), _signature(jax, (abstract_args, abstract_kwargs)))
+            key = (id(wrapper), support.call_signature(jax, (abstract_args, abstract_kwargs)))
             if key in self.done:
                 return
             self.done.add(key)
@@ -225,7 +193,7 @@ class TargetCompiler:
             for k in ("in_shardings", "out_shardings"):
                 if k in options:
                     options[k] = self.convert_shardings(options[k])
-            target_jit = _ORIGINAL_JIT(wrapper.fun, **options)
+            target_jit = self.original_jit(wrapper.fun, **options)
             lowered = target_jit.lower(*abstract_args, **abstract_kwargs)
             lowered.compile(compiler_options={
                 "xla_dump_to": self.dump_dir, "xla_dump_hlo_as_text": True,
@@ -243,65 +211,29 @@ class TargetCompiler:
                 traceback.print_exc()
 
 
-def _signature(jax, tree) -> tuple:
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    out = []
-    for leaf in leaves:
-        if isinstance(leaf, jax.ShapeDtypeStruct):
-            out.append(("A", leaf.shape, str(leaf.dtype), leaf.weak_type, repr(leaf.sharding)))
-        else:
-            try:
-                hash(leaf)
-                out.append(("S", type(leaf).__name__, leaf))
-            except TypeError:
-                out.append(("U", id(leaf)))
-    return (str(treedef), tuple(out))
-
-
-_ORIGINAL_JIT = None
-
-
-class TargetJit:
+class TargetJit(support.WrappedJit):
     """What the wrapped ``jax.jit`` returns: calls compile for the target first
-    (:meth:`TargetCompiler.compile`), then the program's own jitted function;
-    every other attribute (``lower``, ``trace``, ``eval_shape``...) is the jitted
-    function's."""
+    (:meth:`TargetCompiler.compile`), then the program's own jitted function."""
 
-    def __init__(self, compiler: TargetCompiler, fun, options: dict):
+    def __init__(self, compiler: TargetCompiler, original_jit, fun, options: dict):
+        super().__init__(original_jit, fun, options)
         self._compiler = compiler
-        self.fun = fun
-        self.options = options
-        self.jitted = _ORIGINAL_JIT(fun, **options)
         nums = options.get("static_argnums", ()) or ()
         self.static_argnums = (nums,) if isinstance(nums, int) else tuple(nums)
         names = options.get("static_argnames", ()) or ()
         self.static_argnames = (names,) if isinstance(names, str) else tuple(names)
-        functools.update_wrapper(self, fun, updated=())
 
-    def __call__(self, *args, **kwargs):
+    def call(self, args: tuple, kwargs: dict):
         self._compiler.compile(self, args, kwargs)
         return self.jitted(*args, **kwargs)
 
-    def __get__(self, instance, owner=None):
-        return self if instance is None else functools.partial(self, instance)
-
-    def __getattr__(self, name):
-        return getattr(self.__dict__["jitted"], name)
-
 
 def install(jax_module, compiler: TargetCompiler) -> None:
-    """Replace ``jax.jit`` by one returning :class:`TargetJit` (also as a decorator
-    factory: ``jax.jit(static_argnums=0)`` and ``functools.partial(jax.jit, ...)``)."""
-    global _ORIGINAL_JIT
-    _ORIGINAL_JIT = jax_module.jit
-
-    @functools.wraps(_ORIGINAL_JIT)
-    def jit(fun=None, /, **options):
-        if fun is None:
-            return lambda f: TargetJit(compiler, f, options)
-        return TargetJit(compiler, fun, options)
-
-    jax_module.jit = jit
+    """Replace ``jax.jit`` by one returning :class:`TargetJit`
+    (:func:`hlo_lsp.dump.runner_support.install_jit`); the compiler keeps the
+    original for the target's compiles."""
+    compiler.original_jit = support.install_jit(
+        jax_module, lambda original, fun, options: TargetJit(compiler, original, fun, options))
 
 
 def write_record(compiler: TargetCompiler, args, jax_module, xla_flags: str) -> None:
@@ -316,15 +248,7 @@ def write_record(compiler: TargetCompiler, args, jax_module, xla_flags: str) -> 
         "compiler_options": {"xla_gpu_autotune_level": 0},
         "compiled": compiler.compiled, "failed": compiler.failed,
     }
-    try:
-        os.makedirs(compiler.dump_dir, exist_ok=True)
-        path = os.path.join(compiler.dump_dir, RECORD_FILE)
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            json.dump(record, f, indent=2)
-            f.write("\n")
-        os.replace(path + ".tmp", path)
-    except OSError as exc:
-        print(f"hlo-lsp deviceless: cannot write {RECORD_FILE}: {exc}", file=sys.stderr)
+    support.write_record(compiler.dump_dir, RECORD_FILE, record, "hlo-lsp deviceless")
 
 
 def main(argv: list[str]) -> int:
@@ -338,9 +262,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dump-to", required=True, help="dump directory")
     parser.add_argument("program", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    program = args.program[1:] if args.program[:1] == ["--"] else args.program
-    if not program or (program[0] == "-m" and len(program) < 2):
-        parser.error("give the program after --: SCRIPT.py ARGS or -m MODULE ARGS")
+    program = support.program_of(parser, args.program)
     with open(args.target_config, encoding="utf-8") as f:
         config_text = f.read()
     xla_flags = strip_dump_flags(os.environ.get("XLA_FLAGS", ""))
@@ -372,20 +294,14 @@ def main(argv: list[str]) -> int:
               f"{args.target_config} (is jax[cuda12] installed for this Python, "
               f"{sys.executable}?): {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3
-    if not hide_runner_frames():
+    if not support.hide_frames(__file__):
         print(f"hlo-lsp deviceless: jax {jax.__version__} has no "
-              f"{', '.join(internal_api_problems())}: the dump's Python stacks will show "
-              "this runner's frames", file=sys.stderr)
+              f"{', '.join(support.exclusion_problems())}: the dump's Python stacks "
+              "will show this runner's frames", file=sys.stderr)
     install(jax, compiler)
     atexit.register(write_record, compiler, args, jax, xla_flags)
 
-    sys.argv = list(program[1:]) if program[0] == "-m" else list(program)
-    if program[0] == "-m":
-        sys.path[0] = os.getcwd()
-        runpy.run_module(program[1], run_name="__main__", alter_sys=True)
-    else:
-        sys.path[0] = os.path.dirname(os.path.abspath(program[0]))
-        runpy.run_path(program[0], run_name="__main__")
+    support.run_program(program)
     return 0
 
 

@@ -35,59 +35,30 @@ the program's run is otherwise unchanged. A problem of the profiler (it cannot
 start, cannot write) is reported on stderr and in the record; the program goes on.
 
 The JAX API used is public (``jax.jit``, ``jax.profiler.start_trace``,
-``stop_trace``, ``jax.block_until_ready``, ``jax.tree_util``); one internal,
-``jax._src.source_info_util.register_exclusion``, keeps this file's frames out of
-the Python stacks JAX writes into the dump's metadata, as the deviceless runner
-does (without it, the stacks show this file below the program's frames).
+``stop_trace``, ``jax.block_until_ready``, ``jax.tree_util``, and
+``jax.extend.source_info_util.register_exclusion``, which keeps this file's frames
+out of the Python stacks JAX writes into the dump's metadata, as the deviceless
+runner does). What the two runners share (running the program, the ``jax.jit``
+wrapper, the record file) is :mod:`hlo_lsp.dump.runner_support`, this file's
+sibling.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import json
 import os
-import runpy
 import sys
 import traceback
 
+if __package__:  # imported as hlo_lsp.dump.profiling_hook (the tests)
+    from hlo_lsp.dump import runner_support as support
+else:  # run as a script by the program's interpreter (or the deviceless runner's)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import runner_support as support
+    support.unlist_siblings()
+
 RECORD_FILE = "hlo-lsp-profile.json"
 RECORD_FORMAT = "hlo-lsp-profile/1"
-
-
-def hide_hook_frames() -> bool:
-    """Exclude this file and runpy from the Python frames JAX records in HLO
-    metadata; False, changing nothing, when the internal is gone."""
-    try:
-        from jax._src import source_info_util
-    except ImportError:
-        return False
-    exclude = getattr(source_info_util, "register_exclusion", None)
-    if not callable(exclude):
-        return False
-    exclude(os.path.abspath(__file__))
-    exclude("<frozen runpy>")
-    exclude(os.path.abspath(runpy.__file__))
-    return True
-
-
-def _signature(jax, args: tuple, kwargs: dict) -> tuple:
-    """What decides whether a call compiles: each array leaf's shape, dtype,
-    weak type and sharding, each other leaf's value (or identity), the tree."""
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-    out = []
-    for leaf in leaves:
-        if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
-            out.append(("A", tuple(leaf.shape), str(leaf.dtype),
-                        bool(getattr(leaf, "weak_type", False)),
-                        repr(getattr(leaf, "sharding", None))))
-        else:
-            try:
-                hash(leaf)
-                out.append(("S", type(leaf).__name__, leaf))
-            except TypeError:
-                out.append(("U", id(leaf)))
-    return (str(treedef), tuple(out))
 
 
 class Tracer:
@@ -137,7 +108,7 @@ class Tracer:
                             for x in jax.tree_util.tree_leaves((args, kwargs))):
             return wrapper.jitted(*args, **kwargs)
         try:
-            key = (id(wrapper), _signature(jax, args, kwargs))
+            key = (id(wrapper), support.call_signature(jax, (args, kwargs)))
         except Exception:  # noqa: BLE001 - an argument we cannot describe: a new one
             key = (id(wrapper), object())
         if key not in self.seen:
@@ -159,40 +130,22 @@ class Tracer:
         return out
 
 
-class ProfiledJit:
-    """What the wrapped ``jax.jit`` returns: calls go through :meth:`Tracer.call`;
-    every other attribute (``lower``, ``trace``, ``eval_shape``...) is the jitted
-    function's."""
+class ProfiledJit(support.WrappedJit):
+    """What the wrapped ``jax.jit`` returns: calls go through :meth:`Tracer.call`."""
 
     def __init__(self, tracer: Tracer, original_jit, fun, options: dict):
+        super().__init__(original_jit, fun, options)
         self._tracer = tracer
-        self.fun = fun
-        self.jitted = original_jit(fun, **options)
-        self.module = f"jit_{getattr(fun, '__name__', 'fun')}"
-        functools.update_wrapper(self, fun, updated=())
 
-    def __call__(self, *args, **kwargs):
+    def call(self, args: tuple, kwargs: dict):
         return self._tracer.call(self, args, kwargs)
-
-    def __get__(self, instance, owner=None):
-        return self if instance is None else functools.partial(self, instance)
-
-    def __getattr__(self, name):
-        return getattr(self.__dict__["jitted"], name)
 
 
 def install(jax_module, tracer: Tracer) -> None:
-    """Replace ``jax.jit`` by one returning :class:`ProfiledJit` (also as a
-    decorator factory: ``jax.jit(static_argnums=0)``)."""
-    original = jax_module.jit
-
-    @functools.wraps(original)
-    def jit(fun=None, /, **options):
-        if fun is None:
-            return lambda f: ProfiledJit(tracer, original, f, options)
-        return ProfiledJit(tracer, original, fun, options)
-
-    jax_module.jit = jit
+    """Replace ``jax.jit`` by one returning :class:`ProfiledJit`
+    (:func:`hlo_lsp.dump.runner_support.install_jit`)."""
+    support.install_jit(
+        jax_module, lambda original, fun, options: ProfiledJit(tracer, original, fun, options))
 
 
 def write_record(tracer: Tracer) -> None:
@@ -212,15 +165,7 @@ def write_record(tracer: Tracer) -> None:
               "modules": dict(tracer.traced), "platform": platform, "devices": devices,
               "jax_version": jax.__version__, "jaxlib_version": jaxlib_version,
               "errors": tracer.errors}
-    try:
-        os.makedirs(tracer.profile_dir, exist_ok=True)
-        path = os.path.join(tracer.profile_dir, RECORD_FILE)
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            json.dump(record, f, indent=2)
-            f.write("\n")
-        os.replace(path + ".tmp", path)
-    except OSError as exc:
-        print(f"hlo-lsp profile: cannot write {RECORD_FILE}: {exc}", file=sys.stderr)
+    support.write_record(tracer.profile_dir, RECORD_FILE, record, "hlo-lsp profile")
 
 
 def main(argv: list[str]) -> int:
@@ -234,9 +179,7 @@ def main(argv: list[str]) -> int:
                         help="how many calls are traced (after each function's first)")
     parser.add_argument("program", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    program = args.program[1:] if args.program[:1] == ["--"] else args.program
-    if not program or (program[0] == "-m" and len(program) < 2):
-        parser.error("give the program after --: SCRIPT.py ARGS or -m MODULE ARGS")
+    program = support.program_of(parser, args.program)
     if args.calls < 1:
         parser.error("--calls must be at least 1")
     try:
@@ -253,21 +196,15 @@ def main(argv: list[str]) -> int:
               f"{', '.join(f'jax.profiler.{n}' for n in missing) or 'jax.block_until_ready'}",
               file=sys.stderr)
         return 3
-    if not hide_hook_frames():
+    if not support.hide_frames(__file__):
         print(f"hlo-lsp profile: jax {jax.__version__} has no "
-              "jax._src.source_info_util.register_exclusion: the dump's Python stacks "
+              f"{', '.join(support.exclusion_problems())}: the dump's Python stacks "
               "will show this hook's frames", file=sys.stderr)
     tracer = Tracer(jax, os.path.abspath(args.profile_dir), args.calls)
     install(jax, tracer)
 
-    sys.argv = list(program[1:]) if program[0] == "-m" else list(program)
     try:
-        if program[0] == "-m":
-            sys.path[0] = os.getcwd()
-            runpy.run_module(program[1], run_name="__main__", alter_sys=True)
-        else:
-            sys.path[0] = os.path.dirname(os.path.abspath(program[0]))
-            runpy.run_path(program[0], run_name="__main__")
+        support.run_program(program)
     finally:
         # Before the interpreter's exit handlers (jax's own shut its backends down).
         tracer.stop()

@@ -58,10 +58,10 @@ def test_runner_finds_the_public_jax_api_it_uses():
     """Fails loudly when JAX changes under the runner (hlo_lsp/dump/deviceless.py)."""
     import jax
 
-    from hlo_lsp.dump import deviceless  # the runner's functions, in this test only
+    from hlo_lsp.dump import deviceless, runner_support  # the runner's, in this test only
 
     assert deviceless.check_jax(jax) == []
-    assert deviceless.internal_api_problems() == []
+    assert runner_support.exclusion_problems() == []
     assert tuple(int(p) for p in jax.__version__.split(".")[:2]) >= deviceless.CHECKED_JAX[0]
 
 

@@ -197,3 +197,30 @@ def test_the_committed_example_is_what_make_profiled_dump_makes(profiled_dump):
     recipe = load_recipe(COMMITTED)
     assert (recipe.command, recipe.cwd, recipe.profile) == (
         ["python", "profiled_net.py"], str(EXAMPLES), 5)
+
+
+def test_the_programs_own_module_named_like_a_runner_sibling_is_its_own(tmp_path):
+    """The runners import the files beside them (runner_support, xla_flags) by
+    their bare names; a program with a module of its own of the same name gets its
+    own, and the hook's frames stay out of the stacks it dumps."""
+    import subprocess
+    import sys
+
+    (tmp_path / "xla_flags.py").write_text("WHOSE = 'the program'\n")
+    (tmp_path / "runner_support.py").write_text("WHOSE = 'the program too'\n")
+    (tmp_path / "prog.py").write_text(
+        "import jax, jax.numpy as jnp\nimport xla_flags, runner_support\n"
+        "print(xla_flags.WHOSE, '/', runner_support.WHOSE)\n"
+        "f = jax.jit(lambda x: x * 2)\nfor _ in range(3):\n    f(jnp.ones(4)).block_until_ready()\n")
+    env = {**os.environ, "JAX_PLATFORMS": "cpu",
+           "XLA_FLAGS": f"--xla_dump_to={tmp_path / 'dump'} --xla_dump_hlo_as_text"}
+    done = subprocess.run([sys.executable, str(capture.HOOK), "--profile-dir",
+                           str(tmp_path / "profile"), "--calls", "1", "--", "prog.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "the program / the program too"
+    record = json.loads((tmp_path / "profile" / capture.RECORD_FILE).read_text())
+    assert record["traced"] == 1, record
+    [after] = (tmp_path / "dump").glob("module_*.jit__lambda*.cpu_after_optimizations.txt")
+    text = after.read_text()
+    assert "prog.py" in text and "profiling_hook" not in text and "runner_support" not in text

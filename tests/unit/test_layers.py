@@ -25,9 +25,15 @@ Rules, each named in the failure message as ``file:line: [rule] ...``:
   jitted calls; issue 43). The two worker modules are imported by the server:
   their jax imports are inside functions (the worker's), never at module level
   (``jax-worker``).
-- ``runner``: each runner imports only the standard library, jax/jaxlib and
-  numpy (it runs where hlo-lsp may not be installed), and no module of the
-  package imports it (the server never loads jax that way).
+- ``runner``: each runner imports only the standard library, jax/jaxlib, numpy
+  and its siblings ``hlo_lsp/dump/runner_support.py`` and
+  ``hlo_lsp/dump/xla_flags.py`` (it runs where hlo-lsp may not be installed and
+  imports them as the files beside it), and no module of the package imports it
+  (the server never loads jax that way). The siblings import only the standard
+  library and each other (and ``runner_support``, inside the program, jax).
+- ``jax-private``: JAX's private API (``jax._src``) only in
+  ``hlo_lsp/syntax/xla.py`` (XLA's parser and cost analysis, which jax exposes
+  nowhere else); the runners use ``jax.extend``.
 - ``model-stdlib``: ``hlo_lsp/model/`` imports only the standard library (and,
   by ``layers``, itself and the glue ``hlo_lsp``).
 - ``pygls-internals``: a pygls private name read, or a pygls method overridden,
@@ -60,11 +66,17 @@ LARK = ("lark", "lark_cython")
 JAX = ("jax", "jaxlib")
 RUNNERS = {f"{PACKAGE}/dump/deviceless.py": f"{PACKAGE}.dump.deviceless",
            f"{PACKAGE}/dump/profiling_hook.py": f"{PACKAGE}.dump.profiling_hook"}
-JAX_MODULES = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/xplane.py", *RUNNERS)
+JAX_MODULES = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/xplane.py", *RUNNERS,
+               f"{PACKAGE}/dump/runner_support.py")
 #: Modules the server imports that run jax in a worker process only.
 JAX_WORKERS = (f"{PACKAGE}/syntax/xla.py", f"{PACKAGE}/dump/xplane.py")
 RUNNER = f"{PACKAGE}/dump/deviceless.py"
 HOOK = f"{PACKAGE}/dump/profiling_hook.py"
+#: The files the runners load beside them (bare names when run as scripts).
+RUNNER_SIBLINGS = {f"{PACKAGE}/dump/runner_support.py": "runner_support",
+                   f"{PACKAGE}/dump/xla_flags.py": "xla_flags"}
+#: The one module using JAX's private API.
+JAX_PRIVATE = f"{PACKAGE}/syntax/xla.py"
 
 # Violations found in modules this test does not own, accepted for now:
 # (path relative to the repository, rule) -> why. Each entry must still occur
@@ -110,6 +122,13 @@ def _layer_of_module(name: str) -> str | None:
     return parts[1] if parts[1] in LAYERS else None
 
 
+def _sibling(name: str) -> bool:
+    """``name`` is a runner's sibling file, by its bare name (a runner run as a
+    script) or in the package (``from hlo_lsp.dump import runner_support``
+    yields ``hlo_lsp.dump.runner_support``)."""
+    return any(_is(name, (bare, f"{PACKAGE}.dump.{bare}")) for bare in RUNNER_SIBLINGS.values())
+
+
 def _is(name: str, roots: tuple[str, ...]) -> bool:
     return any(name == r or name.startswith(r + ".") for r in roots)
 
@@ -128,7 +147,8 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, st
     """(line, absolute module name) for every import in ``tree``, at any depth.
 
     ``from X import a`` yields ``X.a`` when X is this package's root (where ``a``
-    may be a layer) and ``X`` otherwise (enough to place it in a layer)."""
+    may be a layer) or a module in it (where ``a`` may be a module), and ``X``
+    otherwise (enough to place it in a layer)."""
     package = module if is_package else module.rpartition(".")[0]
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
@@ -140,6 +160,8 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, st
                 for alias in node.names:
                     sub = f"{PACKAGE}.{alias.name}"
                     found.append((node.lineno, sub if _layer_of_module(sub) else PACKAGE))
+            elif target.startswith(PACKAGE + "."):  # a module of a layer, or a name in one
+                found.extend((node.lineno, f"{target}.{alias.name}") for alias in node.names)
             else:
                 found.append((node.lineno, target))
         elif isinstance(node, ast.Call) and node.args and \
@@ -206,9 +228,18 @@ def check_source(path: str, source: str) -> list[Violation]:
             bad(line, "jax-worker", f"imports {name} at module level: the server imports "
                                     f"{path}; jax only inside its worker's functions")
         if path in RUNNERS and top not in sys.stdlib_module_names and top not in (
-                *JAX, "numpy"):
+                *JAX, "numpy") and not _sibling(name):
             bad(line, "runner", f"imports {name}: the runner {path} imports only the "
-                                "standard library, jax/jaxlib and numpy")
+                                "standard library, jax/jaxlib, numpy and "
+                                f"{' and '.join(RUNNER_SIBLINGS)}")
+        if path in RUNNER_SIBLINGS and top not in sys.stdlib_module_names and \
+                not _sibling(name) and not (_is(name, JAX) and path in JAX_MODULES):
+            bad(line, "runner", f"imports {name}: {path} is loaded by the runners, where "
+                                "hlo-lsp may not be installed: only the standard library, "
+                                f"{' and '.join(RUNNER_SIBLINGS)} (and jax, in runner_support)")
+        if _is(name, ("jax._src",)) and path != JAX_PRIVATE:
+            bad(line, "jax-private", f"imports {name}: JAX's private API only in "
+                                     f"{JAX_PRIVATE}")
         if layer == "model" and top not in sys.stdlib_module_names and top != PACKAGE:
             # (hlo_lsp modules: the ``layers`` rule keeps model to itself)
             bad(line, "model-stdlib", f"imports {name}: hlo_lsp/model/ imports only "
@@ -257,6 +288,29 @@ def test_runner_rules_catch_violations():
             f"{PACKAGE}/lsp/server.py"
         assert [v.rule for v in check_source(where, source)] == ["runner"], source
     assert [v.rule for v in check_source(f"{PACKAGE}/dump/targets.py", "import jax\n")] == ["jax"]
+
+
+def test_runners_load_only_their_siblings_and_no_jax_private_api():
+    # Session 28: what both runners share is one file beside them, and jax._src is
+    # touched in one module only (the guide: "Keep every jax._src touch in one module").
+    for runner in RUNNERS:
+        for source in ("import runner_support\n",
+                       "from hlo_lsp.dump import runner_support as support\n"):
+            assert [v.rule for v in check_source(runner, source)] == [], (runner, source)
+        assert [v.rule for v in check_source(runner, "from hlo_lsp.dump import names\n")] == \
+            ["runner"]
+        assert [v.rule for v in check_source(runner, "from jax._src import core\n")] == \
+            ["jax-private"]
+    support = f"{PACKAGE}/dump/runner_support.py"
+    assert [v.rule for v in check_source(support, "import json\nfrom xla_flags import x\n"
+                                                   "from hlo_lsp.dump.xla_flags import x\n")] == []
+    assert [v.rule for v in check_source(support, "import numpy\n")] == ["runner"]
+    assert [v.rule for v in check_source(support, "from hlo_lsp.dump import names\n")] == \
+        ["runner"]
+    assert [v.rule for v in check_source(f"{PACKAGE}/dump/xla_flags.py",
+                                         "from hlo_lsp.model import units\n")] == ["runner"]
+    assert [v.rule for v in check_source(JAX_PRIVATE, "def f():\n    import jax._src.lib\n")] \
+        == []
 
 
 def test_the_profiling_hook_is_a_runner_too():
@@ -325,7 +379,7 @@ def test_checker_rules_for_third_party_and_glue():
     assert _rules("hlo_lsp/features/x.py", "import lark\n") == [(1, "lark")]
     assert _rules("hlo_lsp/syntax/parser.py", "import lark, lark_cython\n") == []
     assert _rules("hlo_lsp/syntax/parser.py", "from jax._src.lib import xla_client\n") == \
-        [(1, "jax")]
+        [(1, "jax"), (1, "jax-private")]
     assert _rules("hlo_lsp/syntax/xla.py", "from jax._src.lib import xla_client\n") == \
         [(1, "jax-worker")]
     assert _rules("hlo_lsp/syntax/xla.py", "def f():\n    from jax._src.lib import xla_client\n"

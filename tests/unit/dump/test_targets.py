@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -119,11 +120,17 @@ def test_runner_takes_only_the_dump_flags_out():
     assert deviceless.RECORD_FILE == RECORD_FILE and deviceless.RECORD_FORMAT == RECORD_FORMAT
 
 
-def test_runner_is_a_script_without_hlo_lsp_imports():
-    """The runner runs under the program's interpreter, where hlo-lsp may be absent."""
-    source = RUNNER.read_text()
-    assert "import hlo_lsp" not in source and "from hlo_lsp" not in source
-    assert RUNNER.name == "deviceless.py" and sys.modules["hlo_lsp.dump.deviceless"]
+@pytest.mark.parametrize("runner", ["deviceless.py", "profiling_hook.py"])
+def test_runner_is_a_script_without_hlo_lsp(runner, tmp_path):
+    """Each runner runs under the program's interpreter, where hlo-lsp may be
+    absent: without site-packages (``-S -I``: no hlo_lsp, no jax) it starts,
+    loading only the files beside it, and answers ``--help``."""
+    path = RUNNER.parent / runner
+    done = subprocess.run([sys.executable, "-S", "-I", str(path), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"usage: {runner}")
+    assert sys.modules["hlo_lsp.dump.deviceless"]
 
 
 DEVICELESS_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples",
