@@ -1,0 +1,330 @@
+"""Experiments with XLA flags on a dump (issue 44): the dump's program compiled
+again with one more flag of the table (:mod:`hlo_lsp.model.flag_experiments`)
+into a *variant* directory, and what the instruction under the cursor became
+there.
+
+Where a variant goes: ``<dump>.experiments/<flag>=<value>/`` beside the dump
+directory (``/x/dump.experiments/xla_gpu_enable_triton_gemm=false/``), never
+into the dump itself: the user's dump is not touched. The variant is made by
+:func:`hlo_lsp.dump.recompile.recompile` with the variant's recipe
+(:func:`variant_recipe`: the dump's recipe with the flag added to its
+``XLA_FLAGS``; deviceless for the recipe's target GPU, on this machine or
+through the launcher, as the recompile runs), so the variant directory gets
+its own ``hlo-lsp-recipe.json`` recording the flag and can itself be
+recompiled. Running it again replaces the previous variant the same way a
+recompile replaces a dump. When the run fails or is cancelled, a variant
+directory it created is removed again: everything is as it was.
+
+What is read of the dump: the HLO file under the cursor, its counterpart in
+the variant (:func:`hlo_lsp.dump.changes.map_files`: the same module, stage and
+platform), and the module's ``*.debug_options`` file (the flags of its compile
+that differ from XLA's defaults, :func:`read_debug_options`), all untrusted
+input read with :mod:`hlo_lsp.dump.untrusted`'s limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import shutil
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from hlo_lsp.dump import text_proto
+from hlo_lsp.dump.changes import ModuleChange, compare_dumps, map_files
+from hlo_lsp.dump.launchers import Launcher, Stage
+from hlo_lsp.dump.names import device_for, parse_dump_name
+from hlo_lsp.dump.platforms import platform_label
+from hlo_lsp.dump.processes import OutputCallback
+from hlo_lsp.dump.recipe import Recipe
+from hlo_lsp.dump.recompile import RecompileResult, hlo_files, recompile
+from hlo_lsp.dump.environment import RunPlan
+from hlo_lsp.dump.targets import Target
+from hlo_lsp.dump.untrusted import read_text
+from hlo_lsp.dump.xla_flags import xla_flag_words
+from hlo_lsp.model.flag_experiments import (FlagExperiment, Outcome, applicable,
+                                            dump_platform, outcome)
+from hlo_lsp.model.cost_change import change_text
+from hlo_lsp.model.hlo import HloModule, Instruction
+from hlo_lsp.model.units import format_seconds
+from hlo_lsp.model.visible import visible
+
+#: The folder beside a dump directory that holds its variants: ``<dump>`` + this.
+EXPERIMENTS_SUFFIX = ".experiments"
+#: The largest ``*.debug_options`` file read (bytes); XLA writes a few hundred.
+MAX_DEBUG_OPTIONS_BYTES = 1 << 20
+#: The largest HLO file parsed for the report (bytes).
+MAX_HLO_BYTES = 256 * 1024 * 1024
+#: What XLA prints before aborting on a flag it does not know
+#: (xla/parse_flags_from_env.cc).
+UNKNOWN_FLAG = "Unknown flag in XLA_FLAGS"
+
+
+def variant_dir(dump_dir: str | os.PathLike, experiment: FlagExperiment) -> pathlib.Path:
+    """``<dump_dir>.experiments/<flag>=<value>``: where the variant of
+    ``experiment`` is compiled (absolute; the flag and value come from the
+    table, never from the dump)."""
+    dump = pathlib.Path(os.path.abspath(dump_dir))
+    return dump.parent / (dump.name + EXPERIMENTS_SUFFIX) / \
+        f"{experiment.flag}={experiment.value}"
+
+
+def with_flag(xla_flags: str | None, experiment: FlagExperiment) -> str:
+    """``xla_flags`` with ``experiment``'s flag set: an earlier setting of the
+    same flag removed (XLA takes the last anyway), a list flag's values kept
+    and the experiment's added (``--xla_disable_hlo_passes=a,priority-fusion``)."""
+    words = xla_flag_words(xla_flags)
+    prefix = f"--{experiment.flag}="
+    kept, values = [], []
+    for w in words:
+        if w.startswith(prefix) or w == f"--{experiment.flag}":
+            values += [v for v in w[len(prefix):].strip('"').split(",") if v]
+            continue
+        kept.append(w)
+    value = experiment.value
+    if experiment.list_flag and values:
+        value = ",".join([*values, *([value] if value not in values else [])])
+    return " ".join([*kept, f"--{experiment.flag}={value}"])
+
+
+def variant_recipe(recipe: Recipe, experiment: FlagExperiment) -> Recipe:
+    """``recipe`` with ``experiment``'s flag in its ``XLA_FLAGS``
+    (:func:`with_flag`): what runs, and what the user confirms."""
+    env = dict(recipe.env)
+    env["XLA_FLAGS"] = with_flag(env.get("XLA_FLAGS"), experiment)
+    return replace(recipe, env=env)
+
+
+def read_debug_options(hlo_file: str | os.PathLike) -> dict[str, str]:
+    """The flags the compile of ``hlo_file``'s module had that differ from XLA's
+    defaults: its ``[ts.]module_NNNN.<name>.debug_options`` file beside it (a
+    text proto of ``DebugOptions``, xla/service/dump.cc), field -> value as
+    written (strings unquoted; a repeated field's values joined by ``,``).
+    Empty when there is none or it cannot be read or parsed (untrusted input)."""
+    name = parse_dump_name(os.path.basename(hlo_file))
+    if name is None:
+        return {}
+    stem = (f"{name.timestamp}." if name.timestamp else "") + \
+        f"module_{name.number:04d}.{name.module_name}.debug_options"
+    path = os.path.join(os.path.dirname(os.path.abspath(hlo_file)), stem)
+    try:
+        message = text_proto.parse(read_text(path, MAX_DEBUG_OPTIONS_BYTES))
+    except (OSError, text_proto.TextProtoError):
+        return {}
+    out: dict[str, str] = {}
+    for key, value in message:
+        if isinstance(value, list):
+            continue
+        text = str(value)
+        out[key] = f"{out[key]},{text}" if key in out else text
+    return out
+
+
+def _parse(path: str | os.PathLike) -> HloModule | None:
+    from hlo_lsp.syntax.parser import parse  # lark: only when a report is made
+
+    try:
+        return parse(read_text(path, MAX_HLO_BYTES))
+    except OSError:
+        return None
+
+
+def instruction_on_line(module: HloModule, text: str, line: int) -> Instruction | None:
+    """The instruction written on ``line`` (0-based) of ``text``, the text of
+    ``module``: the innermost one at the line's first non-blank character;
+    None on a line without one."""
+    lines = text.split("\n")
+    if not 0 <= line < len(lines):
+        return None
+    offset = sum(len(s) + 1 for s in lines[:line])
+    body = lines[line]
+    return module.instruction_at(offset + len(body) - len(body.lstrip()))
+
+
+def experiments_at(path: str | os.PathLike, line: int, deviceless: bool
+                   ) -> tuple[Instruction | None, list[FlagExperiment]]:
+    """The instruction on ``line`` (0-based) of the dump file ``path`` and the
+    experiments of the table for it (:func:`hlo_lsp.model.flag_experiments.applicable`:
+    its kind, the file's platform, the flags of its ``*.debug_options``; without
+    those needing a device when the dump was compiled ``deviceless``).
+    Reads and parses the file: call it off the event loop."""
+    name = parse_dump_name(os.path.basename(path))
+    module = _parse(path)
+    if name is None or module is None:
+        return None, []
+    try:
+        text = read_text(path, MAX_HLO_BYTES)
+    except OSError:
+        return None, []
+    ins = instruction_on_line(module, text, line)
+    if ins is None:
+        return None, []
+    return ins, applicable(module, ins, dump_platform(name.platform),
+                           read_debug_options(path), deviceless)
+
+
+@dataclass
+class ExperimentResult:
+    """What :func:`run_experiment` did. ``ok``: the variant was compiled and
+    compared; ``error``: why not, one sentence; ``cancelled``. ``variant_dir``:
+    where the variant is; ``variant_file``: the counterpart of the file the
+    experiment was asked on (None when the variant has none); ``line``: the
+    0-based line of the instruction's counterpart there (None without one);
+    ``outcome``: :class:`hlo_lsp.model.flag_experiments.Outcome`; ``change``:
+    the module's counts before and after (:class:`hlo_lsp.dump.changes.ModuleChange`);
+    ``run``: the recompile's own result; ``message``: the report for the user."""
+
+    experiment: FlagExperiment
+    dump_dir: str
+    variant_dir: str
+    ok: bool = False
+    cancelled: bool = False
+    error: str = ""
+    variant_file: str | None = None
+    line: int | None = None
+    outcome: Outcome | None = None
+    change: ModuleChange | None = None
+    run: RecompileResult | None = None
+    message: str = ""
+    extra: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """JSON-ready (``hlo-lsp experiment --json``; the ``experiment`` field of
+        the ``hlo.recompile`` reply)."""
+        return {"ok": self.ok, "cancelled": self.cancelled, "error": self.error,
+                "experiment": self.experiment.to_dict(), "dumpDir": self.dump_dir,
+                "variantDir": self.variant_dir, "variantFile": self.variant_file,
+                "line": self.line,
+                "outcome": self.outcome.to_dict() if self.outcome else None,
+                "change": self.change.to_json() if self.change else None,
+                "message": self.message}
+
+
+async def run_experiment(recipe: Recipe, path: str | os.PathLike, line: int,
+                         experiment: FlagExperiment, *, platform: str,
+                         target: Target | None = None, plan: RunPlan | None = None,
+                         launcher: Launcher | None = None,
+                         on_output: OutputCallback | None = None,
+                         on_stage: Callable[[Stage], None] | None = None,
+                         cancel: asyncio.Event | None = None, timeout: float | None = None,
+                         device: str | None = None, probe: bool = True) -> ExperimentResult:
+    """Compile the variant of the dump of ``path`` with ``experiment`` and report
+    what the instruction on ``line`` (0-based) of ``path`` became.
+
+    ``recipe`` is the variant's (:func:`variant_recipe`), ``plan`` what the user
+    confirmed of it; ``platform``, ``target``, ``launcher``, ``on_output``,
+    ``on_stage``, ``cancel``, ``timeout`` as :func:`hlo_lsp.dump.recompile.recompile`
+    takes them. The variant goes into :func:`variant_dir`; the dump of ``path``
+    is never written. The estimate is on ``device`` (a key or name of
+    :data:`hlo_lsp.model.accelerators.ACCELERATORS`), else the one the dump
+    file's name implies. Never raises for a failed run: ``error`` says it."""
+    path = os.path.abspath(path)
+    dump_dir = os.path.dirname(path)
+    where = variant_dir(dump_dir, experiment)
+    result = ExperimentResult(experiment, dump_dir, str(where))
+    created = [p for p in (where.parent, where) if not p.exists()]
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        result.error = f"cannot make the variant directory {where}: {exc.strerror or exc}"
+        result.message = _failure(result)
+        return result
+    run = await recompile(recipe, where, platform=platform, on_output=on_output,
+                          cancel=cancel, timeout=timeout, target=target, plan=plan,
+                          launcher=launcher, on_stage=on_stage, device=device, probe=probe)
+    result.run = run
+    if not run.ok:
+        result.cancelled = run.cancelled
+        result.error = _why(run, experiment)
+        for p in reversed(created):  # leave everything as it was
+            shutil.rmtree(p, ignore_errors=True)
+        result.message = _failure(result)
+        return result
+    await asyncio.to_thread(_report, result, path, line, device)
+    return result
+
+
+def _why(run: RecompileResult, experiment: FlagExperiment) -> str:
+    """The failure of the variant's run in one sentence: a flag this XLA does not
+    know is said so (XLA aborts on it)."""
+    if run.cancelled:
+        return "cancelled"
+    if UNKNOWN_FLAG in run.stderr_tail:
+        return (f"this XLA does not know the flag {experiment.argument} (it aborted with "
+                f"'{UNKNOWN_FLAG}')")
+    return run.error or "the program failed"
+
+
+def _failure(result: ExperimentResult) -> str:
+    arg = result.experiment.argument
+    if result.cancelled:
+        return f"Experiment with `{arg}` cancelled; nothing was changed."
+    tail = ""
+    if result.run is not None and result.run.stderr_tail and UNKNOWN_FLAG not in result.error:
+        tail = "\n" + "\n".join(visible(t) for t in result.run.stderr_tail.splitlines()[-8:])
+    return (f"Experiment with `{arg}` failed: {visible(result.error)}. Your dump in "
+            f"{visible(result.dump_dir)} is unchanged.{tail}")
+
+
+def _report(result: ExperimentResult, path: str, line: int, device: str | None) -> None:
+    """After a good run: the counterpart file, the outcome, the counts, the
+    message (blocking: parses files)."""
+    run = result.run
+    assert run is not None
+    base = os.path.basename(path)
+    old_files = {n: d for n, d in hlo_files(result.dump_dir).items() if n == base}
+    new_files = hlo_files(result.variant_dir)
+    counterpart = map_files(old_files, new_files).get(base)
+    where = (f"{run.target.upper()} without a GPU" if run.target
+             else platform_label(run.platform))
+    head = f"Experiment compiled for {where} in {run.seconds:.1f} s"
+    result.ok = True
+    if counterpart is None:
+        result.message = (f"{head}: the variant has no counterpart of {visible(base)}; see "
+                          f"{visible(result.variant_dir)}.")
+        return
+    result.variant_file = os.path.join(result.variant_dir, counterpart)
+    old, new = _parse(path), _parse(result.variant_file)
+    lines = [head + "."]
+    if old is not None and new is not None:
+        try:
+            text = read_text(path, MAX_HLO_BYTES)
+        except OSError:
+            text = ""
+        ins = instruction_on_line(old, text, line)
+        if ins is not None:
+            result.outcome = outcome(result.experiment, old, ins, new,
+                                     device_for(result.variant_file, device))
+            lines[0] = f"{head}: {result.outcome.sentence()}"
+            result.line = _line_of(result.variant_file, new, result.outcome.counterpart)
+        else:
+            lines.append(f"(no instruction on line {line + 1} of {visible(base)})")
+    changes = compare_dumps(result.dump_dir, old_files, result.variant_dir,
+                            {counterpart: new_files[counterpart]}, device)
+    result.change = changes[0] if changes else None
+    if result.change is not None:
+        lines.append(result.change.describe())
+        costs = result.change.costs
+        if costs is not None and costs.changed:
+            lines.append(f"The module's kernels: estimated "
+                         f"{change_text(costs.old_seconds, costs.new_seconds, format_seconds)}"
+                         f" on {costs.device.name}.")
+    lines.append(f"The variant: {visible(result.variant_file)} (your dump is unchanged).")
+    result.message = "\n".join(lines)
+
+
+def _line_of(path: str, module: HloModule, name: str | None) -> int | None:
+    """The 0-based line of the instruction ``name`` in ``path`` (``module`` its text)."""
+    if name is None:
+        return None
+    for comp in module.computations:
+        ins = comp.by_name.get(name)
+        if ins is not None:
+            try:
+                text = read_text(path, MAX_HLO_BYTES)
+            except OSError:
+                return None
+            return text.count("\n", 0, ins.start)
+    return None
+
