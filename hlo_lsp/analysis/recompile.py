@@ -37,6 +37,17 @@ here (a dump file's path, the command's options, the settings) and implements
   its dump); links, definitions, hover and the code action work without it, and
   the command answers with the reason.
 
+Experiments with XLA flags (issue 44): at an instruction, the actions also
+offer "Recompile with Triton GEMM off (--xla_gpu_enable_triton_gemm=false)" and
+the other entries of the table that apply to it
+(:func:`hlo_lsp.dump.experiments.experiments_at`), with the extra argument
+``{"experiment": KEY, "line": LINE}``. The command then runs the dump's recipe
+with that flag added to its ``XLA_FLAGS`` (:func:`hlo_lsp.dump.experiments.variant_recipe`:
+confirmed like any recipe, the flag part of what is confirmed) into the variant
+directory beside the dump (:func:`hlo_lsp.dump.experiments.run_experiment`; the
+dump is not touched), shows the instruction's counterpart in the variant's file
+and says what it became.
+
 Launchers (issue 16): the program runs through the launcher of the setting
 ``hlo.recompile.launcher``, else of the recipe (:mod:`hlo_lsp.dump.launchers`:
 SLURM, ssh, containers); it is part of the confirmed plan, so its first run
@@ -61,6 +72,8 @@ from hlo_lsp.analysis.work import in_pool, in_thread
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.capture import DEFAULT_CALLS
 from hlo_lsp.dump.environment import RunPlan, plan_run, travelling_env
+from hlo_lsp.dump.experiments import (ExperimentResult, experiments_at, run_experiment,
+                                      variant_dir, variant_recipe)
 from hlo_lsp.dump.inference import configured_recipe, infer_recipe
 from hlo_lsp.dump.launchers import Launcher, LauncherError, Stage, launched_argv
 from hlo_lsp.dump.names import parse_dump_name
@@ -69,8 +82,9 @@ from hlo_lsp.dump.platforms import (choose_platform, default_platform, launch_pl
 from hlo_lsp.dump.recipe import (MAX_PROFILE_CALLS, PlatformError, Recipe, RecipeError,
                                  load_recipe, recipe_path)
 from hlo_lsp.dump.recompile import RecompileResult, recompile
-from hlo_lsp.dump.targets import Target, TargetError, resolve_target
+from hlo_lsp.dump.targets import Target, TargetError, read_deviceless, resolve_target
 from hlo_lsp.dump.untrusted import read_text
+from hlo_lsp.model.flag_experiments import FlagExperiment, find_experiment
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.model.visible import visible
 from hlo_lsp.syntax.lines import LineIndex
@@ -139,8 +153,9 @@ class RecompileUI(Protocol):
     def publish(self, path: str, problems: list[Problem], lines: LineIndex | None) -> None:
         """The diagnostics of the dump file ``path`` (none: ``lines`` may be None)."""
 
-    async def show(self, path: str, take_focus: bool) -> bool:
-        """Show the dump file ``path`` in the editor; whether it was shown."""
+    async def show(self, path: str, take_focus: bool, line: int | None = None) -> bool:
+        """Show the dump file ``path`` in the editor (at the 0-based ``line``
+        when given); whether it was shown."""
 
 
 @dataclass(frozen=True)
@@ -354,6 +369,21 @@ class _Run:
     launched: str
     reason: str
     profile: int | None = None
+    experiment: FlagExperiment | None = None
+
+
+def experiment_actions(path: str, line: int, recipe: Recipe | None) -> list[tuple[str, list]]:
+    """(title, extra command arguments) of the experiments with flags for the
+    instruction on ``line`` (0-based) of the dump file ``path``: one per entry of
+    the table that applies (:func:`hlo_lsp.dump.experiments.experiments_at`;
+    those needing a GPU left out for a dump compiled without one, by its recipe's
+    target or its deviceless record), each ``[{"experiment": KEY, "line": line}]``.
+    Reads and parses the file: call it off the event loop."""
+    dump_dir = os.path.dirname(path)
+    deviceless = bool(recipe is not None and recipe.target) or \
+        read_deviceless(dump_dir) is not None
+    _, offered = experiments_at(path, line, deviceless)
+    return [(e.action_title, [{"experiment": e.key, "line": line}]) for e in offered]
 
 
 # ---------------------------------------------------------------- state ---
@@ -391,12 +421,17 @@ class Recompiles:
         return recipe, problem
 
     async def actions(self, path: str, settings: RecompileSettingsLike,
-                      say: Say) -> list[tuple[str, list]]:
+                      say: Say, line: int | None = None) -> list[tuple[str, list]]:
         """The recompile actions of the dump file ``path`` (:func:`planned_actions`:
         (title, extra command arguments), the plain recompile first), its recipe
-        read (an unusable one said once, :meth:`recipe`)."""
+        read (an unusable one said once, :meth:`recipe`); with ``line`` (0-based,
+        the cursor's), then the experiments with flags for the instruction there
+        (:func:`experiment_actions`)."""
         recipe, _ = await self.recipe(os.path.dirname(path), say)
-        return await in_thread(planned_actions, settings, recipe)
+        planned = await in_thread(planned_actions, settings, recipe)
+        if line is not None:
+            planned += await in_thread(experiment_actions, path, line, recipe)
+        return planned
 
     async def run(self, request: RecompileRequest, ui: RecompileUI) -> dict:
         """Recompile the dump of ``request.path`` (see the module docstring),
@@ -417,6 +452,8 @@ class Recompiles:
                 ui.say("info", NOT_CONFIRMED)
                 return {"cancelled": True, "error": "not confirmed", "summary": NOT_CONFIRMED,
                         "command": chosen.plan.display_command(), "launched": chosen.launched}
+            if chosen.experiment is not None:
+                return await self._execute_experiment(request, chosen, ui)
             return await self._execute(request, chosen, ui)
         finally:
             self.running.discard(dump_dir)
@@ -460,6 +497,17 @@ class Recompiles:
         recipe, why, reason = await self._resolve_recipe(request)
         if recipe is None:
             return failed(ui, why)
+        experiment = None
+        if "experiment" in options:
+            experiment = find_experiment(str(options.get("experiment")))
+            if experiment is None or not isinstance(options.get("line"), int):
+                return failed(ui, f"Cannot run the experiment {options.get('experiment')!r}: "
+                                  "not an entry of hlo-lsp's table of XLA flags at a line.")
+            recipe = variant_recipe(recipe, experiment)
+            if reason:
+                reason += (f" The experiment adds {experiment.argument} to its XLA_FLAGS and "
+                           f"compiles into {variant_dir(os.path.dirname(request.path), experiment)}"
+                           " (your dump is not changed).")
         try:
             launcher = launcher_for(settings, recipe)
         except LauncherError as exc:
@@ -498,7 +546,7 @@ class Recompiles:
             reason = (f"The recompile runs through the {launcher.name} launcher of your "
                       "settings for the first time with this command.")
         return _Run(recipe, plan, platform, note, target, launcher, launched, reason,
-                    profile_calls(options, recipe))
+                    None if experiment else profile_calls(options, recipe), experiment)
 
     async def _confirmed(self, run: _Run, ui: RecompileUI) -> bool:
         """Whether ``run.plan`` may run: confirmed before, or the user answers Run
@@ -565,6 +613,35 @@ class Recompiles:
         # output channel as this log): logging it too showed it twice there.
         return _answer(result, result.summary + (note if result.ok else ""), shown)
 
+    async def _execute_experiment(self, request: RecompileRequest, run: _Run,
+                                  ui: RecompileUI) -> dict:
+        """Run the experiment ``run.experiment`` into its variant directory with
+        progress and its output logged, show the instruction's counterpart in the
+        variant's file and say what it became; the command's answer."""
+        experiment = run.experiment
+        assert experiment is not None
+        where = (f"for {run.target.name.upper()} (no GPU needed)" if run.target is not None
+                 else f"on {platform_label(run.platform)}")
+        await ui.begin_progress(f"Experiment: {experiment.title} {where}",
+                                run.plan.display_command())
+        output = _OutputLog(ui)
+        ui.log(f"[hlo.recompile] experiment {experiment.argument}: running "
+               f"`{run.plan.display_command()}` in {run.plan.cwd}", "info")
+        try:
+            result = await run_experiment(
+                run.recipe, request.path, request.options["line"], experiment,
+                platform=run.platform, target=run.target, plan=run.plan,
+                on_output=output.line, on_stage=output.stage, cancel=ui.cancel,
+                timeout=request.settings.timeout, device=request.device)
+        finally:
+            ui.end_progress("done")
+        shown = []
+        if result.ok and result.variant_file is not None:
+            if await ui.show(result.variant_file, True, result.line):
+                shown.append(result.variant_file)
+        ui.say("info" if result.ok or result.cancelled else "error", result.message)
+        return _experiment_answer(result, shown)
+
     def _dump_path(self, uri: str) -> str | None:
         """The absolute path of the open document ``uri`` when it is a dump file."""
         p = self.store.to_path(uri)
@@ -622,6 +699,19 @@ class _OutputLog:
         self.stage_now = stage.message()
         self.ui.log(f"[hlo.recompile] {stage.message()}", "info")
         self.ui.report_progress(stage.message())
+
+
+def _experiment_answer(result: ExperimentResult, shown: list[str]) -> dict:
+    """The command's answer for an experiment (paths, not URIs): the run's fields
+    (``dump_dir`` the variant's), ``summary`` the report, ``experiment``
+    :meth:`hlo_lsp.dump.experiments.ExperimentResult.to_json`."""
+    if result.run is None:
+        return {"error": result.error, "summary": result.message,
+                "experiment": result.to_json()}
+    out = _answer(result.run, result.message, shown)
+    out.update(ok=result.ok, cancelled=result.cancelled, error=result.error,
+               experiment=result.to_json())
+    return out
 
 
 def _answer(result: RecompileResult, summary: str, shown: list[str]) -> dict:

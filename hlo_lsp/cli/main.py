@@ -97,7 +97,8 @@ def _command_modules() -> tuple:
     ``add_subcommand(subparsers)``, in the order their subcommands are listed.
     A new command module is added here (an import error is an error)."""
     from hlo_lsp.cli.commands import diff, dump, graph, memory, passes, profile, show, summary
-    return (diff, dump, graph, memory, passes, profile, show, summary)
+    from hlo_lsp.cli.commands import experiment
+    return (diff, dump, graph, memory, passes, profile, show, summary, experiment)
 
 
 def main(argv: list[str] | None = None) -> int:

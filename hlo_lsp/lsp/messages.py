@@ -188,6 +188,10 @@ class RecompileReply:
     #: directory (a path; None without one).
     profile: str = ""
     profile_run: str | None = None
+    #: An experiment with a flag (``{"experiment": KEY, "line": N}``): what it
+    #: did, :meth:`hlo_lsp.dump.experiments.ExperimentResult.to_json` (``variantDir``,
+    #: ``variantFile``, ``line``, ``outcome``, ``change``, ``message``); else None.
+    experiment: dict | None = None
 
 
 def recompile_reply(**fields: Any) -> dict:

@@ -97,7 +97,7 @@ def register(server: HloLanguageServer) -> None:
         # Anywhere in the file: on an instruction, a header, a `}`, a blank line or
         # the stack-frame tables (issue 40: "No code actions available" on `}`).
         planned = await ls.host.recompiles.actions(path, ls.settings.recompile,
-                                                   ClientUI(ls).say)
+                                                   ClientUI(ls).say, params.range.start.line)
         return [types.CodeAction(title=title, kind=ACTION_KIND, is_preferred=not extra or None,
                                  command=types.Command(title=title, command=COMMAND,
                                                        arguments=[uri, *extra]))
@@ -285,13 +285,15 @@ class ClientUI:
         self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=from_fs_path(path), diagnostics=[to_diagnostic(p, lines) for p in problems]))
 
-    async def show(self, path: str, take_focus: bool) -> bool:
+    async def show(self, path: str, take_focus: bool, line: int | None = None) -> bool:
         caps = self.ls.client_capabilities.window
         if not (caps and caps.show_document and caps.show_document.support):
             return False
+        at = types.Position(line=line, character=0) if line is not None else None
         try:
             await self.ls.window_show_document_async(types.ShowDocumentParams(
-                uri=from_fs_path(path), take_focus=take_focus))
+                uri=from_fs_path(path), take_focus=take_focus,
+                selection=types.Range(start=at, end=at) if at is not None else None))
         except Exception:  # noqa: BLE001
             log.info("window/showDocument failed", exc_info=True)
             return False
