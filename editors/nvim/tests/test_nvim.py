@@ -309,3 +309,36 @@ def test_nvim_fusion_reason_and_kernel_definition(nvim, tmp_path) -> None:
     [reason] = read_fusion_dump(str(log)).about("gemm_fusion_dot").reasons
     _assert_ok(_run_nvim(nvim, "test_fusion.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
                          HLO_TEST_DUMP=str(after), HLO_TEST_REASON=reason))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_CUDA and not GPU_COMPILE_REQUIRED, reason=NO_CUDA)
+def test_nvim_experiment_triton_gemm_off_on_an_h100_dump(nvim, tmp_path) -> None:
+    """Issue 44, acceptance item 3: on a deviceless H100 dump of the FP8 matmul with a
+    bias (a program outside the repository), the code action "Recompile with Triton GEMM
+    off (--xla_gpu_enable_triton_gemm=false)" applied at ``%gemm_fusion_dot``: the
+    message says it became one cuBLASLt FP8 call with a BIAS epilogue, the variant's
+    file is opened at the call, and the dump is unchanged."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "fp8_block.py").write_text(
+        (REPO / "examples" / "gpu" / "programs" / "fp8_matmul_bias.py").read_text())
+    state = tmp_path / "state"
+    env = dict(os.environ, HLO_LSP_STATE_DIR=str(state), PYTHONPATH=os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
+    env.pop("JAX_PLATFORMS", None)
+    env["XLA_FLAGS"] = ""
+    done = subprocess.run([sys.executable, "-m", "hlo_lsp", "dump", "--target", "h100",
+                           "--out", "dump", "--", sys.executable, "fp8_block.py"],
+                          cwd=proj, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    dump_dir = proj / "dump"
+    [dump] = dump_dir.glob("*jit_fp8_block.sm_9.0a_gpu_after_optimizations.txt")
+    before = {p.name: p.read_bytes() for p in dump_dir.iterdir() if p.is_file()}
+    _assert_ok(_run_nvim(nvim, "test_experiment_h100.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(dump), HLO_LSP_STATE_DIR=str(state), XLA_FLAGS="",
+                         HLO_NVIM_TIMEOUT=os.environ.get("HLO_NVIM_TIMEOUT", "540")))
+    variant = proj / "dump.experiments" / "xla_gpu_enable_triton_gemm=false"
+    [after] = variant.glob("*jit_fp8_block.sm_9.0a_gpu_after_optimizations.txt")
+    assert "__cublas$lt$matmul$f8" in after.read_text()
+    assert {p.name: p.read_bytes() for p in dump_dir.iterdir() if p.is_file()} == before

@@ -349,8 +349,27 @@ function M.recompile(bufnr, callback, options)
     local text, level = M.recompile_report(result)
     compat.notify('recompile\n' .. text, level)
     M.reload_dump_buffers()
+    M.show_experiment(result)
   end, bufnr)
   return true
+end
+
+--- After an experiment with a flag (`hlo.recompile` with `{experiment, line}`): the
+--- variant's file at the instruction's counterpart, when the server could not show
+--- it (Neovim without window/showDocument, 0.7).
+---@param result table the `hlo.recompile` reply
+function M.show_experiment(result)
+  local exp = type(result) == 'table' and result.experiment
+  if type(exp) ~= 'table' or type(exp.variantFile) ~= 'string' then
+    return
+  end
+  if type(result.shownDocuments) == 'table' and #result.shownDocuments > 0 then
+    return
+  end
+  vim.cmd('edit ' .. vim.fn.fnameescape(exp.variantFile))
+  if type(exp.line) == 'number' then
+    pcall(vim.api.nvim_win_set_cursor, 0, { exp.line + 1, 0 })
+  end
 end
 
 --- Reload (:checktime) every unmodified HLO buffer whose file changed on disk:

@@ -1,0 +1,96 @@
+-- Issue 44, acceptance item 3: the experiment "Triton GEMM off" applied from Neovim on a
+-- deviceless H100 dump (slow: JAX compiles for an H100 without one; needs jax[cuda12]).
+-- HLO_TEST_DUMP is the sm_9.0a after-optimizations file of a dump of the FP8 matmul with
+-- a bias made by `hlo-lsp dump --target h100` (default flags: the dot is a Triton GEMM
+-- fusion). The cursor is on `%gemm_fusion_dot`; the action is applied as a user does:
+-- 0.11+ vim.lsp.buf.code_action({ filter, apply = true }), 0.7 the code action map and
+-- its menu; the confirmation (window/showMessageRequest) is answered "Run" as the user
+-- would. The message names the cuBLASLt FP8 call, and the variant's file is opened at it.
+local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')
+local api = vim.api
+local hlo = require('hlo_lsp')
+local compat = require('hlo_lsp.compat')
+
+local TITLE = 'Recompile with Triton GEMM off (--xla_gpu_enable_triton_gemm=false)'
+local SENTENCE = 'with `--xla_gpu_enable_triton_gemm=false`: `%gemm_fusion_dot` -> one cuBLASLt FP8 call with a BIAS epilogue'
+local notes = {}
+local questions = {}
+
+H.run(function()
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notes, tostring(msg))
+    notify(msg, level)
+  end
+  -- The user answers the confirmation with its first choice, "Run".
+  vim.lsp.handlers['window/showMessageRequest'] = function(_, result)
+    table.insert(questions, result.message)
+    return result.actions[1]
+  end
+  hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
+  local dump_dir = vim.fn.fnamemodify(vim.env.HLO_TEST_DUMP, ':p:h')
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
+  local b = api.nvim_get_current_buf()
+  H.check(vim.wait(30000, function()
+    local c = hlo.get_client(b)
+    return c ~= nil and c.server_capabilities ~= nil
+  end, 50), 'client attached')
+  local row
+  for i, line in ipairs(api.nvim_buf_get_lines(b, 0, -1, false)) do
+    if line:find('^%s*%%gemm_fusion_dot = ') and row == nil then
+      row = i
+    end
+  end
+  H.check(row ~= nil, 'the line of %gemm_fusion_dot')
+  api.nvim_win_set_cursor(0, { row or 1, 4 })
+
+  local offered = {}
+  if compat.nvim_0_11 then
+    vim.lsp.buf.code_action({
+      filter = function(action)
+        table.insert(offered, action.title)
+        return action.title == TITLE
+      end,
+      apply = true,
+    })
+  else
+    vim.ui.select = function(items, opts, on_choice)
+      for i, item in ipairs(items) do
+        local action = item.action or item[2] or item
+        local title = type(action) == 'table' and action.title or tostring(action)
+        table.insert(offered, title)
+        if title == TITLE then
+          return on_choice(item, i)
+        end
+      end
+      on_choice(nil, nil)
+    end
+    vim.g.mapleader = ' '
+    require('hlo_lsp.keymaps').attach(b, hlo.config.keymaps) -- after mapleader changed
+    api.nvim_feedkeys(api.nvim_replace_termcodes(' ca', true, false, true), 'mx', false)
+  end
+  local report
+  vim.wait(400000, function()
+    for _, n in ipairs(notes) do
+      if n:find('Experiment ', 1, true) or n:find('No code actions', 1, true) or n:find('Cannot ', 1, true) then
+        report = n
+      end
+    end
+    return report ~= nil
+  end, 200)
+  H.check(report ~= nil, 'the action shows a report',
+    'offered: ' .. vim.inspect(offered) .. '\n' .. table.concat(notes, '\n---\n'))
+  report = report or ''
+  H.contains(report, SENTENCE, 'the report says what the instruction became')
+  H.eq(#questions, 1, 'the experiment was confirmed once')
+  H.contains(questions[1] or '', 'XLA_FLAGS=--xla_gpu_enable_triton_gemm=false', 'the confirmation shows the flag')
+  -- The variant's file is opened at the cuBLASLt call (window/showDocument).
+  local variant = dump_dir .. '.experiments/xla_gpu_enable_triton_gemm=false/'
+  H.check(vim.wait(30000, function()
+    return api.nvim_buf_get_name(0):find(variant, 1, true) ~= nil
+  end, 50), 'the variant file is shown', api.nvim_buf_get_name(0))
+  local line = api.nvim_get_current_line()
+  H.contains(line, '__cublas$lt$matmul$f8', 'the cursor is on the cuBLASLt FP8 call')
+  H.eq(type(hlo.last_recompile) == 'table' and type(hlo.last_recompile.experiment) == 'table'
+    and hlo.last_recompile.experiment.outcome.after, 'cuBLASLt FP8 call with a BIAS epilogue', "the reply's outcome")
+end, 480000)
