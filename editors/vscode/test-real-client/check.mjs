@@ -759,6 +759,61 @@ async function profileScenario() {
 
 if (mode === 'profile') await profileScenario();
 
+/**
+ * Issue 44, acceptance item 3: the experiment "Triton GEMM off" on a deviceless H100 dump
+ * (HLO_FP8_DUMP: the FP8 matmul with a bias, the dot a Triton GEMM fusion), as a user
+ * applies it: Source Action... on %gemm_fusion_dot, the experiment picked, Run clicked in
+ * the confirmation (which shows the flag); the notification says what the instruction
+ * became, and the variant's file is shown at its counterpart (window/showDocument).
+ */
+async function experimentScenario() {
+  const dump = process.env.HLO_FP8_DUMP;
+  const title = 'Recompile with Triton GEMM off (--xla_gpu_enable_triton_gemm=false)';
+  const lines = fs.readFileSync(dump, 'utf8').split('\n');
+  const row = lines.findIndex((l) => /^\s*%gemm_fusion_dot = /.test(l));
+  await check('"Recompile with Triton GEMM off" on %gemm_fusion_dot: one cuBLASLt FP8 call, the variant shown at it', async () => {
+    assert.ok(row >= 0, 'a %gemm_fusion_dot in the H100 dump');
+    await openFile(path.basename(dump));
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+    await gotoLine(row + 1, 5);
+    await command('Source Action...');
+    const offered = await waitFor('the experiment in Source Action...', async () => {
+      const rows = await page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')].map((r) => r.textContent));
+      return rows.includes(title) ? rows : undefined;
+    }, 30000);
+    console.log(`source actions: ${JSON.stringify(offered)}`);
+    await screenshot('experiment-source-action');
+    await page.evaluate((a) => [...document.querySelectorAll('.action-widget .monaco-list-row')].find((r) => r.textContent === a).click(), title);
+    const confirm = await waitFor('the Run / Cancel confirmation', async () => (await toasts()).find((t) => t.includes('Command:')), 30000);
+    assert.ok(confirm.includes('XLA_FLAGS=--xla_gpu_enable_triton_gemm=false'), `the confirmation shows the flag: ${confirm}`);
+    await screenshot('experiment-confirmation');
+    await page.evaluate(() => {
+      const b = [...document.querySelectorAll('.notifications-toasts .notification-toast .monaco-button')].find((e) => e.textContent.trim() === 'Run');
+      b.click();
+    });
+    const toast = await waitFor('the experiment notification', async () => (await toasts()).find((t) => t.includes('Experiment compiled for')), 300000)
+      .catch(async (err) => { throw new Error(`${err.message}; notifications: ${JSON.stringify(await toasts())}`); });
+    console.log(`experiment: ${toast}`);
+    await screenshot('experiment-notification');
+    assert.ok(toast.includes('`%gemm_fusion_dot` -> one cuBLASLt FP8 call with a BIAS epilogue'), `the notification: ${toast}`);
+    const variantDir = `${path.dirname(dump)}.experiments/xla_gpu_enable_triton_gemm=false`;
+    const variant = fs.readdirSync(variantDir).find((n) => /\.jit_fp8_block\.sm_9\.0a_gpu_after_optimizations\.txt$/.test(n));
+    assert.ok(variant, `the variant's file in ${variantDir}`);
+    const callLine = fs.readFileSync(path.join(variantDir, variant), 'utf8').split('\n').findIndex((l) => l.includes('__cublas$lt$matmul$f8')) + 1;
+    // The active editor's breadcrumbs name the variant's folder (its tab, the file's name alone).
+    const crumbs = await waitFor('the variant shown', async () => {
+      const c = await page.$$eval('.editor-group-container.active .breadcrumbs-control .monaco-breadcrumb-item', (els) => els.map((e) => e.textContent.trim()));
+      return c.includes('dump.experiments') && c.includes('xla_gpu_enable_triton_gemm=false') && c.includes(variant) ? c : undefined;
+    }, 30000);
+    console.log(`shown: ${JSON.stringify(crumbs)}`);
+    await waitFor(`the cursor on line ${callLine}`, async () => (await cursorAt())?.line === callLine, 10000);
+    assert.ok((await viewLines()).some((l) => l.text.includes('__cublas$lt$matmul$f8')), 'the cuBLASLt call is in view');
+    await screenshot('experiment-variant');
+  });
+}
+
+if (mode === 'experiment') await experimentScenario();
+
 /** jit_mlp's after-optimizations file in the dump folder now (first-hour recompiled it for an H100: renamed). */
 const mlpDumpNow = () => {
   const dir = path.dirname(process.env.HLO_DUMP);

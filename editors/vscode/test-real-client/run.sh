@@ -22,6 +22,11 @@
 #    tests/profiled.py (a JAX program dumped by XLA and run under jax.profiler.trace
 #    twice), its folder opened: the hover's Measured line (the README's screenshot),
 #    *HLO: Load Profile...* picking the older run, and a folder without a profile.
+# 3b. Experiments with flags (check.mjs "experiment", issue 44): a deviceless H100 dump of
+#    examples/gpu/programs/fp8_matmul_bias.py made by `hlo-lsp dump --target h100` (the
+#    dot a Triton GEMM fusion), its folder opened; "Recompile with Triton GEMM off" picked
+#    in Source Action... on %gemm_fusion_dot, Run clicked: the notification says it became
+#    one cuBLASLt FP8 call with a BIAS epilogue and the variant's file is shown at the call.
 # 4. No server (check.mjs "no-server"): a second code-server whose
 #    hlo.server.pythonPath is a Python without the package shows exactly one
 #    notification, naming the cause; and (check.mjs "broken-server") the same
@@ -211,18 +216,30 @@ stop_code_server() {
 }
 check() {
   XDG_CONFIG_HOME="$SCEN/xdg/config" XDG_CACHE_HOME="$SCEN/xdg/cache" HLO_CHROMIUM="$CHROMIUM" HLO_ART="$ART" HLO_DUMP="$DUMP" HLO_PROGRAM="$SCEN/proj/model.py" \
-    HLO_BARE_PYTHON="$SCEN/bare/bin/python" HLO_PROFILED="$PROFILED" HLO_EMPTY="$SCEN/no-profile" NODE_PATH="$WORK/node_modules" node "$HERE/check.mjs" "$@"
+    HLO_BARE_PYTHON="$SCEN/bare/bin/python" HLO_PROFILED="$PROFILED" HLO_EMPTY="$SCEN/no-profile" HLO_FP8_DUMP="${FP8_DUMP:-}" NODE_PATH="$WORK/node_modules" node "$HERE/check.mjs" "$@"
 }
 
-ONLY="${HLO_REAL_CLIENT_ONLY:-first-hour examples profile no-server broken-server}"   # a subset, while debugging
+ONLY="${HLO_REAL_CLIENT_ONLY:-first-hour examples profile no-server broken-server experiment}"   # a subset, while debugging
 wanted() { [[ " $ONLY " == *" $1 "* ]]; }
+FP8_DUMP=
+if wanted experiment; then
+  t0=$SECONDS
+  mkdir -p "$SCEN/fp8" && cp "$REPO/examples/gpu/programs/fp8_matmul_bias.py" "$SCEN/fp8/fp8_block.py"
+  (cd "$SCEN/fp8" && env -u JAX_PLATFORMS XLA_FLAGS= HLO_LSP_STATE_DIR="$SCEN/state-dump" \
+    PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
+    "$PYTHON" -m hlo_lsp dump --target h100 --out dump -- "$PYTHON" fp8_block.py) > "$ART/fp8-dump.log" 2>&1 \
+    || { cat "$ART/fp8-dump.log"; exit 1; }
+  FP8_DUMP="$(ls "$SCEN"/fp8/dump/module_*.jit_fp8_block.sm_9.0a_gpu_after_optimizations.txt)"
+  echo "H100 dump: $FP8_DUMP ($((SECONDS - t0)) s)"
+fi
 status=0
 t0=$SECONDS
-if wanted first-hour || wanted examples || wanted profile; then
+if wanted first-hour || wanted examples || wanted profile || wanted experiment; then
   start_code_server main "$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON"
   if wanted first-hour; then check first-hour "http://127.0.0.1:$PORT/?folder=$(dirname "$DUMP")" "$WORK" || status=1; fi
   if wanted examples; then check examples "http://127.0.0.1:$PORT/?folder=$SCEN/examples" "$WORK" || status=1; fi
   if wanted profile; then check profile "http://127.0.0.1:$PORT/?folder=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["dump"])' "$PROFILED")" "$WORK" || status=1; fi
+  if wanted experiment; then check experiment "http://127.0.0.1:$PORT/?folder=$(dirname "$FP8_DUMP")" "$WORK" || status=1; fi
   stop_code_server
 fi
 if wanted no-server; then
