@@ -114,7 +114,7 @@ EXPERIMENTS: tuple[FlagExperiment, ...] = (
            "Dots that Triton can run become Triton GEMM fusions (XLA's default).",
            188, GEMM, "gpu", "true"),
     _entry("cublaslt-off", "xla_gpu_enable_cublaslt", "false", "cuBLASLt off",
-           "GEMM library calls go to cuBLAS instead of cuBLASLt (FP8 GEMMs need cuBLASLt).",
+           "GEMM library calls go to cuBLAS instead of cuBLASLt (FP8 GEMMs stay cuBLASLt calls).",
            166, GEMM, "gpu", "true"),
     _entry("cublaslt-on", "xla_gpu_enable_cublaslt", "true", "cuBLASLt on",
            "GEMM library calls go to cuBLASLt, with fused epilogues (bias, activation).",
