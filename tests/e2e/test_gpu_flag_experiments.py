@@ -243,3 +243,24 @@ async def test_server_code_action_triton_gemm_off(client, h100_dump, tmp_path):
     await asyncio.sleep(0.2)
     assert any(SENTENCE in m.message for m in client.messages)
     assert _snapshot(dump) == before
+
+
+@pytest.mark.slow
+def test_a_flag_xla_refuses_is_said_in_one_sentence(tmp_path):
+    """XLA aborts on a flag it does not know: the experiment says so and leaves nothing."""
+    from hlo_lsp.dump.experiments import run_experiment, variant_recipe
+    from hlo_lsp.dump.recipe import Recipe
+    from hlo_lsp.model.flag_experiments import FlagExperiment
+
+    dump = tmp_path / "dump"
+    shutil.copytree(EXAMPLES / "gpu" / "deviceless" / "fp8_triton_gemm", dump)
+    [path] = dump.glob(f"*.{AFTER}")
+    bogus = FlagExperiment("bogus", "xla_gpu_no_such_flag", "1", "no such flag", "None.",
+                           "none", "gemm", "gpu")
+    recipe = variant_recipe(Recipe([sys.executable, "-c", JIT], str(tmp_path)), bogus)
+    got = asyncio.run(run_experiment(recipe, path, _line(path, "a_fp8.1"), bogus,
+                                     platform="cpu", probe=False))
+    assert not got.ok
+    assert got.error == ("this XLA does not know the flag --xla_gpu_no_such_flag=1 (it aborted "
+                         "with 'Unknown flag in XLA_FLAGS')")
+    assert not (tmp_path / "dump.experiments").exists()

@@ -216,3 +216,51 @@ def test_an_unusable_recipe_is_said_once_per_version_and_refuses_the_recompile(d
     assert len(said) == 2
     assert got["error"].startswith("Cannot recompile: ") and ui.asked == []
     assert ui.said == [("error", got["error"])]
+
+
+# ----------------------------------------------- experiments with flags ---
+
+def _line_of(path: pathlib.Path, needle: str) -> int:
+    return next(i for i, s in enumerate(path.read_text().split("\n")) if needle in s)
+
+
+def test_experiment_actions_at_an_instruction():
+    """Issue 44: at the cuBLASLt call of the Triton-GEMM-off H100 example, after the
+    recompile actions, 'Triton GEMM on' (its debug_options say off); none elsewhere."""
+    line = _line_of(H100_FILE, "custom_call_target=")
+    plain = run(lambda host: host.recompiles.actions(str(H100_FILE), RecompileSettings(),
+                                                      lambda *m: None))
+    got = run(lambda host: host.recompiles.actions(str(H100_FILE), RecompileSettings(),
+                                                    lambda *m: None, line))
+    assert got[:len(plain)] == plain
+    assert ("Recompile with Triton GEMM on (--xla_gpu_enable_triton_gemm=true)",
+            [{"experiment": "triton-gemm-on", "line": line}]) in got[len(plain):]
+    assert not [t for t, _ in got if "Triton GEMM off" in t]
+    assert run(lambda host: host.recompiles.actions(str(H100_FILE), RecompileSettings(),
+                                                    lambda *m: None, 0)) == plain
+
+
+def test_an_experiment_is_confirmed_with_its_flag_and_a_cancel_runs_nothing(dump, tmp_path):
+    path = dump / CPU_FILE.name
+    line = _line_of(path, " fusion(")
+    ui = FakeUI(rc.CANCEL)
+    request = RecompileRequest(path.as_uri(), str(path),
+                               {"experiment": "no-cpu-fusion", "line": line},
+                               RecompileSettings(), str(tmp_path))
+    answer = run(lambda host: host.recompiles.run(request, ui))
+    assert answer["cancelled"] and answer["summary"] == NOT_CONFIRMED
+    [asked] = ui.asked
+    assert "XLA_FLAGS=--xla_disable_hlo_passes=fusion" in asked
+    assert f"{dump}.experiments" in asked
+    assert not (tmp_path / "canary").exists()
+    assert not pathlib.Path(f"{dump}.experiments").exists()
+
+
+def test_an_experiment_not_in_the_table_is_refused(dump, tmp_path):
+    path = dump / CPU_FILE.name
+    ui = FakeUI(rc.RUN)
+    request = RecompileRequest(path.as_uri(), str(path), {"experiment": "rm -rf", "line": 3},
+                               RecompileSettings(), str(tmp_path))
+    answer = run(lambda host: host.recompiles.run(request, ui))
+    assert "not an entry of hlo-lsp's table" in answer["error"] and ui.asked == []
+    assert not (tmp_path / "canary").exists()

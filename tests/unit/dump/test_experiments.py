@@ -153,3 +153,27 @@ def test_names_in_the_sentence_are_escaped(name):
     got = outcome(e, old, _ins(old, name), old, device_for(None, "h100"))
     fake = type(got)(e, "a\x1b[2Jb", got.counterpart, got.before, got.after, None, None, "x")
     assert "\x1b" not in fake.sentence() and "\\x1b" in fake.sentence()
+
+
+def test_a_failed_variant_leaves_everything_as_it_was(tmp_path):
+    """The program fails: one sentence, the dump untouched, no variant directory left."""
+    import asyncio
+    import shutil
+    import sys
+
+    from hlo_lsp.dump.experiments import run_experiment
+
+    dump = tmp_path / "dump"
+    shutil.copytree(DEVICELESS / "fp8_triton_gemm", dump)
+    before = {p.name: p.read_bytes() for p in dump.iterdir()}
+    path = _file("fp8_triton_gemm")
+    e = find_experiment("triton-gemm-off")
+    recipe = variant_recipe(Recipe([sys.executable, "-c", "raise SystemExit(3)"],
+                                   str(tmp_path)), e)
+    got = asyncio.run(run_experiment(recipe, dump / path.name, _line(path, "a_fp8.1"), e,
+                                     platform="cpu", probe=False))
+    assert not got.ok and got.error == "the program exited with status 3"
+    assert got.message.startswith("Experiment with `--xla_gpu_enable_triton_gemm=false` "
+                                  "failed: the program exited with status 3. Your dump in ")
+    assert not (tmp_path / "dump.experiments").exists()
+    assert {p.name: p.read_bytes() for p in dump.iterdir()} == before
