@@ -67,7 +67,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hlo_lsp.analysis.documents import DocumentStore, analyze
+from hlo_lsp.analysis.documents import Analysis, DocumentStore, analyze
 from hlo_lsp.analysis.work import in_pool, in_thread
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.capture import DEFAULT_CALLS
@@ -372,17 +372,22 @@ class _Run:
     experiment: FlagExperiment | None = None
 
 
-def experiment_actions(path: str, line: int, recipe: Recipe | None) -> list[tuple[str, list]]:
+def experiment_actions(path: str, line: int, recipe: Recipe | None,
+                       analysis: Analysis | None = None) -> list[tuple[str, list]]:
     """(title, extra command arguments) of the experiments with flags for the
     instruction on ``line`` (0-based) of the dump file ``path``: one per entry of
     the table that applies (:func:`hlo_lsp.dump.experiments.experiments_at`;
     those needing a GPU left out for a dump compiled without one, by its recipe's
     target or its deviceless record), each ``[{"experiment": KEY, "line": line}]``.
-    Reads and parses the file: call it off the event loop."""
+    The model is ``analysis``'s (the open document's) when it has a whole one,
+    else the file is read and parsed: call it off the event loop."""
     dump_dir = os.path.dirname(path)
     deviceless = bool(recipe is not None and recipe.target) or \
         read_deviceless(dump_dir) is not None
-    _, offered = experiments_at(path, line, deviceless)
+    whole = analysis is not None and not analysis.lazy_only
+    _, offered = experiments_at(path, line, deviceless,
+                                analysis.module if whole else None,
+                                analysis.lines.text if whole else None)
     return [(e.action_title, [{"experiment": e.key, "line": line}]) for e in offered]
 
 
@@ -430,7 +435,9 @@ class Recompiles:
         recipe, _ = await self.recipe(os.path.dirname(path), say)
         planned = await in_thread(planned_actions, settings, recipe)
         if line is not None:
-            planned += await in_thread(experiment_actions, path, line, recipe)
+            uri = next((u for u in self.store.open_uris() if self._dump_path(u) == path), None)
+            analysis = await self.store.analysis(uri) if uri is not None else None
+            planned += await in_thread(experiment_actions, path, line, recipe, analysis)
         return planned
 
     async def run(self, request: RecompileRequest, ui: RecompileUI) -> dict:

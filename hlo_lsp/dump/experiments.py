@@ -142,20 +142,26 @@ def instruction_on_line(module: HloModule, text: str, line: int) -> Instruction 
     return module.instruction_at(offset + len(body) - len(body.lstrip()))
 
 
-def experiments_at(path: str | os.PathLike, line: int, deviceless: bool
+def experiments_at(path: str | os.PathLike, line: int, deviceless: bool,
+                   module: HloModule | None = None, text: str | None = None
                    ) -> tuple[Instruction | None, list[FlagExperiment]]:
     """The instruction on ``line`` (0-based) of the dump file ``path`` and the
     experiments of the table for it (:func:`hlo_lsp.model.flag_experiments.applicable`:
     its kind, the file's platform, the flags of its ``*.debug_options``; without
     those needing a device when the dump was compiled ``deviceless``).
-    Reads and parses the file: call it off the event loop."""
+    ``module`` and ``text``: the file's model and text when the caller has them
+    (the editor's open document), else the file is read and parsed. Blocking:
+    call it off the event loop."""
     name = parse_dump_name(os.path.basename(path))
-    module = _parse(path)
-    if name is None or module is None:
+    if name is None:
         return None, []
-    try:
-        text = read_text(path, MAX_HLO_BYTES)
-    except OSError:
+    if module is None or text is None:
+        module = _parse(path)
+        try:
+            text = read_text(path, MAX_HLO_BYTES)
+        except OSError:
+            return None, []
+    if module is None:
         return None, []
     ins = instruction_on_line(module, text, line)
     if ins is None:
