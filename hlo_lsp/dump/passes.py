@@ -239,7 +239,9 @@ class Instr(NamedTuple):
     ""), ``kind`` (a fusion's ``kind=``, e.g. kCustom, else ""), ``backend_kind``
     (a fusion's backend_config kind, e.g. ``__triton_gemm``, else ""),
     ``template`` (the text after ``=`` with every name left out: two lines
-    with equal templates and refs that match are the same instruction)."""
+    with equal templates and refs that match are the same instruction),
+    ``column`` (where the name starts on its line, code points, ``%`` left out:
+    where an editor puts the cursor on it)."""
 
     name: str
     opcode: str
@@ -250,6 +252,7 @@ class Instr(NamedTuple):
     kind: str
     backend_kind: str
     template: str
+    column: int = 0
 
 
 @dataclass(slots=True)
@@ -277,9 +280,10 @@ _TARGET = re.compile(r'custom_call_target=("(?:[^"\\]|\\.)*")')
 _PAREN = re.compile(r"[()]")
 
 
-def instruction_of(name: str, body: str) -> Instr | None:
+def instruction_of(name: str, body: str, column: int = 0) -> Instr | None:
     """The :class:`Instr` of the instruction ``name`` whose text after ``=`` is
-    ``body`` (one line as XLA prints it); None when ``body`` has no opcode."""
+    ``body`` (one line as XLA prints it; ``column``: where the name starts on
+    it); None when ``body`` has no opcode."""
     op = _OPCODE.search(body)
     if op is None:
         return None
@@ -302,7 +306,7 @@ def instruction_of(name: str, body: str) -> Instr | None:
         b = _BACKEND_KIND.search(body, end)
         backend = b.group(1) if b else ""
     return Instr(name, opcode, body[:op.start()].strip(), operands, refs, target, kind, backend,
-                 _NAME.sub("%", body))
+                 _NAME.sub("%", body), column)
 
 
 def summarize_text(text: str, memo: dict[str, Instr | None] | None = None) -> Summary:
@@ -323,7 +327,7 @@ def summarize_text(text: str, memo: dict[str, Instr | None] | None = None) -> Su
         ins = memo.get(line, False)
         if ins is False:
             m = _INSTR.match(line)
-            ins = instruction_of(m.group(1), m.group(2)) if m is not None else None
+            ins = instruction_of(m.group(1), m.group(2), m.start(1)) if m is not None else None
             memo[line] = ins
         if ins is None:
             continue
@@ -518,36 +522,79 @@ def _labels(s: Summary) -> Counter:
 
 def compare(stage: Stage, old: Summary, new: Summary) -> Step:
     """The :class:`Step` from ``old`` to ``new`` (the file of ``stage``)."""
+    return _compare(stage, old, new)[0]
+
+
+def _compare(stage: Stage, old: Summary, new: Summary
+             ) -> tuple[Step, dict[str, str], set[str]]:
+    """The :class:`Step` from ``old`` to ``new``, the pairs it followed
+    (:func:`follow`) and the keys of ``new`` that changed."""
     oi, ni = old.instructions, new.instructions
     if old is new or (old.text and old.text == new.text):
-        return Step(stage, instructions=len(ni))
+        return Step(stage, instructions=len(ni)), {k: k for k in ni}, set()
     pairs = follow(old, new)
     taken = set(pairs.values())
-    changes = tuple(ni[n].name for o, n in pairs.items()
-                    if changed(oi[o], ni[n], pairs, oi, ni))
+    changed_keys = [n for o, n in pairs.items() if changed(oi[o], ni[n], pairs, oi, ni)]
     lo, ln = _labels(old), _labels(new)
-    return Step(stage, added=tuple(ni[k].name for k in ni if k not in taken),
-                removed=tuple(oi[k].name for k in oi if k not in pairs), changed=changes,
+    step = Step(stage, added=tuple(ni[k].name for k in ni if k not in taken),
+                removed=tuple(oi[k].name for k in oi if k not in pairs),
+                changed=tuple(ni[n].name for n in changed_keys),
                 appeared=tuple(sorted(set(ln) - set(lo))),
                 vanished=tuple(sorted(set(lo) - set(ln))), instructions=len(ni))
+    return step, pairs, set(changed_keys)
+
+
+class _Walked(NamedTuple):
+    """One stage of :func:`_walk`: its position in the history, its
+    :class:`Step`, its summary (None when unreadable) and the pairs followed
+    from the last file read (None for the first read) with the keys changed."""
+
+    position: int
+    step: Step
+    summary: Summary | None
+    pairs: dict[str, str] | None
+    changed: set[str]
+
+
+def _walk(history: History, limit: int, upto: int | None = None) -> Iterator[_Walked]:
+    """The one walk over a history, stage by stage up to position ``upto``
+    (None: all), reading one file at a time (two summaries held at once): what
+    :func:`steps` and :func:`file_history` report."""
+    memo: dict = {}
+    last: Summary | None = None
+    stages = history.stages if upto is None else history.stages[:upto + 1]
+    for i, stage in enumerate(stages):
+        summary = read_summary(stage.path, memo, limit, last)
+        if summary.problem:
+            yield _Walked(i, Step(stage, problem=summary.problem), None, None, set())
+            continue
+        if last is None:
+            yield _Walked(i, Step(stage, instructions=len(summary.instructions)), summary,
+                          None, set())
+        else:
+            step, pairs, changed_keys = _compare(stage, last, summary)
+            yield _Walked(i, step, summary, pairs, changed_keys)
+        last = summary
 
 
 def steps(history: History, limit: int = MAX_SNAPSHOT_BYTES) -> Iterator[Step]:
     """The :class:`Step` of every stage of ``history``, in order, reading one
     file at a time (two summaries held at once)."""
-    memo: dict = {}
-    last: Summary | None = None
-    for stage in history.stages:
-        summary = read_summary(stage.path, memo, limit, last)
-        if summary.problem:
-            yield Step(stage, problem=summary.problem)
-            continue
-        yield Step(stage, instructions=len(summary.instructions)) if last is None \
-            else compare(stage, last, summary)
-        last = summary
+    for walked in _walk(history, limit):
+        yield walked.step
 
 
 # -------------------------------------------------------------------- blame ---
+
+class Place(NamedTuple):
+    """Where an instruction is in one file of a history: its ``name`` there,
+    its 0-based ``line`` and the ``column`` its name starts at (code points,
+    after the ``%``)."""
+
+    name: str
+    line: int
+    column: int
+
 
 @dataclass(frozen=True, slots=True)
 class Blame:
@@ -557,19 +604,123 @@ class Blame:
     ``changed_by`` each later stage up to the file asked about that changed
     it (:func:`changed`), in order; ``names`` its names from its creation on
     (one each time it was renamed); ``problems`` the files that could not be read on the way,
-    as ``"file: reason"``."""
+    as ``"file: reason"``; ``places`` where it is in the file of ``created_by``
+    (its first appearance) and of each ``changed_by``, in that order."""
 
     instruction: str
     created_by: Stage
     changed_by: tuple[Stage, ...]
     names: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    places: tuple[Place, ...] = ()
 
     def to_dict(self) -> dict:
         """``{"instruction", "created_by": {"pass", "pipeline", "index", "file"},
         "changed_by": [...]}``: the contract for scripts (``hlo-lsp blame --json``)."""
         return {"instruction": self.instruction, "created_by": self.created_by.to_dict(),
                 "changed_by": [s.to_dict() for s in self.changed_by]}
+
+
+class _Origin(NamedTuple):
+    """What the walk knows of one instruction (shared, unchanged, by the
+    instructions followed without a change): the position of the stage it
+    appeared in, of the last file read before that (-1: none), of the stages
+    that changed it; its names and places (:attr:`Blame.places`)."""
+
+    created: int
+    since: int
+    changes: tuple[int, ...]
+    names: tuple[str, ...]
+    places: tuple[Place, ...]
+
+
+@dataclass(frozen=True)
+class FileHistory:
+    """The pass history of one file of a dump, from one walk over the files
+    before it (:func:`file_history`): ``history`` and the file's ``position``
+    in its stages, the ``steps`` up to the file (what each changed), and the
+    origin of every instruction of the file (:meth:`blame`, by key: the name,
+    ``computation/name`` for a name used twice). ``problems``: ``(position,
+    "file: reason")`` of the files that could not be read."""
+
+    history: History
+    position: int
+    steps: tuple[Step, ...]
+    origins: dict[str, _Origin]
+    names: dict[str, str]
+    lines: dict[str, int]
+    problems: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def stage(self) -> Stage:
+        """The stage of the file."""
+        return self.history.stages[self.position]
+
+    def key_of(self, name: str) -> str | None:
+        """The key of the instruction named ``name`` (no ``%``), None when none is."""
+        return name if name in self.origins else None
+
+    def key_at_line(self, line: int) -> str | None:
+        """The key of the instruction on 0-based ``line`` of the file."""
+        for key, no in self.lines.items():
+            if no == line:
+                return key
+        return None
+
+    def blame(self, key: str) -> Blame:
+        """The :class:`Blame` of the instruction ``key`` (KeyError when the file
+        has none)."""
+        o = self.origins[key]
+        stages = self.history.stages
+        return Blame(self.names[key], stages[o.created], tuple(stages[i] for i in o.changes),
+                     o.names, tuple(p for i, p in self.problems if i > o.since), o.places)
+
+
+def file_history(path: str, limit: int = MAX_SNAPSHOT_BYTES) -> FileHistory:
+    """The :class:`FileHistory` of the dump file ``path`` (an
+    after-optimizations file, a snapshot, ...): one walk from the start of its
+    history to it, following every instruction (:func:`follow`) and noting
+    where each appeared and which stages changed it. Raises
+    :class:`HistoryError` (no history, the file unreadable) and OSError (the
+    directory cannot be listed)."""
+    history, at = history_of_file(path)
+    origins: dict[str, _Origin] = {}
+    problems: list[tuple[int, str]] = []
+    done: list[Step] = []
+    last_read = -1
+    summary: Summary | None = None
+    for w in _walk(history, limit, at):
+        done.append(w.step)
+        if w.summary is None:
+            problems.append((w.position, f"{w.step.stage.file}: {w.step.problem}"))
+            continue
+        s = w.summary
+        here = s.instructions
+        if w.pairs is None:
+            origins = {k: _Origin(w.position, last_read, (), (ins.name,),
+                                  (Place(ins.name, s.lines[k], ins.column),))
+                       for k, ins in here.items()}
+        elif w.changed or len(w.pairs) != len(here) or len(here) != len(origins):
+            new = {n: origins[o] for o, n in w.pairs.items()}
+            for k in w.changed:
+                o, ins = new[k], here[k]
+                names = o.names if o.names[-1] == ins.name else (*o.names, ins.name)
+                new[k] = o._replace(changes=(*o.changes, w.position), names=names,
+                                    places=(*o.places, Place(ins.name, s.lines[k], ins.column)))
+            for k, ins in here.items():
+                if k not in new:
+                    new[k] = _Origin(w.position, last_read, (), (ins.name,),
+                                     (Place(ins.name, s.lines[k], ins.column),))
+            origins = new
+        elif any(o != n for o, n in w.pairs.items()):  # renamed keys, nothing changed
+            origins = {n: origins[o] for o, n in w.pairs.items()}
+        last_read = w.position
+        summary = s
+    if done[-1].problem or summary is None:
+        raise HistoryError(f"{path}: {done[-1].problem}")
+    return FileHistory(history, at, tuple(done), origins,
+                       {k: ins.name for k, ins in summary.instructions.items()},
+                       dict(summary.lines), tuple(problems))
 
 
 def instruction_at_line(summary: Summary, line: int) -> str | None:
@@ -582,63 +733,29 @@ def instruction_at_line(summary: Summary, line: int) -> str | None:
 
 def blame(path: str, line: int, limit: int = MAX_SNAPSHOT_BYTES) -> Blame:
     """The :class:`Blame` of the instruction on 0-based ``line`` of the dump
-    file ``path`` (an after-optimizations file, a snapshot, ...), walking its
-    history back from that file until the instruction is not there. Raises
-    :class:`HistoryError` (no history, the file unreadable, no instruction on
-    that line)."""
-    return _blame(path, line, None, limit)
+    file ``path`` (an after-optimizations file, a snapshot, ...), from its
+    :func:`file_history`. Raises :class:`HistoryError` (no history, the file
+    unreadable, no instruction on that line)."""
+    found = file_history(path, limit)
+    key = found.key_at_line(line)
+    if key is None:
+        raise HistoryError(f"{path}:{line + 1}: no instruction on this line")
+    return found.blame(key)
 
 
 def blame_name(path: str, name: str, limit: int = MAX_SNAPSHOT_BYTES) -> Blame:
     """:func:`blame` of the instruction named ``name`` (no ``%``) in the dump
-    file ``path``, for callers that know the instruction, not its line (hover).
+    file ``path``, for callers that know the instruction, not its line.
     Raises :class:`HistoryError` also when no instruction has that name."""
-    return _blame(path, -1, name, limit)
-
-
-def _blame(path: str, line: int, name: str | None, limit: int) -> Blame:
-    history, at = history_of_file(path)
-    memo: dict = {}
-    here = read_summary(history.stages[at].path, memo, limit)
-    if here.problem:
-        raise HistoryError(f"{path}: {here.problem}")
-    key = instruction_at_line(here, line) if name is None else \
-        (name if name in here.instructions else None)
+    found = file_history(path, limit)
+    key = found.key_of(name)
     if key is None:
-        raise HistoryError(f"{path}:{line + 1}: no instruction on this line" if name is None
-                           else f"{path}: no instruction %{name}")
-    name = here.instructions[key].name
-    current, newer, newer_stage = key, here, history.stages[at]
-    changes: list[Stage] = []
-    names = [name]
-    problems: list[str] = []
-    created = None
-    for stage in reversed(history.stages[:at]):
-        older = read_summary(stage.path, memo, limit, newer)
-        if older.problem:
-            problems.append(f"{stage.file}: {older.problem}")
-            continue
-        if older.instructions.get(current) is newer.instructions[current]:
-            newer, newer_stage = older, stage  # the same line (one memo): followed by name,
-            continue                           # as follow would, and unchanged
-        pairs = follow(older, newer)
-        was = next((o for o, n in pairs.items() if n == current), None)
-        if was is None:
-            created = newer_stage
-            break
-        if changed(older.instructions[was], newer.instructions[current], pairs,
-                   older.instructions, newer.instructions):
-            changes.append(newer_stage)
-        current, newer, newer_stage = was, older, stage
-        if older.instructions[was].name != names[-1]:
-            names.append(older.instructions[was].name)
-    if created is None:
-        created = newer_stage
-    return Blame(name, created, tuple(reversed(changes)), tuple(reversed(names)),
-                 tuple(reversed(problems)))
+        raise HistoryError(f"{path}: no instruction %{name}")
+    return found.blame(key)
 
 
-__all__ = ["AFTER", "BEFORE", "Blame", "History", "HistoryError", "Instr", "MAX_SNAPSHOT_BYTES",
-           "Stage", "Step", "Summary", "blame", "blame_name", "changed", "compare",
-           "find_histories", "follow", "history_of_file", "instruction_at_line", "instruction_of",
-           "module_history", "read_summary", "snapshot_stage", "steps", "summarize_text"]
+__all__ = ["AFTER", "BEFORE", "Blame", "FileHistory", "History", "HistoryError", "Instr",
+           "MAX_SNAPSHOT_BYTES", "Place", "Stage", "Step", "Summary", "blame", "blame_name",
+           "changed", "compare", "file_history", "find_histories", "follow", "history_of_file",
+           "instruction_at_line", "instruction_of", "module_history", "read_summary",
+           "snapshot_stage", "steps", "summarize_text"]
