@@ -92,7 +92,7 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
                        device=inputs.device, source_roots=inputs.source_roots,
                        memory=timeline, measured=measured_in(module, inputs.profile),
                        fusion=inputs.fusion,
-                       autotuning=inputs.autotuning)
+                       autotuning=inputs.autotuning, passes=inputs.passes)
         if result is None:
             return None
         span = view.span(result.start, result.end)
@@ -125,7 +125,7 @@ async def hover_at(store: DocumentStore, uri: str, line: int, character: int,
             result = hover(module, offset, inputs.assignment, deviceless=inputs.deviceless,
                            source_dirs=inputs.source_dirs, device=inputs.device,
                            source_roots=inputs.source_roots, fusion=inputs.fusion,
-                           autotuning=inputs.autotuning)
+                           autotuning=inputs.autotuning, passes=inputs.passes)
             return None if result is None else \
                 Placed(lines, result.start, result.end, result.markdown)
         if len(snap.text) <= QUICK_INLINE_CHARS:

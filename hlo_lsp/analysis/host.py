@@ -34,6 +34,7 @@ from hlo_lsp.analysis import pictures, readable, reports
 from hlo_lsp.analysis.answers import Placed, definition_at, hover_at
 from hlo_lsp.analysis.documents import Analysis, DocumentChanged, DocumentStore
 from hlo_lsp.analysis.inputs import DumpInputs, HoverInputs
+from hlo_lsp.analysis.pass_history import PassHistories
 from hlo_lsp.analysis.profiles import ProfileInput, Profiles
 from hlo_lsp.dump.profiles import PROFILE_SUFFIXES
 from hlo_lsp.analysis.recompile import Recompiles
@@ -95,6 +96,8 @@ class AnalysisHost:
         #: the profiles of the dumps (:class:`~hlo_lsp.analysis.profiles.Profiles`);
         #: the server sets its ``tell``
         self.profiles = Profiles()
+        #: the pass histories of the dumps (:class:`~hlo_lsp.analysis.pass_history.PassHistories`)
+        self.passes = PassHistories(self.store)
 
     def snapshot(self) -> AnalysisSnapshot:
         """The questions' entry point (:class:`AnalysisSnapshot`)."""
@@ -116,6 +119,7 @@ class AnalysisHost:
         for path in (*changed, *deleted):
             self.store.forget_file(path)
             self.inputs.forget(path)
+            self.passes.forget(path)
         await self.workspace.files_changed(changed, deleted, tell)
 
     def close(self) -> None:

@@ -26,6 +26,7 @@ from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.dump.autotuning import AutotuneFile, read_dump_autotuning
 from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside
 from hlo_lsp.dump.kernels import KernelIndex, kernel_origin, read_kernels
+from hlo_lsp.dump.passes import FileHistory
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
@@ -63,6 +64,8 @@ class HoverInputs:
     fusion: FusionDump | None = None
     #: the dump's autotuning files (:meth:`DumpInputs.autotuning`)
     autotuning: tuple[AutotuneFile, ...] = ()
+    #: the file's pass history (:meth:`hlo_lsp.analysis.pass_history.PassHistories.for_hover`)
+    passes: FileHistory | None = None
 
 
 class DumpInputs:

@@ -40,6 +40,8 @@ from hlo_lsp.features.autotuning import (HEURISTICS, autotuning_for, autotuning_
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
 from hlo_lsp.features.fusion_decisions import fusion_section
+from hlo_lsp.dump.passes import FileHistory
+from hlo_lsp.features.pass_history import history_section
 from hlo_lsp.features.measured import measured_markdown, profile_device
 from hlo_lsp.features.memory import MemoryTimeline, peak_markdown
 from hlo_lsp.features.references import users
@@ -67,7 +69,8 @@ def hover(module: HloModule, offset: int,
           source_roots: Sequence[str] | None = None,
           measured: FileProfile | None = None,
           fusion: FusionDump | None = None,
-          autotuning: Sequence[AutotuneFile] = ()) -> HoverResult | None:
+          autotuning: Sequence[AutotuneFile] = (),
+          passes: FileHistory | None = None) -> HoverResult | None:
     """Hover text for the character ``offset``, or None where there is nothing to
     say. ``assignment``: the buffer assignment of this dump (None when there is
     none); an instruction's definition, or a use resolving to one, then ends with
@@ -97,7 +100,10 @@ def hover(module: HloModule, offset: int,
     or was not fused (:func:`hlo_lsp.features.fusion_decisions.fusion_section`).
     ``autotuning``: the dump's autotuning files (:mod:`hlo_lsp.dump.autotuning`); a
     kernel they name gets the candidates and the winner
-    (:func:`hlo_lsp.features.autotuning.autotuning_lines`)."""
+    (:func:`hlo_lsp.features.autotuning.autotuning_lines`). ``passes``: the
+    pass history of this file (:func:`hlo_lsp.dump.passes.file_history`); an
+    instruction it knows gets the **Pass history** paragraph, the pass that
+    created it (:func:`hlo_lsp.features.pass_history.history_section`)."""
     occ = find_at(module, offset)
     if occ is None:
         return None
@@ -124,6 +130,9 @@ def hover(module: HloModule, offset: int,
     fused = fusion_section(fusion, module, ins)
     if fused:
         result = HoverResult(f"{result.markdown}\n\n{fused}", result.start, result.end)
+    made = _pass_section(passes, ins)
+    if made:
+        result = HoverResult(f"{result.markdown}\n\n{made}", result.start, result.end)
     tuning = _autotuning_section(module, ins, autotuning, bool(deviceless))
     if tuning:
         result = HoverResult(f"{result.markdown}\n\n{tuning}", result.start, result.end)
@@ -138,6 +147,12 @@ def hover(module: HloModule, offset: int,
         return result
     return HoverResult(result.markdown + "\n\n---\n\n" + "\n".join(lines), result.start,
                        result.end)
+
+
+def _pass_section(passes: FileHistory | None, ins: Instruction) -> str | None:
+    """The **Pass history** paragraph of ``ins`` from the file's pass history."""
+    key = passes.key_of(ins.name.name) if passes is not None else None
+    return history_section(passes.blame(key)) if key is not None else None
 
 
 def _autotuning_section(module: HloModule, ins: Instruction,

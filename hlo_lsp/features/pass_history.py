@@ -189,6 +189,62 @@ def format_blame(result: Blame) -> str:
     return "\n".join(visible(line) for line in lines) + "\n"
 
 
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    """One row of the timeline as an editor's *Pass History* view lists it
+    (:func:`timeline_entries`): ``label`` and ``step`` (``0014``,
+    ``0006-0007``, ``-``) as :func:`format_timeline` prints them; ``first`` and
+    ``last`` the positions in the history's stages of the row's first and last
+    step; ``previous`` the position of the file the first step was compared
+    with (the left side of the row's diff; None for the first file read);
+    instruction counts ``added``, ``removed``, ``changed`` (None for a file
+    that could not be read), ``instructions`` in the row's last file; ``notes``
+    (:meth:`Row.notes`); ``end``: the before- or after-optimizations file."""
+
+    label: str
+    step: str
+    first: int
+    last: int
+    previous: int | None
+    added: int | None
+    removed: int | None
+    changed: int | None
+    instructions: int
+    notes: str
+    end: bool
+
+
+def timeline_entries(steps: list[Step], everything: bool = False) -> list[TimelineEntry]:
+    """The rows of :func:`timeline_rows` of ``steps`` (every stage of a
+    history, in order) with the positions an editor opens: each row's files
+    and the file its first step was compared with (the last one before it that
+    could be read). Names from the dump are left as they are (data: a client
+    shows them as text)."""
+    position = {id(s): i for i, s in enumerate(steps)}
+    readable_before: list[int | None] = []
+    last: int | None = None
+    for i, s in enumerate(steps):
+        readable_before.append(last)
+        if not s.problem:
+            last = i
+    out = []
+    for row in timeline_rows(steps, everything):
+        first, last_pos = position[id(row.steps[0])], position[id(row.steps[-1])]
+        a, b = row.first, row.steps[-1].stage
+        step = _index(a) if a is b else f"{_index(a)}-{_index(b)}"
+        unreadable = any(s.problem for s in row.steps)
+        counts = (None, None, None) if unreadable else row.counts()
+        out.append(TimelineEntry(row.label, step, first, last_pos, readable_before[first],
+                                 *counts, row.steps[-1].instructions, row.notes(),
+                                 a.is_end and a is b))
+    return out
+
+
+def quiet_snapshots(steps: list[Step]) -> int:
+    """How many snapshots changed nothing (left out of the timeline)."""
+    return sum(1 for s in steps if not s.stage.is_end and not s.changes and not s.problem)
+
+
 def created_line(result: Blame) -> str | None:
     """The hover line of an instruction's origin, Markdown: "created by
     `triton-gemm-rewriter` in `hlo_normalization`, snapshot 0022"; None when it
@@ -201,5 +257,35 @@ def created_line(result: Blame) -> str | None:
     return f"created by {markdown.code(stage.pass_name)}{where}, snapshot {stage.index:04d}"
 
 
-__all__ = ["MAX_ROWS", "Row", "created_line", "format_blame", "format_timeline",
-           "stage_words", "timeline_rows"]
+def blame_sentence(result: Blame) -> str:
+    """One line of plain text for an editor's message: ``%ynn_fusion: created
+    by dot-library-rewriter in dot-library-passes, snapshot 0014; changed by 2
+    passes since`` (control characters escaped)."""
+    changes = len(result.changed_by)
+    text = f"%{result.instruction}: created by {stage_words(result.created_by)}"
+    if changes:
+        text += f"; changed by {changes} pass{'es' if changes > 1 else ''} since"
+    return visible(text)
+
+
+def history_section(result: Blame) -> str | None:
+    """The hover's **Pass history** paragraph, Markdown: :func:`created_line`,
+    how many passes changed the instruction since, and where its name was
+    another (``rename-instructions``); None when it was in the
+    before-optimizations file and nothing changed it."""
+    created = created_line(result)
+    changes = len(result.changed_by)
+    if created is None and not changes:
+        return None
+    parts = [created[0].upper() + created[1:] if created else "There from the start"]
+    if changes:
+        parts.append(f"changed by {changes} pass{'es' if changes > 1 else ''} since")
+    text = "; ".join(parts)
+    if len(result.names) > 1:
+        text += "; was " + ", ".join(markdown.code(n) for n in result.names[:-1][:3])
+    return f"**Pass history**: {text}"
+
+
+__all__ = ["MAX_ROWS", "Row", "TimelineEntry", "blame_sentence", "created_line", "format_blame", "format_timeline",
+           "history_section", "quiet_snapshots", "stage_words", "timeline_entries",
+           "timeline_rows"]

@@ -96,6 +96,9 @@ ROUTES: dict[str, Route] = _rows(
     # measured profiles (profiles.py): the analysis layer reads them off the loop
     (messages.PROFILE_RUNS, "request", "thread", None, None),
     (messages.LOAD_PROFILE, "command", "thread", None, None),
+    # the pass history (passes.py): walked in a thread by the analysis layer
+    (messages.PASS_HISTORY, "request", "thread", None, None),
+    (messages.PASS_BLAME, "request", "thread", None, None),
 )
 
 

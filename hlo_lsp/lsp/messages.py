@@ -15,6 +15,8 @@ One definition per message, for the handlers and for ``docs/protocol.md``:
 | command ``hlo.recompile`` | ``[uri]``, ``[uri, {"target": T}]``, ``[uri, {"platform": P}]``, ``[uri, {"profile": N}]`` or ``[{uri}]`` | :class:`RecompileReply` |
 | request ``hlo/profileRuns`` | :class:`ProfileRunsParams` | :class:`ProfileRunsReply` |
 | command ``hlo.loadProfile`` | ``[{uri, path?}]`` (:class:`LoadProfileArgs`) or ``[uri, path?]`` | :class:`LoadProfileReply` |
+| request ``hlo/passHistory`` | :class:`DocumentParams` | :class:`PassHistoryReply` |
+| request ``hlo/passBlame`` | :class:`DocumentPositionParams` | :class:`PassBlameReply` |
 
 Params come from the client: :func:`parse_params` and :func:`parse_arguments`
 never raise; malformed input gives None (the handler answers its empty result).
@@ -480,6 +482,119 @@ class LoadProfileReply:
 
 for _cls in (ProfileRunsParams, ProfileRunInfo, ProfileRunsReply, LoadProfileArgs,
              LoadProfileReply):
+    _renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(_cls)}
+    _converter.register_structure_hook(_cls, cattrs.gen.make_dict_structure_fn(
+        _cls, _converter, _cattrs_forbid_extra_keys=False, **_renames))
+    _converter.register_unstructure_hook(_cls, cattrs.gen.make_dict_unstructure_fn(
+        _cls, _converter, **_renames))
+
+
+# ------------------------------------------------------------ pass history ---
+
+#: Custom requests of the pass history (docs/protocol.md, "Pass history").
+PASS_HISTORY = "hlo/passHistory"
+PASS_BLAME = "hlo/passBlame"
+
+
+@attrs.frozen
+class PassSnapshotInfo:
+    """One file of a module's pass history: ``index`` (the step number
+    ``SSSS``; -1 the before-optimizations file, the after-optimizations file one
+    past the last snapshot), ``pipeline``, ``passName`` (the pass just run, or
+    ``before_optimizations``/``after_optimizations`` at the ends), ``step`` (a
+    mid-pass dump's step, else ""), ``file`` (base name) and ``uri``; the
+    instructions ``added``, ``removed``, ``changed`` against the file read
+    before it (null when this one could not be read: ``problem`` says why)."""
+
+    index: int
+    pipeline: str
+    pass_name: str
+    file: str
+    uri: str
+    step: str = ""
+    added: int | None = 0
+    removed: int | None = 0
+    changed: int | None = 0
+    problem: str = ""
+
+
+@attrs.frozen
+class PassRowInfo:
+    """A row of the timeline as ``hlo-lsp passes`` folds it: ``label``
+    (``simplification: algsimp ×2``), ``step`` (``0014``, ``0006-0007``,
+    ``-``), ``first``/``last`` (indices into the reply's ``snapshots`` of its
+    first and last file), ``previous`` (the index of the file its first step is
+    compared with: the left side of its diff, the right side being ``last``;
+    null for the first file), the instruction counts summed (null when a file
+    could not be read), ``instructions`` in its last file, ``notes`` (``+fusion
+    kLoop -reshape``: what appeared and vanished) and ``end`` (the before- or
+    after-optimizations file)."""
+
+    label: str
+    step: str
+    first: int
+    last: int
+    previous: int | None
+    added: int | None
+    removed: int | None
+    changed: int | None
+    instructions: int
+    notes: str
+    end: bool
+
+
+@attrs.frozen
+class PassHistoryReply:
+    """The ``hlo/passHistory`` result: the ``module`` (``module_0008.jit_layer``),
+    its ``directory``, every file of its history in order (``snapshots``), the
+    timeline's ``rows`` and how many snapshots changed nothing (``quiet``, left
+    out of the rows); ``message``: why there is no history ("" when there is
+    one; then everything else is empty)."""
+
+    module: str = ""
+    directory: str = ""
+    snapshots: list[PassSnapshotInfo] = attrs.Factory(list)
+    rows: list[PassRowInfo] = attrs.Factory(list)
+    quiet: int = 0
+    message: str = ""
+
+
+@attrs.frozen
+class PassPlace:
+    """A stage of an instruction's history with the instruction in it:
+    ``index``, ``pipeline``, ``passName``, ``file``, ``uri`` as in
+    :class:`PassSnapshotInfo`, ``words`` (``dot-library-rewriter in
+    dot-library-passes, snapshot 0014``), ``name`` (its name in that file) and
+    ``location`` (its name there: the file's URI and range)."""
+
+    index: int
+    pipeline: str
+    pass_name: str
+    file: str
+    uri: str
+    words: str
+    name: str
+    location: types.Location
+
+
+@attrs.frozen
+class PassBlameReply:
+    """The ``hlo/passBlame`` result: the ``instruction`` (its name in the
+    document), ``createdBy`` (its first appearance; null when there is no
+    blame), ``changedBy`` (each later stage that changed it, in order),
+    ``names`` (its names from its creation on), ``problems`` (files that could
+    not be read on the way) and ``message``: one line for the user (the blame
+    in words, or why there is none)."""
+
+    instruction: str = ""
+    created_by: PassPlace | None = None
+    changed_by: list[PassPlace] = attrs.Factory(list)
+    names: list[str] = attrs.Factory(list)
+    problems: list[str] = attrs.Factory(list)
+    message: str = ""
+
+
+for _cls in (PassSnapshotInfo, PassRowInfo, PassHistoryReply, PassPlace, PassBlameReply):
     _renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(_cls)}
     _converter.register_structure_hook(_cls, cattrs.gen.make_dict_structure_fn(
         _cls, _converter, _cattrs_forbid_extra_keys=False, **_renames))

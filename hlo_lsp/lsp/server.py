@@ -21,12 +21,15 @@ from typing import BinaryIO
 from hlo_lsp.analysis.collector import limit_malloc_arenas
 from hlo_lsp.lsp.dispatch import unrouted
 from hlo_lsp.lsp.handlers import graph, profiles, readable, recompile, text, workspace
+from hlo_lsp.lsp.handlers import passes
 from hlo_lsp.lsp.protocol import HloLanguageServer
 
 #: The handler modules, each with ``register(server)``: the lifecycle and core
 #: requests, readable HLO, the dump directory as a workspace, recompile and links,
 #: the pictures, measured profiles.
 HANDLERS: tuple[ModuleType, ...] = (text, readable, workspace, recompile, graph, profiles)
+#: ... and the pass history.
+HANDLERS += (passes,)
 
 
 def create_server() -> HloLanguageServer:

@@ -342,3 +342,19 @@ def test_nvim_experiment_triton_gemm_off_on_an_h100_dump(nvim, tmp_path) -> None
     [after] = variant.glob("*jit_fp8_block.sm_9.0a_gpu_after_optimizations.txt")
     assert "__cublas$lt$matmul$f8" in after.read_text()
     assert {p.name: p.read_bytes() for p in dump_dir.iterdir() if p.is_file()} == before
+
+
+def test_nvim_pass_history_hover_view_diff_and_first_appearance(nvim, tmp_path) -> None:
+    """Issue 44's pass history in Neovim on a copy of examples/cpu_passes: K on an
+    instruction of the after-optimizations file names the pass that created it,
+    :HloPasses lists the passes and <CR> opens a step's diff (two snapshots in diff
+    mode in a new tab), :HloBlame opens the snapshot that created the instruction on
+    its name and fills the quickfix list."""
+    dump = tmp_path / "dump"
+    shutil.copytree(REPO / "examples" / "cpu_passes", dump)
+    prefix = "module_0008.jit_layer."
+    [before] = dump.glob(f"{prefix}0013.*.txt")
+    [created] = dump.glob(f"{prefix}0014.*.txt")
+    _assert_ok(_run_nvim(nvim, "test_passes.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(dump / f"{prefix}cpu_after_optimizations.txt"),
+                         HLO_TEST_BEFORE=str(before), HLO_TEST_CREATED=str(created)))

@@ -79,7 +79,8 @@ def register(server: HloLanguageServer) -> None:
                              ls.source_roots(uri), device_for(path, ls.settings.device),
                              await ls.host.profiles.for_file(path, ls.settings.profile),
                              fusion=await ls.inputs.fusion_dump(path),
-                             autotuning=await ls.inputs.autotuning(path))
+                             autotuning=await ls.inputs.autotuning(path),
+                             passes=await ls.host.passes.for_hover(path))
         snapshot = ls.host.snapshot()
         got = await snapshot.hover(uri, pos.line, pos.character, inputs,
                                    lambda a: snapshot.memory(a, INTERACTIVE))

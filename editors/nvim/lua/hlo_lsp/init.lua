@@ -1,7 +1,7 @@
 -- hlo-lsp for Neovim: starts the HLO language server for `hlo` buffers, hides
 -- metadata inline, and defines :HloToggleMetadata, :HloRecompile [target], :HloRestart and
 -- the views :HloReadable[!], :HloSummary, :HloCompare, :HloCounterpart (views.lua) and
--- :HloProfile [dir] (profile.lua).
+-- :HloProfile [dir] (profile.lua), :HloPasses and :HloBlame (passes.lua).
 --
 --   require('hlo_lsp').setup({})   -- every option is optional, see M.defaults
 --
@@ -15,6 +15,7 @@ local views = require('hlo_lsp.views')
 local keymaps = require('hlo_lsp.keymaps')
 local folding = require('hlo_lsp.folding')
 local profile = require('hlo_lsp.profile')
+local passes = require('hlo_lsp.passes')
 
 local M = {}
 
@@ -454,6 +455,7 @@ local function create_commands()
   views.create_commands()
   views.register_lsp_commands()
   profile.create_commands()
+  passes.create_commands()
   -- The code action's command runs here too (vim.lsp.commands come before the
   -- server's executeCommand): the same report and reload as :HloRecompile, with
   -- the action's options (`[uri, {"target": "h100"}]`) passed on whole.
@@ -481,6 +483,9 @@ M.memory_text = views.memory_text
 -- Measured profiles (profile.lua): :HloProfile [dir].
 M.profile = profile.profile
 M.load_profile = profile.load
+-- The pass history (passes.lua): :HloPasses, :HloBlame.
+M.passes = passes.history
+M.blame = passes.blame
 
 -- ------------------------------------------------------------------ lspconfig
 

@@ -1,0 +1,203 @@
+-- The pass history (docs/protocol.md, "Pass history"; issue 44), for dumps made with
+-- XLA_FLAGS=--xla_dump_hlo_pass_re=.*:
+--   :HloPasses  a scratch buffer with the timeline of the buffer's module (`hlo/passHistory`):
+--               one row per pass that changed it, as `hlo-lsp passes` prints it; <CR> on a
+--               row opens its diff in a new tab (:diffsplit of the snapshot before the step
+--               and the step's own), on an end row the file.
+--   :HloBlame   the pass that created the instruction under the cursor (`hlo/passBlame`):
+--               jumps to its first appearance (the snapshot, on its name) and fills the
+--               quickfix list with that and each pass that changed it since.
+-- The server does the work; this module asks and shows. Neovim 0.7+.
+local compat = require('hlo_lsp.compat')
+
+local M = {}
+
+M.PASS_HISTORY = 'hlo/passHistory'
+M.PASS_BLAME = 'hlo/passBlame'
+
+--- buffer number of a timeline -> { snapshots, rows, lines = { [row of the buffer] = row } }
+M.timelines = {}
+--- The last `hlo/passBlame` reply, for tests and :lua inspection.
+M.last_blame = nil
+
+local function client_of(bufnr)
+  local client = require('hlo_lsp').get_client(bufnr)
+  if client == nil then
+    compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
+  end
+  return client
+end
+
+local function str(v)
+  return type(v) == 'string' and v or ''
+end
+
+local function count(v)
+  return type(v) == 'number' and tostring(v) or ''
+end
+
+--- The lines of a timeline from the `hlo/passHistory` reply, and the row each line shows.
+function M.timeline_lines(reply)
+  local lines = {
+    string.format('%s: %d files (before, pass snapshots, after) in %s', str(reply.module),
+      #reply.snapshots, str(reply.directory)),
+    string.format('  %-9s %-44s %5s %7s %7s  %s', 'step', 'pipeline: pass', 'added', 'removed',
+      'changed', 'appeared (+) / vanished (-)'),
+  }
+  local at = {}
+  for _, row in ipairs(reply.rows) do
+    local counts
+    if row['end'] then
+      counts = string.format('%5s instructions', count(row.instructions))
+    else
+      counts = string.format('%5s %7s %7s  %s', count(row.added), count(row.removed),
+        count(row.changed), str(row.notes))
+    end
+    table.insert(lines, (string.format('  %-9s %-44s %s', str(row.step), str(row.label), counts)
+      :gsub('%s+$', '')))
+    at[#lines] = row
+  end
+  if type(reply.quiet) == 'number' and reply.quiet > 0 then
+    table.insert(lines, string.format('  (%d snapshots changed nothing)', reply.quiet))
+  end
+  table.insert(lines, '')
+  table.insert(lines, '<CR> on a row: the diff of that step (the snapshot before it and its own)')
+  return lines, at
+end
+
+local function path_of(snapshot)
+  return snapshot and type(snapshot.uri) == 'string' and vim.uri_to_fname(snapshot.uri) or nil
+end
+
+--- The files of a row's diff: (left, right); left nil for the first file.
+function M.diff_files(timeline, row)
+  local snaps = timeline.snapshots
+  local left = type(row.previous) == 'number' and snaps[row.previous + 1] or nil
+  return path_of(left), path_of(snaps[row.last + 1])
+end
+
+--- Opens the step of the timeline row under the cursor: a new tab with :diffsplit of the
+--- two snapshots (the file alone for the first).
+function M.open_row(bufnr, lnum)
+  local timeline = M.timelines[compat.buf(bufnr)]
+  local row = timeline and timeline.lines[lnum or vim.api.nvim_win_get_cursor(0)[1]]
+  if row == nil then
+    return false
+  end
+  local left, right = M.diff_files(timeline, row)
+  if right == nil then
+    return false
+  end
+  if left == nil then
+    vim.cmd('tabnew ' .. vim.fn.fnameescape(right))
+  else
+    vim.cmd('tabnew ' .. vim.fn.fnameescape(left))
+    vim.cmd('vertical diffsplit ' .. vim.fn.fnameescape(right))
+  end
+  return true
+end
+
+--- :HloPasses — the timeline of the buffer's module in a scratch buffer (a split).
+--- `callback(err, reply)` gets the server's answer.
+function M.history(bufnr, callback)
+  bufnr = compat.buf(bufnr)
+  local client = client_of(bufnr)
+  if client == nil then
+    return false
+  end
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+  compat.client_call(client, 'request', M.PASS_HISTORY, params, function(err, reply)
+    if err or type(reply) ~= 'table' or type(reply.rows) ~= 'table' then
+      compat.notify(M.PASS_HISTORY .. ' failed: ' .. tostring(err and err.message or reply),
+        vim.log.levels.ERROR)
+    elseif #reply.rows == 0 then
+      compat.notify(str(reply.message), vim.log.levels.WARN)
+    else
+      local lines, at = M.timeline_lines(reply)
+      vim.cmd('botright new')
+      local buf = vim.api.nvim_get_current_buf()
+      vim.bo[buf].buftype = 'nofile'
+      vim.bo[buf].bufhidden = 'wipe'
+      vim.bo[buf].swapfile = false
+      pcall(vim.api.nvim_buf_set_name, buf, 'hlo-passes://' .. str(reply.module) .. '/' .. buf)
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+      vim.bo[buf].modifiable = false
+      vim.wo.wrap = false
+      M.timelines[buf] = { snapshots = reply.snapshots, rows = reply.rows, lines = at }
+      vim.api.nvim_buf_attach(buf, false, { on_detach = function() M.timelines[buf] = nil end })
+      vim.keymap.set('n', '<CR>', function() M.open_row(buf) end,
+        { buffer = buf, desc = 'hlo-lsp: the diff of this pass' })
+      for lnum in pairs(at) do -- the cursor on the first pass (after the before row)
+        if lnum > 3 then
+          vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+          break
+        end
+      end
+    end
+    if callback then
+      callback(err, reply)
+    end
+  end, bufnr)
+  return true
+end
+
+local function jump(location, encoding)
+  if vim.lsp.util.show_document then
+    return vim.lsp.util.show_document(location, encoding, { focus = true })
+  end
+  return vim.lsp.util.jump_to_location(location, encoding)
+end
+
+local function qf_item(place, what)
+  local range = place.location and place.location.range
+  return {
+    filename = vim.uri_to_fname(place.location.uri),
+    lnum = range.start.line + 1,
+    col = range.start.character + 1,
+    text = what .. ' ' .. str(place.words),
+  }
+end
+
+--- :HloBlame — the pass that created the instruction under the cursor: its first
+--- appearance opened (the cursor on its name), the quickfix list filled with it and
+--- each pass that changed it since. `callback(err, reply)` gets the server's answer.
+function M.blame(bufnr, callback)
+  bufnr = compat.buf(bufnr)
+  local client = client_of(bufnr)
+  if client == nil then
+    return false
+  end
+  local encoding = client.offset_encoding or 'utf-16'
+  local params = vim.lsp.util.make_position_params(0, encoding)
+  compat.client_call(client, 'request', M.PASS_BLAME, params, function(err, reply)
+    M.last_blame = reply
+    local created = type(reply) == 'table' and reply.createdBy or nil
+    if err or type(created) ~= 'table' then
+      compat.notify(err and (M.PASS_BLAME .. ' failed: ' .. tostring(err.message))
+        or str(type(reply) == 'table' and reply.message), vim.log.levels.WARN)
+    else
+      local items = { qf_item(created, 'created by') }
+      for _, place in ipairs(type(reply.changedBy) == 'table' and reply.changedBy or {}) do
+        table.insert(items, qf_item(place, 'changed by'))
+      end
+      vim.fn.setqflist({}, ' ', { title = str(reply.message), items = items })
+      jump(created.location, encoding)
+      compat.notify(str(reply.message), vim.log.levels.INFO)
+    end
+    if callback then
+      callback(err, reply)
+    end
+  end, bufnr)
+  return true
+end
+
+function M.create_commands()
+  vim.api.nvim_create_user_command('HloPasses', function()
+    M.history(0)
+  end, { desc = 'hlo-lsp: the pass history of this module (<CR> on a pass: its diff)' })
+  vim.api.nvim_create_user_command('HloBlame', function()
+    M.blame(0)
+  end, { desc = 'hlo-lsp: go to the first appearance of the instruction under the cursor' })
+end
+
+return M

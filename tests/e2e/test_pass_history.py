@@ -1,0 +1,155 @@
+"""Issue 44, the pass history in the editors, end to end through the real
+server (pytest-lsp over stdio) on a copy of examples/cpu_passes (a real XLA
+CPU compile dumped with ``--xla_dump_hlo_pass_re=.*``): hover on an
+instruction of the after-optimizations file says which pass created it;
+``hlo/passHistory`` lists the module's snapshots and the timeline's rows with
+the files of each row's diff; ``hlo/passBlame`` gives the instruction's first
+appearance (the snapshot and the line of its name there). A dump without pass
+snapshots: no paragraph, a message."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import sys
+from urllib.parse import unquote, urlparse
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from hlo_lsp.lsp.messages import plain
+
+from tests.helpers import EXAMPLES, position_of
+
+SERVER = [sys.executable, "-m", "hlo_lsp"]
+PREFIX = "module_0008.jit_layer."
+AFTER = f"{PREFIX}cpu_after_optimizations.txt"
+CREATED = f"{PREFIX}0014.dot-library-passes.after_dot-library-rewriter.before_pipeline-end.txt"
+FUSED = f"{PREFIX}0017.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient):
+    yield
+    if lsp_client.capabilities is not None:
+        await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def dump(tmp_path) -> pathlib.Path:
+    """A copy of examples/cpu_passes (the server may write nothing beside the example)."""
+    out = tmp_path / "dump"
+    shutil.copytree(EXAMPLES / "cpu_passes", out)
+    return out
+
+
+def _path(uri: str) -> pathlib.Path:
+    return pathlib.Path(unquote(urlparse(uri).path))
+
+
+async def _open(client, path: pathlib.Path) -> tuple[str, str]:
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        workspace_folders=[types.WorkspaceFolder(uri=path.parent.as_uri(), name="dump")],
+        initialization_options={"xlaDiagnostics": False}))
+    text = path.read_text()
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
+    return uri, text
+
+
+async def _hover(client, uri: str, text: str, needle: str) -> str:
+    got = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=position_of(text, needle, 1)))
+    return got.contents.value
+
+
+async def test_hover_says_which_pass_created_the_instruction(client, dump):
+    uri, text = await _open(client, dump / AFTER)
+    # The first hover may come before the walk over the 24 snapshots is done
+    # (it waits at most HOVER_WAIT_S): the paragraph is in the next one.
+    md = ""
+    for _ in range(60):
+        md = await _hover(client, uri, text, "%ynn_fusion = ")
+        if "Pass history" in md:
+            break
+    assert ("**Pass history**: Created by `dot-library-rewriter` in `dot-library-passes`, "
+            "snapshot 0014") in md, md
+    # renamed by the fusion pass (add.6 in the before-optimizations file)
+    md = await _hover(client, uri, text, "%add.1 = ")
+    assert ("**Pass history**: There from the start; changed by 2 passes since; was `add.6`"
+            in md), md
+
+
+async def test_pass_history_lists_the_snapshots_and_the_rows_diffs(client, dump):
+    uri, _ = await _open(client, dump / AFTER)
+    reply = plain(await client.protocol.send_request_async(
+        "hlo/passHistory", {"textDocument": {"uri": uri}}))
+    assert reply["module"] == "module_0008.jit_layer" and reply["message"] == ""
+    snaps = reply["snapshots"]
+    assert len(snaps) == 26  # the two ends and 24 snapshots
+    assert (snaps[0]["passName"], snaps[0]["index"]) == ("before_optimizations", -1)
+    assert (snaps[-1]["passName"], snaps[-1]["file"]) == ("after_optimizations", AFTER)
+    assert all(_path(s["uri"]) == dump / s["file"] for s in snaps)
+    rows = reply["rows"]
+    assert [r["step"] for r in rows] == ["-", "0006", "0014", "0017", "0024"]
+    assert reply["quiet"] == 21
+    row = rows[2]
+    assert row["label"] == "dot-library-passes: dot-library-rewriter"
+    assert (row["added"], row["removed"], row["changed"]) == (3, 0, 2)
+    assert row["notes"] == "+fusion __ynn_fusion +fusion kCustom"
+    # the row's diff: the snapshot before it and its own
+    assert snaps[row["last"]]["file"] == CREATED
+    assert snaps[row["previous"]]["index"] == 13
+    assert rows[0]["end"] and rows[0]["previous"] is None
+    # whichever file of the module is open: the same history
+    snapshot_uri = (dump / FUSED).as_uri()
+    other = plain(await client.protocol.send_request_async(
+        "hlo/passHistory", {"textDocument": {"uri": snapshot_uri}}))
+    assert other == reply
+
+
+async def test_pass_blame_goes_to_the_first_appearance(client, dump):
+    uri, text = await _open(client, dump / AFTER)
+    reply = plain(await client.protocol.send_request_async("hlo/passBlame", {
+        "textDocument": {"uri": uri}, "position": plain(position_of(text, "%ynn_fusion = ", 3))}))
+    assert reply["instruction"] == "ynn_fusion"
+    created = reply["createdBy"]
+    assert (created["passName"], created["pipeline"], created["index"]) == (
+        "dot-library-rewriter", "dot-library-passes", 14)
+    assert reply["message"] == ("%ynn_fusion: created by dot-library-rewriter in "
+                                "dot-library-passes, snapshot 0014")
+    where = created["location"]
+    assert _path(where["uri"]) == dump / CREATED
+    line = (dump / CREATED).read_text().splitlines()[where["range"]["start"]["line"]]
+    start, end = where["range"]["start"]["character"], where["range"]["end"]["character"]
+    assert line[start - 1:end] == "%ynn_fusion" and line[end:].startswith(" = ")
+    # a use of an instruction (an operand) blames the instruction it names; one
+    # renamed by the fusion pass has its first name where it appeared
+    reply = plain(await client.protocol.send_request_async("hlo/passBlame", {
+        "textDocument": {"uri": uri},
+        "position": plain(position_of(text, "%add.1)", 2))}))
+    assert reply["instruction"] == "add.1" and reply["names"] == ["add.6", "add.1"]
+    assert reply["createdBy"]["passName"] == "before_optimizations"
+    assert [c["index"] for c in reply["changedBy"]] == [6, 17]
+    first = reply["createdBy"]["location"]
+    assert (dump / f"{PREFIX}before_optimizations.txt").read_text().splitlines()[
+        first["range"]["start"]["line"]].lstrip().startswith("%add.6 = ")
+
+
+async def test_a_dump_without_pass_snapshots_has_no_history(client, tmp_path):
+    out = tmp_path / "dump"
+    out.mkdir()
+    shutil.copy(EXAMPLES / "cpu_passes" / AFTER, out / AFTER)
+    uri, text = await _open(client, out / AFTER)
+    md = await _hover(client, uri, text, "%ynn_fusion = ")
+    assert "fusion" in md and "Pass history" not in md
+    reply = plain(await client.protocol.send_request_async(
+        "hlo/passHistory", {"textDocument": {"uri": uri}}))
+    assert reply["rows"] == [] and "no pass snapshots" in reply["message"]
+    blame = plain(await client.protocol.send_request_async("hlo/passBlame", {
+        "textDocument": {"uri": uri}, "position": plain(position_of(text, "%ynn_fusion = ", 3))}))
+    assert blame["createdBy"] is None and "no pass snapshots" in blame["message"]
