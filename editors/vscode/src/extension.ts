@@ -35,6 +35,7 @@ import {
 } from './serverCommand';
 import { HloGraphPanel } from './graphPanel';
 import { HloViews } from './viewCommands';
+import { HloPassHistory } from './passHistoryView';
 import { LOAD_PROFILE, PROFILE_RUNS_METHOD, loadProfileArgument, parseProfileRuns, profileNeedsChoice, runItems } from './profiles';
 import { GOTO_COUNTERPART, SHOW_SUMMARY } from './views';
 
@@ -71,6 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     controller,
     views,
     graphs,
+    new HloPassHistory(() => client, (m) => output.appendLine(m)),
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {

@@ -355,6 +355,7 @@ test('package.json: language, grammar, commands, settings', () => {
   assert.deepEqual(commands, [
     'hlo.compareWith',
     'hlo.gotoCounterpart',
+    'hlo.gotoFirstAppearance',
     'hlo.loadProfile',
     'hlo.openReadableView',
     'hlo.openReadableViewInlineFusions',
@@ -362,6 +363,7 @@ test('package.json: language, grammar, commands, settings', () => {
     'hlo.restartServer',
     'hlo.showGraph',
     'hlo.showMemory',
+    'hlo.showPassHistory',
     'hlo.showSummaryView',
     'hlo.toggleMetadata',
   ]);
@@ -621,4 +623,37 @@ test('profiles: hlo/profileRuns answers, the runs newest first, hlo.loadProfile 
   assert.deepEqual(pf.loadProfileArgument([uri, '/d/prof']), { uri, path: '/d/prof' });
   assert.deepEqual(pf.loadProfileArgument([{ uri, path: '' }]), { uri });
   assert.equal(pf.loadProfileArgument([{ path: '/d' }]), undefined);
+});
+
+test('passHistory.ts: the hlo/passHistory and hlo/passBlame replies validated; a row\'s diff is the file before it and its own', async () => {
+  const p = await importTs('passHistory');
+  const snap = (index, passName, file) => ({ index, pipeline: 'pipe', passName, file, uri: `file:///d/${file}` });
+  const history = p.parsePassHistory({
+    module: 'module_0008.jit_layer',
+    snapshots: [snap(-1, 'before_optimizations', 'b.txt'), snap(13, 'pipeline-start', 's13.txt'), snap(14, 'dot-library-rewriter', 's14.txt'), 'junk'],
+    rows: [
+      { label: 'before_optimizations', step: '-', first: 0, last: 0, previous: null, added: 0, removed: 0, changed: 0, instructions: 15, notes: '', end: true },
+      { label: 'dot-library-passes: dot-library-rewriter', step: '0014', first: 2, last: 2, previous: 1, added: 3, removed: 0, changed: 2, instructions: 18, notes: '+fusion kCustom', end: false },
+      { label: 'unreadable', step: '0015', first: 9, last: 9, previous: 2 }, // names no snapshot: left out
+      { label: 'x', step: '0016', first: 2, last: 2, previous: 2, added: null, removed: null, changed: null, instructions: 0, notes: 'unreadable: too large', end: false },
+    ],
+    quiet: 21,
+  });
+  assert.equal(history.rows.length, 3);
+  assert.equal(history.quiet, 21);
+  assert.deepEqual(p.rowDiff(history, history.rows[1]), { left: 'file:///d/s13.txt', right: 'file:///d/s14.txt', title: 'dot-library-passes: dot-library-rewriter (snapshot 0014)' });
+  assert.deepEqual(p.rowDiff(history, history.rows[0]), { left: undefined, right: 'file:///d/b.txt', title: 'before_optimizations' });
+  assert.equal(p.rowDescription(history.rows[1]), '+3 -0 ~2');
+  assert.equal(p.rowDescription(history.rows[0]), '15 instructions');
+  assert.equal(p.rowDescription(history.rows[2]), 'unreadable');
+  assert.deepEqual(p.parsePassHistory(null), { module: '', snapshots: [], rows: [], quiet: 0, message: '' });
+  const range = { start: { line: 38, character: 3 }, end: { line: 38, character: 13 } };
+  const blame = p.parsePassBlame({
+    instruction: 'ynn_fusion', message: 'created by ...',
+    createdBy: { words: 'dot-library-rewriter in dot-library-passes, snapshot 0014', uri: 'file:///d/s14.txt', location: { uri: 'file:///d/s14.txt', range } },
+    changedBy: [{ words: 'bad' }],
+  });
+  assert.deepEqual(blame.createdBy.location, { uri: 'file:///d/s14.txt', range });
+  assert.deepEqual(blame.changedBy, []);
+  assert.equal(p.parsePassBlame({ message: 'no pass snapshots' }).createdBy, undefined);
 });

@@ -200,6 +200,8 @@ def _every_request(uri: str, text: str, first_id: int) -> list[dict]:
         (command, {"command": "hlo.gotoCounterpart", "arguments": [uri, pos]}),
         ("hlo/profileRuns", {"textDocument": doc}),
         (command, {"command": "hlo.loadProfile", "arguments": [{"uri": uri}]}),
+        ("hlo/passHistory", {"textDocument": doc}),
+        ("hlo/passBlame", {"textDocument": doc, "position": pos}),
     ]
     return [{"id": first_id + i, "method": method, "params": params}
             for i, (method, params) in enumerate(requests)]

@@ -23,6 +23,7 @@ EXPECTED_FEATURES = {
     "workspace/didChangeWorkspaceFolders", "hlo/inlineRegions", "hlo/counterpart",
     "hlo/counterpartFiles", "hlo/workspaceStatus", "hlo/graph", "hlo/memory",
     "hlo/profileRuns"}
+EXPECTED_FEATURES |= {"hlo/passHistory", "hlo/passBlame"}
 EXPECTED_COMMANDS = {"hlo.showSummary", "hlo.readableView", "hlo.compareDumps",
                      "hlo.gotoCounterpart", "hlo.recompile", "hlo.loadProfile"}
 

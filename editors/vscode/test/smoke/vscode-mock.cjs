@@ -194,6 +194,7 @@ let typeCounter = 0;
 const window = {
   createOutputChannel(name) { return { name, append(t) { record.output.push(t); }, appendLine(t) { record.output.push(t); }, replace() {}, clear() {}, show() {}, hide() {}, dispose() {}, info(t) { record.output.push(t); }, warn(t) { record.output.push(t); }, error(t) { record.output.push(t); }, trace(t) { record.output.push(t); }, debug(t) { record.output.push(t); }, logLevel: 2, onDidChangeLogLevel: event('outlog') }; },
   createStatusBarItem() { return { text: '', tooltip: '', command: undefined, show() { this.visible = true; }, hide() { this.visible = false; }, dispose() {} }; },
+  createTreeView(id, options) { return { id, options, visible: false, message: '', title: '', onDidChangeVisibility: event('treeView.onDidChangeVisibility'), reveal() { return Promise.resolve(); }, dispose() {} }; },
   createTextEditorDecorationType(options) { const t = { id: `dec${++typeCounter}`, options, dispose() {} }; record.decorationTypes.push(t); return t; },
   get visibleTextEditors() { return visibleTextEditors; },
   get activeTextEditor() { return activeTextEditor; },
