@@ -1,5 +1,5 @@
 // Drives code-server in headless Chromium and checks what a user of the extension sees.
-//   node check.mjs first-hour|examples|profile|no-server URL WORKDIR     (run by run.sh)
+//   node check.mjs first-hour|examples|profile|passes|no-server URL WORKDIR     (run by run.sh)
 // puppeteer-core is installed in WORKDIR. Environment from run.sh: HLO_CHROMIUM,
 // HLO_ART (screenshots), HLO_DUMP (jit_mlp's dump file), HLO_PROGRAM (model.py),
 // HLO_BARE_PYTHON (a Python without hlo_lsp), HLO_PROFILED (the paths of the real
@@ -813,6 +813,93 @@ async function experimentScenario() {
 }
 
 if (mode === 'experiment') await experimentScenario();
+
+/**
+ * Issue 44: the pass history. A copy of examples/cpu_passes (a real XLA CPU compile dumped
+ * with --xla_dump_hlo_pass_re=.*) opened in code-server: the hover on %ynn_fusion of the
+ * after-optimizations file says which pass created it; *HLO: Show Pass History* lists the
+ * passes in the Pass History view, a click on dot-library-rewriter's row opens the diff of
+ * the snapshot before it and its own; *HLO: Go to First Appearance* on %ynn_fusion opens
+ * the snapshot that created it, the cursor on its name.
+ */
+async function passesScenario(folder) {
+  const prefix = 'module_0008.jit_layer.';
+  const after = `${prefix}cpu_after_optimizations.txt`;
+  const files = fs.readdirSync(folder);
+  const created = files.find((n) => n.startsWith(`${prefix}0014.`));
+  const before = files.find((n) => n.startsWith(`${prefix}0013.`));
+  const lines = fs.readFileSync(path.join(folder, after), 'utf8').split('\n');
+  const row = lines.findIndex((l) => l.includes('%ynn_fusion = '));
+  const createdLine = fs.readFileSync(path.join(folder, created), 'utf8').split('\n').findIndex((l) => l.includes('%ynn_fusion = '));
+  const onFusion = async () => {
+    await openFile(after);
+    await gotoLine(row + 1, lines[row].indexOf('%ynn_fusion') + 3);
+  };
+
+  await check('the after-optimizations file of a pass dump opens as HLO', async () => {
+    await openFile(after);
+    await waitFor('language HLO', async () => (await statusBar()).includes('HLO'));
+  });
+
+  await check('hover on %ynn_fusion says which pass created it', async () => {
+    await onFusion();
+    const h = await showHover('Pass history');
+    console.log(`pass history hover:\n${h}\n---`);
+    assert.match(h, /Pass history: Created by dot-library-rewriter in dot-library-passes, snapshot 0014/);
+    assert.ok(await scrollHoverTo('Pass history'), 'the Pass history paragraph scrolled into the hover');
+    await screenshot('pass-history-hover');
+    await dismiss();
+  });
+
+  await check('HLO: Show Pass History lists the passes; a click opens the diff of the step', async () => {
+    await command('HLO: Show Pass History');
+    // the folder's file list collapsed: the Pass History view gets the Explorer's height
+    const folderPane = await page.evaluateHandle(() => [...document.querySelectorAll('.pane-header[aria-expanded="true"]')]
+      .find((h) => h.textContent.trim().toLowerCase() === 'passes'));
+    if (folderPane.asElement()) await folderPane.asElement().click();
+    const label = 'dot-library-passes: dot-library-rewriter';
+    const item = await waitFor('the pass in the Pass History view', async () => {
+      const rows = await page.$$('.monaco-list-row');
+      for (const r of rows) {
+        const t = await r.evaluate((e) => e.textContent);
+        if (t.includes(label) && t.includes('0014')) return r;
+      }
+      return undefined;
+    }, 60000);
+    const text = await item.evaluate((e) => e.textContent);
+    assert.match(text, /\+3 -0 ~2/, `the row's counts: ${text}`);
+    await item.click();
+    await waitFor('a diff editor', () => page.$('.monaco-diff-editor'), 30000);
+    const tab = await waitFor('the diff\'s tab', async () => {
+      const t = await activeTab();
+      return t && t.label.includes('dot-library-rewriter') ? t : undefined;
+    }, 30000);
+    console.log(`diff tab: ${JSON.stringify(tab)}`);
+    assert.ok(tab.label.includes('snapshot 0014'), `titled with the pass: ${tab.label}`);
+    const both = `${tab.title} ${tab.aria}`;
+    assert.ok(both.includes(before) && both.includes(created), `the diff of ${before} and ${created}: ${both}`);
+    // the two sides show the two snapshots: the fusion only on the right
+    const sides = await page.$$eval('.monaco-diff-editor .editor.original .view-lines, .monaco-diff-editor .editor.modified .view-lines',
+      (els) => els.map((e) => e.textContent));
+    assert.equal(sides.length, 2);
+    await screenshot('pass-history-diff');
+  });
+
+  await check('HLO: Go to First Appearance opens the snapshot that created %ynn_fusion on its name', async () => {
+    await onFusion();
+    await command('HLO: Go to First Appearance');
+    await waitFor(`the editor of ${created}`, async () => (await activeTab())?.label.includes(created), 30000);
+    const at = await waitFor('the cursor on its line', async () => {
+      const c = await cursorAt();
+      return c && c.line === createdLine + 1 ? c : undefined;
+    }, 15000);
+    const fusionLine = fs.readFileSync(path.join(folder, created), 'utf8').split('\n')[createdLine];
+    assert.equal(at.column, fusionLine.indexOf('%ynn_fusion') + 2, 'on the name, after the %');
+    await screenshot('pass-history-first-appearance');
+  });
+}
+
+if (mode === 'passes') await passesScenario(new URL(url).searchParams.get('folder'));
 
 /** jit_mlp's after-optimizations file in the dump folder now (first-hour recompiled it for an H100: renamed). */
 const mlpDumpNow = () => {

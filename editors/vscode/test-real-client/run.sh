@@ -242,6 +242,14 @@ if wanted first-hour || wanted examples || wanted profile || wanted experiment; 
   if wanted experiment; then check experiment "http://127.0.0.1:$PORT/?folder=$(dirname "$FP8_DUMP")" "$WORK" || status=1; fi
   stop_code_server
 fi
+if wanted passes; then
+  # issue 44, the pass history (check.mjs "passes"; not in the default list: its own
+  # pytest entry): a copy of examples/cpu_passes
+  mkdir -p "$SCEN/passes" && cp "$REPO"/examples/cpu_passes/module_* "$SCEN/passes/"
+  start_code_server passes "$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON"
+  check passes "http://127.0.0.1:$PORT/?folder=$SCEN/passes" "$WORK" || status=1
+  stop_code_server
+fi
 if wanted no-server; then
   start_code_server no-server "" "$SCEN/bare/bin/python"
   check no-server "http://127.0.0.1:$PORT/?folder=$(dirname "$DUMP")" "$WORK" || status=1
