@@ -111,3 +111,40 @@ def test_a_fusion_renamed_by_rename_fusions_is_followed_to_priority_fusion(pass_
     assert "created by priority-fusion in fusion" in done.stdout
     assert "changed by rename_fusions in post-fusion_optimization" in done.stdout
     assert "names: fusion." in done.stdout and "-> loop_multiply_fusion" in done.stdout
+
+
+# The same in the editor: hover on the cuBLASLt call of the after-optimizations file
+# (the real server through pytest-lsp) names the pass that created it.
+import pytest_lsp  # noqa: E402
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+from tests.helpers import position_of  # noqa: E402
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "hlo_lsp"]))
+async def client(lsp_client: LanguageClient):
+    yield
+    if lsp_client.capabilities is not None:
+        await lsp_client.shutdown_session()
+
+
+async def test_hover_on_the_cublaslt_call_says_cublas_gemm_rewriter_created_it(client, pass_dumps):
+    after = _after(pass_dumps["cublaslt"])
+    text = after.read_text()
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        workspace_folders=[types.WorkspaceFolder(uri=after.parent.as_uri(), name="dump")],
+        initialization_options={"xlaDiagnostics": False}))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=after.as_uri(), language_id="hlo", version=1, text=text)))
+    line = text.splitlines()[_line(after, 'custom_call_target="__cublas$lt$matmul$f8"') - 1]
+    name = line.split("=", 1)[0].strip().removeprefix("ROOT ").strip()
+    md = ""
+    for _ in range(60):  # the first hovers may come before the walk is done
+        md = (await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=after.as_uri()),
+            position=position_of(text, f"{name} = ", 2)))).contents.value
+        if "Pass history" in md:
+            break
+    assert "**Pass history**: Created by `cublas-gemm-rewriter` in `hlo_normalization`" in md, md

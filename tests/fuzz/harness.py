@@ -1121,6 +1121,8 @@ def request_makers(uri: str, text: str, rng: random.Random) -> dict[str, Callabl
         command + " hlo.loadProfile": lambda: types.ExecuteCommandParams(
             "hlo.loadProfile", [{"uri": uri, **({"path": profile_dir()}
                                                 if rng.random() < 0.7 else {})}]),
+        "hlo/passHistory": lambda: {"textDocument": {"uri": uri}},
+        "hlo/passBlame": lambda: {"textDocument": {"uri": uri}, "position": position_json()},
     }
 
 
