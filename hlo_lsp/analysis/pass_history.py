@@ -129,7 +129,11 @@ class PassHistories:
         name = parse_dump_name(os.path.basename(path)) if path else None
         if name is None or name.stage != AFTER_OPTIMIZATIONS:
             return None
-        found = await self._answers.get(("file", path), self._walk, path, wait=HOVER_WAIT_S)
+        try:
+            found = await self._answers.get(("file", path), self._walk, path,
+                                            wait=HOVER_WAIT_S)
+        except Exception:  # noqa: BLE001 - a bug here must not cost the whole hover
+            return None
         return found if isinstance(found, FileHistory) else None
 
     async def blame_at(self, path: str, uri: str, line: int, character: int) -> BlameAt:
@@ -164,9 +168,10 @@ class PassHistories:
         """Drop what was read for the directory of ``path`` (a file there changed)."""
         directory = os.path.dirname(path)
         self._answers.forget(lambda key: os.path.dirname(key[1]) == directory)
-        with self._lock:
-            for known in [p for p in self._walked if os.path.dirname(p) == directory]:
-                self._walked.pop(known, None)
+        # not under the lock (a walk holds it): a walk stored meanwhile has the old
+        # version and is walked again when next asked
+        for known in [p for p in list(self._walked) if os.path.dirname(p) == directory]:
+            self._walked.pop(known, None)
 
 
 __all__ = ["BlameAt", "HOVER_WAIT_S", "MAX_FILES", "PASSES_TTL_S", "PassHistories"]

@@ -263,3 +263,26 @@ def test_a_change_at_a_pipeline_start_is_worded_as_such():
     assert (stage.index, stage.pass_name) == (5, "pipeline-start")
     assert stage_words(stage) == ("the start of pipeline simplification, snapshot 0005 (a change "
                                   "made outside the passes XLA dumped)")
+
+
+def test_file_history_notes_where_each_instruction_appeared_in_one_walk():
+    found = passes.file_history(str(AFTER))
+    assert found.position == len(found.history.stages) - 1
+    assert [s.stage for s in found.steps] == list(found.history.stages)
+    # every instruction of the file has its blame, the one `hlo-lsp blame` prints
+    for key, line in found.lines.items():
+        assert found.blame(key) == passes.blame(str(AFTER), line)
+    fusion = found.blame("ynn_fusion")
+    [place] = fusion.places  # created, never changed since
+    text = (DUMP / fusion.created_by.file).read_text().splitlines()[place.line]
+    assert text[place.column - 1:].startswith("%ynn_fusion = ")
+    # renamed by the fusion pass: a place in each file that changed it, under its name there
+    renamed = found.blame("add.1")
+    assert [p.name for p in renamed.places] == ["add.6", "add.6", "add.1"]
+    for stage, p in zip((renamed.created_by, *renamed.changed_by), renamed.places):
+        line = (DUMP / stage.file).read_text().splitlines()[p.line]
+        assert line[p.column:].startswith(f"{p.name} = ")
+    # a snapshot's history stops at it
+    snapshot = passes.file_history(str(DUMP / fusion.created_by.file))
+    assert len(snapshot.steps) == snapshot.position + 1 < len(found.steps)
+    assert snapshot.blame("ynn_fusion").created_by == fusion.created_by
