@@ -152,7 +152,10 @@ export class HloPassHistory implements vscode.TreeDataProvider<Item>, vscode.Dis
     }
     const where = blame.createdBy.location;
     const range = client.protocol2CodeConverter.asRange(where.range);
-    await vscode.window.showTextDocument(vscode.Uri.parse(where.uri), { selection: range, preview: false });
+    const shown = await vscode.window.showTextDocument(vscode.Uri.parse(where.uri), { preview: false });
+    // the name selected, the cursor at its start
+    shown.selection = new vscode.Selection(range.end, range.start);
+    shown.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     vscode.window.setStatusBarMessage(`HLO: ${blame.message}`, 15000);
   }
 }
