@@ -640,8 +640,9 @@ class FileHistory:
     before it (:func:`file_history`): ``history`` and the file's ``position``
     in its stages, the ``steps`` up to the file (what each changed), and the
     origin of every instruction of the file (:meth:`blame`, by key: the name,
-    ``computation/name`` for a name used twice). ``problems``: ``(position,
-    "file: reason")`` of the files that could not be read."""
+    ``computation/name`` for a name used twice), each key's name, line and
+    computation. ``problems``: ``(position, "file: reason")`` of the files that
+    could not be read."""
 
     history: History
     position: int
@@ -650,14 +651,20 @@ class FileHistory:
     names: dict[str, str]
     lines: dict[str, int]
     problems: tuple[tuple[int, str], ...] = ()
+    computations: dict[str, str] = field(default_factory=dict)
 
     @property
     def stage(self) -> Stage:
         """The stage of the file."""
         return self.history.stages[self.position]
 
-    def key_of(self, name: str) -> str | None:
-        """The key of the instruction named ``name`` (no ``%``), None when none is."""
+    def key_of(self, name: str, computation: str | None = None) -> str | None:
+        """The key of the instruction named ``name`` (no ``%``), in ``computation``
+        when given (names of fused computations' parameters repeat); None when
+        none is."""
+        if computation is not None and self.computations.get(name, computation) != computation:
+            other = f"{computation}/{name}"
+            return other if other in self.origins else None
         return name if name in self.origins else None
 
     def key_at_line(self, line: int) -> str | None:
@@ -720,7 +727,7 @@ def file_history(path: str, limit: int = MAX_SNAPSHOT_BYTES) -> FileHistory:
         raise HistoryError(f"{path}: {done[-1].problem}")
     return FileHistory(history, at, tuple(done), origins,
                        {k: ins.name for k, ins in summary.instructions.items()},
-                       dict(summary.lines), tuple(problems))
+                       dict(summary.lines), tuple(problems), dict(summary.computations))
 
 
 def instruction_at_line(summary: Summary, line: int) -> str | None:

@@ -151,7 +151,9 @@ def hover(module: HloModule, offset: int,
 
 def _pass_section(passes: FileHistory | None, ins: Instruction) -> str | None:
     """The **Pass history** paragraph of ``ins`` from the file's pass history."""
-    key = passes.key_of(ins.name.name) if passes is not None else None
+    comp = ins.computation
+    key = passes.key_of(ins.name.name, comp.name.name if comp is not None else None) \
+        if passes is not None else None
     return history_section(passes.blame(key)) if key is not None else None
 
 

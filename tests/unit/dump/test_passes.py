@@ -272,6 +272,9 @@ def test_file_history_notes_where_each_instruction_appeared_in_one_walk():
     # every instruction of the file has its blame, the one `hlo-lsp blame` prints
     for key, line in found.lines.items():
         assert found.blame(key) == passes.blame(str(AFTER), line)
+    # by name, in its computation when one is given (fused parameters' names repeat)
+    assert found.key_of("param_0", "fused_computation") == "param_0" == found.key_of("param_0")
+    assert found.key_of("param_0", "main.2") is None and found.key_of("nothing") is None
     fusion = found.blame("ynn_fusion")
     [place] = fusion.places  # created, never changed since
     text = (DUMP / fusion.created_by.file).read_text().splitlines()[place.line]
