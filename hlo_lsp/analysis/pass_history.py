@@ -143,8 +143,8 @@ class PassHistories:
         found = await self.of_file(path)
         if isinstance(found, str):
             return BlameAt(None, None, found)
-        name = await self._name_at(uri, line, character)
-        key = found.key_of(name) if name else None
+        name, computation = await self._name_at(uri, line, character)
+        key = found.key_of(name, computation) if name else None
         if key is None:
             key = found.key_at_line(line)
         if key is None:
@@ -152,17 +152,20 @@ class PassHistories:
             return BlameAt(found, None, f"No instruction of the pass history at {where}")
         return BlameAt(found, found.blame(key))
 
-    async def _name_at(self, uri: str, line: int, character: int) -> str | None:
-        """The name of the instruction at the position of the open document."""
+    async def _name_at(self, uri: str, line: int, character: int
+                       ) -> tuple[str | None, str | None]:
+        """The name of the instruction at the position of the open document and
+        of its computation ((None, None) when there is none)."""
         async with self.store.lease(uri) as a:
             if a is None:
-                return None
+                return None, None
             occ = find_at(a.module, a.lines.offset(line, character))
-            if occ is None:
-                return None
-            if occ.kind == Kind.INSTRUCTION_USE and isinstance(occ.target, Instruction):
-                return occ.target.name.name
-            return occ.instruction.name.name if occ.instruction is not None else None
+            ins = occ.target if occ is not None and occ.kind == Kind.INSTRUCTION_USE \
+                and isinstance(occ.target, Instruction) else (occ.instruction if occ else None)
+            if ins is None:
+                return None, None
+            comp = ins.computation
+            return ins.name.name, comp.name.name if comp is not None else None
 
     def forget(self, path: str) -> None:
         """Drop what was read for the directory of ``path`` (a file there changed)."""
