@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from hlo_lsp.analysis.documents import DocumentStore
 from hlo_lsp.analysis.refreshed import Refreshed
+from hlo_lsp.dump.file_summary import stat_key
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
 from hlo_lsp.dump.passes import Blame, FileHistory, HistoryError, file_history, history_of_file
 from hlo_lsp.model.hlo import Instruction
@@ -51,11 +52,13 @@ class BlameAt:
     message: str = ""
 
 
-def _version(path: str) -> tuple:
+def _version(path: str) -> tuple | None:
     """The version of ``path``'s dump directory as the walk saw it: the stat
-    of the directory and of the file (OSError when either is gone)."""
-    d, f = os.stat(os.path.dirname(path) or "."), os.stat(path)
-    return d.st_mtime_ns, d.st_ino, f.st_mtime_ns, f.st_size, f.st_ino
+    key (:func:`hlo_lsp.dump.file_summary.stat_key`, the one every cache of a
+    dump directory keys on) of the directory (a snapshot written or removed)
+    and of the file (a recompile rewrote it); None when either is gone."""
+    d, f = stat_key(os.path.dirname(path) or "."), stat_key(path)
+    return None if d is None or f is None else (d, f)
 
 
 class PassHistories:
@@ -77,10 +80,9 @@ class PassHistories:
     def _walk(self, path: str) -> FileHistory | str:
         """The history of the file ``path``, walked again only when its
         directory's version changed; a str says why there is none."""
-        try:
-            version = _version(path)
-        except OSError as exc:
-            return f"{path}: {exc.strerror or exc}"
+        version = _version(path)
+        if version is None:
+            return f"{path}: the file or its directory is gone"
         with self._lock:  # one walk of a file at a time; the second asker reuses it
             known = self._walked.get(path)
             if known is not None and known[0] == version:
