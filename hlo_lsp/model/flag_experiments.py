@@ -13,7 +13,7 @@ names each flag after its field). ``default`` is XLA's own default
 depends on the device or was not checked: XLA writes a module's
 ``*.debug_options`` file with the fields that differ from those defaults,
 which is how the defaults here were checked (the full-tier test
-``tests/e2e/test_flag_experiments.py`` sets each flag to its ``default`` and
+``tests/e2e/test_gpu_flag_experiments.py`` sets each flag to its ``default`` and
 finds none of them in the file, and runs jaxlib with every flag of the table:
 XLA aborts on a flag it does not know).
 
