@@ -25,12 +25,13 @@ from hlo_lsp.analysis.profiles import ProfileInput
 from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.dump.autotuning import AutotuneFile, read_dump_autotuning
 from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside
-from hlo_lsp.dump.kernels import KernelIndex, kernel_origin, read_kernels
+from hlo_lsp.dump.kernels import KernelIndex, kernel_instruction, kernel_origin, read_kernels
 from hlo_lsp.dump.passes import FileHistory
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
                                   load_buffer_assignment_for)
 from hlo_lsp.dump.sources import source_dirs, trusted_roots
 from hlo_lsp.dump.targets import deviceless_statement
+from hlo_lsp.features.fusion_decisions import kernel_origin_markdown
 from hlo_lsp.model.spans import FileTarget
 
 #: How long the deviceless statement of a dump is kept before it is read again
@@ -151,6 +152,18 @@ class DumpInputs:
             return None
         hlo, row, start, end = got
         return FileTarget(hlo, row + 1, start + 1, row + 1, end + 1)
+
+    async def kernel_hover(self, path: str, line: int) -> str | None:
+        """The hover of the 0-based ``line`` of the PTX or LLVM IR file ``path``:
+        on a kernel's ``.entry`` or ``define``, the HLO instruction it was
+        generated for (:func:`hlo_lsp.features.fusion_decisions.kernel_origin_markdown`);
+        None on any other line, without that instruction, or when a file cannot
+        be read. Read in a thread, not cached."""
+        try:
+            got = await asyncio.to_thread(kernel_instruction, path, line)
+        except OSError:  # UntrustedFileError: unreadable, not regular, too large
+            return None
+        return None if got is None else kernel_origin_markdown(got)
 
     @staticmethod
     def source_roots(path: str | None, folders: Sequence[str],

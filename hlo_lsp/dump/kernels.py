@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
 from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
@@ -223,16 +224,29 @@ def kernel_on_line(text: str, line: int, kind: str) -> str | None:
     return found[0].kernel if found else None
 
 
-def kernel_origin(kernel_path: str, line: int,
-                  limit: int = MAX_KERNEL_FILE_BYTES) -> tuple[str, int, int, int] | None:
-    """Where the HLO instruction of the kernel defined on the 0-based ``line`` of
-    the PTX or LLVM IR file ``kernel_path`` is defined: ``(HLO file, 0-based
-    line, start column, end column)`` of its name in the module's
-    after-optimizations file (:func:`after_optimizations_for`); None when the
-    line defines no kernel, there is no such file or no instruction of it has
-    that kernel's name (:func:`kernel_name`). Reads both files as untrusted
-    input (at most ``limit`` bytes each); raises :class:`UntrustedFileError`
-    when one cannot be read."""
+class KernelOrigin(NamedTuple):
+    """The HLO instruction of a kernel: its after-optimizations file ``hlo``,
+    the 0-based ``line`` and columns ``[start, end)`` of its name (``%``
+    included, as written), the ``instruction`` name (no ``%``) and the
+    ``kernel`` name on the kernel file's line."""
+
+    hlo: str
+    line: int
+    start: int
+    end: int
+    instruction: str
+    kernel: str
+
+
+def kernel_instruction(kernel_path: str, line: int,
+                       limit: int = MAX_KERNEL_FILE_BYTES) -> KernelOrigin | None:
+    """The :class:`KernelOrigin` of the kernel defined on the 0-based ``line``
+    of the PTX or LLVM IR file ``kernel_path``: the instruction of the module's
+    after-optimizations file (:func:`after_optimizations_for`) whose kernel
+    name (:func:`kernel_name`) is that kernel's; None when the line defines no
+    kernel, there is no such file or no instruction of it has that name. Reads
+    both files as untrusted input (at most ``limit`` bytes each); raises
+    :class:`UntrustedFileError` when one cannot be read."""
     kind = PTX if kernel_path.endswith(".ptx") else LLVM_IR
     kernel = kernel_on_line(read_text(kernel_path, limit), line, kind)
     hlo = after_optimizations_for(kernel_path) if kernel else None
@@ -245,10 +259,21 @@ def kernel_origin(kernel_path: str, line: int,
             start = m.start("name")
             row = text.count("\n", 0, start)
             column = start - (text.rfind("\n", 0, start) + 1)
-            return hlo, row, column, column + len(m.group("name"))
+            return KernelOrigin(hlo, row, column, column + len(m.group("name")), name, kernel)
     return None
 
 
-__all__ = ["KernelIndex", "KernelSite", "LLVM_IR", "MAX_KERNEL_FILES", "MAX_KERNEL_FILE_BYTES",
-           "PTX", "after_optimizations_for", "is_kernel_file", "kernel_files", "kernel_name",
-           "kernel_on_line", "kernel_origin", "read_kernels", "scan_kernels"]
+def kernel_origin(kernel_path: str, line: int,
+                  limit: int = MAX_KERNEL_FILE_BYTES) -> tuple[str, int, int, int] | None:
+    """Where the HLO instruction of the kernel defined on the 0-based ``line`` of
+    the PTX or LLVM IR file ``kernel_path`` is defined: ``(HLO file, 0-based
+    line, start column, end column)`` of its name (:func:`kernel_instruction`);
+    None when there is none. Raises :class:`UntrustedFileError` when a file
+    cannot be read."""
+    got = kernel_instruction(kernel_path, line, limit)
+    return None if got is None else (got.hlo, got.line, got.start, got.end)
+
+
+__all__ = ["KernelIndex", "KernelOrigin", "KernelSite", "LLVM_IR", "MAX_KERNEL_FILES",
+           "MAX_KERNEL_FILE_BYTES", "PTX", "after_optimizations_for", "is_kernel_file", "kernel_files", "kernel_name",
+           "kernel_instruction", "kernel_on_line", "kernel_origin", "read_kernels", "scan_kernels"]

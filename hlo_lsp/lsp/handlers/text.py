@@ -74,6 +74,10 @@ def register(server: HloLanguageServer) -> None:
     async def on_hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Hover | None:
         uri, pos = params.text_document.uri, params.position
         path = to_fs_path(uri) or ""
+        if is_kernel_file(path):  # a kernel's .entry: the HLO instruction it runs
+            md = await ls.inputs.kernel_hover(path, pos.line)
+            return None if md is None else types.Hover(contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown, value=md))
         inputs = HoverInputs(await ls.inputs.buffer_assignment(path),
                              await ls.inputs.deviceless(path), await ls.source_dirs(uri),
                              ls.source_roots(uri), device_for(path, ls.settings.device),

@@ -65,7 +65,8 @@ def test_an_unreadable_kernel_file_is_named_and_skipped(tmp_path):
 
 
 def test_from_a_kernel_back_to_its_instruction():
-    from hlo_lsp.dump.kernels import after_optimizations_for, is_kernel_file, kernel_origin
+    from hlo_lsp.dump.kernels import (after_optimizations_for, is_kernel_file, kernel_instruction,
+                                      kernel_origin)
 
     assert after_optimizations_for(str(PTX_FILE)) == str(AFTER)
     assert is_kernel_file(str(PTX_FILE)) and is_kernel_file(str(LL_FILE))
@@ -77,6 +78,8 @@ def test_from_a_kernel_back_to_its_instruction():
         hlo, row, start, end = kernel_origin(site.path, site.line)
         assert hlo == str(AFTER) and text[row][start:end] == "%gemm_fusion_dot"
         assert text[row][end:].startswith(" = f32[4,256,384]")
+        got = kernel_instruction(site.path, site.line)
+        assert (got.instruction, got.kernel, got.line) == ("gemm_fusion_dot", "gemm_fusion_dot", row)
     assert kernel_origin(str(PTX_FILE), 0) is None  # not a kernel's line
     assert kernel_origin(str(PTX_FILE), 10**6) is None
 
