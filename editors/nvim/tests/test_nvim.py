@@ -358,3 +358,20 @@ def test_nvim_pass_history_hover_view_diff_and_first_appearance(nvim, tmp_path) 
     _assert_ok(_run_nvim(nvim, "test_passes.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
                          HLO_TEST_DUMP=str(dump / f"{prefix}cpu_after_optimizations.txt"),
                          HLO_TEST_BEFORE=str(before), HLO_TEST_CREATED=str(created)))
+
+
+def test_nvim_kernel_files(nvim, tmp_path) -> None:
+    """Issue 44 (the kernel that runs) in Neovim, on a copy of
+    examples/gpu/deviceless/fp8_fusion_log: the PTX and LLVM IR files opened
+    directly keep their filetype, get the hlo-lsp client, K on the kernel's line
+    names its HLO instruction, gd lands on that instruction's line."""
+    dump = tmp_path / "dump"
+    shutil.copytree(REPO / "examples" / "gpu" / "deviceless" / "fp8_fusion_log", dump)
+    [after] = dump.glob("*gpu_after_optimizations.txt")
+    [ptx] = dump.glob("*.ptx")
+    [ll] = dump.glob("*.ir-with-opt.ll")
+    row = after.read_text().splitlines().index(
+        next(l for l in after.read_text().splitlines() if "%gemm_fusion_dot = " in l))
+    _assert_ok(_run_nvim(nvim, "test_kernels.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(after), HLO_TEST_PTX=str(ptx), HLO_TEST_LL=str(ll),
+                         HLO_TEST_ROW=str(row)))

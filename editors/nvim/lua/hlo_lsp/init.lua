@@ -16,6 +16,7 @@ local keymaps = require('hlo_lsp.keymaps')
 local folding = require('hlo_lsp.folding')
 local profile = require('hlo_lsp.profile')
 local passes = require('hlo_lsp.passes')
+local kernels = require('hlo_lsp.kernels')
 
 local M = {}
 
@@ -119,6 +120,13 @@ end
 
 --- on_attach used for every hlo-lsp client; calls the user's on_attach after.
 function M.on_attach(client, bufnr)
+  if kernels.is_kernel_buffer(bufnr) then -- a kernel's PTX / LLVM IR (kernels.lua)
+    kernels.attach(bufnr, client, M.config.keymaps)
+    if M.config.on_attach then
+      M.config.on_attach(client, bufnr)
+    end
+    return
+  end
   inline.attach(bufnr, client)
   keymaps.attach(bufnr, M.config.keymaps)
   if M.config.folding then
@@ -204,7 +212,7 @@ function M.start_buffer(bufnr)
   if bufnr == nil or bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
   end
-  if not vim.api.nvim_buf_is_valid(bufnr) or not is_hlo_buffer(bufnr) then
+  if not vim.api.nvim_buf_is_valid(bufnr) or not (is_hlo_buffer(bufnr) or kernels.is_kernel_buffer(bufnr)) then
     return nil
   end
   local root = M.root_dir(bufnr)
@@ -416,7 +424,7 @@ function M.restart(callback)
       timer:close()
       clients_by_root = {}
       for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-        if is_hlo_buffer(bufnr) then
+        if is_hlo_buffer(bufnr) or kernels.is_kernel_buffer(bufnr) then
           M.start_buffer(bufnr)
         end
       end
@@ -561,7 +569,7 @@ function M.setup(opts)
       group = group,
       callback = function(args)
         local client = args.data and vim.lsp.get_client_by_id(args.data.client_id)
-        if client and client.name == M.name then
+        if client and client.name == M.name and not kernels.is_kernel_buffer(args.buf) then
           inline.attach(args.buf, client)
         end
       end,
@@ -609,6 +617,12 @@ function M.setup(opts)
       end,
     })
     start_open_buffers()
+  end
+  if config.autostart then
+    -- The kernels' PTX and LLVM IR of a dump: definition and hover only (kernels.lua).
+    kernels.register(group, M.start_buffer, function(bufnr)
+      return M.get_client(bufnr) ~= nil
+    end)
   end
   setup_done = true
   return M
