@@ -15,7 +15,7 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { shouldAdoptAsHlo } from './detect';
+import { KERNEL_FILE_GLOBS, isKernelFile, shouldAdoptAsHlo } from './detect';
 import { InlineRegionController } from './inlineRegionDecorations';
 import {
   DEFAULT_PYTHON,
@@ -96,7 +96,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 function onOpen(doc: vscode.TextDocument): void {
-  if (doc.languageId === 'hlo') {
+  if (doc.languageId === 'hlo' || (doc.uri.scheme === 'file' && isKernelFile(doc.uri.path))) {
     if (!startRequested) {
       startRequested = true;
       void startClient();
@@ -478,6 +478,8 @@ async function tryStart(mayRetry: boolean): Promise<'started' | 'failed' | 'retr
     documentSelector: [
       { scheme: 'file', language: 'hlo' },
       { scheme: 'untitled', language: 'hlo' },
+      // A kernel's PTX / LLVM IR in a dump, in its own language: definition and hover (detect.ts).
+      ...KERNEL_FILE_GLOBS.map((pattern) => ({ scheme: 'file', pattern })),
     ],
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,

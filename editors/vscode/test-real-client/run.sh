@@ -31,6 +31,12 @@
 #    hlo.server.pythonPath is a Python without the package shows exactly one
 #    notification, naming the cause; and (check.mjs "broken-server") the same
 #    when hlo_lsp imports (PYTHONPATH) but its dependencies do not.
+# 5. The kernel that runs (check.mjs "kernels", issue 44): a copy of
+#    examples/gpu/deviceless/fp8_fusion_log, F12 from the GEMM fusion to its PTX .entry
+#    and back, the PTX staying Plain Text.
+# 6. The pass history (check.mjs "passes", issue 44): a copy of examples/cpu_passes in a
+#    code-server of its own: hover names the creating pass, the Pass History view's row
+#    opens the step's diff, Go to First Appearance opens the creating snapshot.
 # Screenshots of every step: $HLO_LSP_ARTIFACTS/vscode (default <repo>/.ci/artifacts/vscode).
 #
 #   editors/vscode/test-real-client/run.sh             # install (cached) and check
@@ -164,6 +170,9 @@ cp "$REPO"/examples/gpu/*.txt "$SCEN/examples/"
 cp "$REPO"/examples/cpu_dump/module_0028.* "$SCEN/examples/" 2>/dev/null || true
 cp "$REPO/examples/gpu/jit_matmul_fn.fp8_cublaslt.sm90_gpu_after_optimizations.txt" "$SCEN/examples/my_module.txt"
 
+# A deviceless H100 dump with the GEMM fusion's PTX and LLVM IR (issue 44).
+cp -r "$REPO/examples/gpu/deviceless/fp8_fusion_log" "$SCEN/kernels"
+
 # A Python without the package, for the no-server check.
 python3 -m venv --without-pip "$SCEN/bare"
 
@@ -216,10 +225,10 @@ stop_code_server() {
 }
 check() {
   XDG_CONFIG_HOME="$SCEN/xdg/config" XDG_CACHE_HOME="$SCEN/xdg/cache" HLO_CHROMIUM="$CHROMIUM" HLO_ART="$ART" HLO_DUMP="$DUMP" HLO_PROGRAM="$SCEN/proj/model.py" \
-    HLO_BARE_PYTHON="$SCEN/bare/bin/python" HLO_PROFILED="$PROFILED" HLO_EMPTY="$SCEN/no-profile" HLO_FP8_DUMP="${FP8_DUMP:-}" NODE_PATH="$WORK/node_modules" node "$HERE/check.mjs" "$@"
+    HLO_BARE_PYTHON="$SCEN/bare/bin/python" HLO_PROFILED="$PROFILED" HLO_EMPTY="$SCEN/no-profile" HLO_FP8_DUMP="${FP8_DUMP:-}" HLO_KERNELS="$SCEN/kernels" NODE_PATH="$WORK/node_modules" node "$HERE/check.mjs" "$@"
 }
 
-ONLY="${HLO_REAL_CLIENT_ONLY:-first-hour examples profile no-server broken-server experiment}"   # a subset, while debugging
+ONLY="${HLO_REAL_CLIENT_ONLY:-first-hour examples profile no-server broken-server experiment kernels passes}"   # a subset, while debugging
 wanted() { [[ " $ONLY " == *" $1 "* ]]; }
 FP8_DUMP=
 if wanted experiment; then
@@ -234,17 +243,17 @@ if wanted experiment; then
 fi
 status=0
 t0=$SECONDS
-if wanted first-hour || wanted examples || wanted profile || wanted experiment; then
+if wanted first-hour || wanted examples || wanted profile || wanted experiment || wanted kernels; then
   start_code_server main "$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON"
   if wanted first-hour; then check first-hour "http://127.0.0.1:$PORT/?folder=$(dirname "$DUMP")" "$WORK" || status=1; fi
   if wanted examples; then check examples "http://127.0.0.1:$PORT/?folder=$SCEN/examples" "$WORK" || status=1; fi
   if wanted profile; then check profile "http://127.0.0.1:$PORT/?folder=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["dump"])' "$PROFILED")" "$WORK" || status=1; fi
+  if wanted kernels; then check kernels "http://127.0.0.1:$PORT/?folder=$SCEN/kernels" "$WORK" || status=1; fi
   if wanted experiment; then check experiment "http://127.0.0.1:$PORT/?folder=$(dirname "$FP8_DUMP")" "$WORK" || status=1; fi
   stop_code_server
 fi
 if wanted passes; then
-  # issue 44, the pass history (check.mjs "passes"; not in the default list: its own
-  # pytest entry): a copy of examples/cpu_passes
+  # issue 44, the pass history (check.mjs "passes"): a copy of examples/cpu_passes
   mkdir -p "$SCEN/passes" && cp "$REPO"/examples/cpu_passes/module_* "$SCEN/passes/"
   start_code_server passes "$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON"
   check passes "http://127.0.0.1:$PORT/?folder=$SCEN/passes" "$WORK" || status=1

@@ -657,3 +657,15 @@ test('passHistory.ts: the hlo/passHistory and hlo/passBlame replies validated; a
   assert.deepEqual(blame.changedBy, []);
   assert.equal(p.parsePassBlame({ message: 'no pass snapshots' }).createdBy, undefined);
 });
+
+test('detect: the kernel files of a dump (PTX, LLVM IR) go to the server as what they are', () => {
+  const dir = path.join(REPO, 'examples', 'gpu', 'deviceless', 'fp8_fusion_log');
+  const kernels = fs.readdirSync(dir).filter((n) => det.isKernelFile(path.join(dir, n)));
+  assert.deepEqual(kernels.sort(), ['module_0001.jit_fp8_block.7.ir-with-opt.ll', 'module_0001.jit_fp8_block.7.ptx']);
+  for (const name of ['module_0001.jit_f.constants.ir-no-opt.ll', '1700000000.module_0012.jit_g.3.ir-with-opt-noconst.ll']) {
+    assert.ok(det.isKernelFile(`/d/${name}`), name);
+  }
+  for (const name of ['notes.ptx', 'kernel.ll', 'module_0001.jit_f.ptx', 'module_0001.jit_f.sm_9.0a_gpu_after_optimizations.txt']) {
+    assert.ok(!det.isKernelFile(`/d/${name}`), name);
+  }
+});
