@@ -46,6 +46,11 @@ SCENARIOS = {
                        "reports, XLA:GPU's "
                        "priority-fusion log (why each producer was or was not fused) and the "
                        "PTX and optimized LLVM IR of the Triton GEMM fusion's kernel"),
+    "multi_output_fusion_log": ("reduce_stats.py", "--xla_dump_hlo_pass_re=.*",
+                                "issue 44: a fusion renamed after priority fusion (a multi-output "
+                                "fusion); kept: the after-optimizations HLO and its reports, the "
+                                "priority-fusion "
+                                "log and the pass snapshot after priority-fusion"),
 }
 DROP = (".ll", ".ptx", ".o")
 
@@ -68,8 +73,22 @@ def _keep_fusion_log(out: pathlib.Path) -> None:
         path.unlink()
 
 
+def _keep_fusion_snapshot(out: pathlib.Path) -> None:
+    """Of a dump with pass dumps on, keep the after-optimizations HLO and its
+    reports, the priority-fusion log, the pass snapshot right after
+    ``priority-fusion`` (the module whose names the log's fusions have) and the
+    deviceless record; drop the rest (the other snapshots, kernels, the recipe)."""
+    for path in out.iterdir():
+        name = path.name
+        if name == "hlo-lsp-deviceless.json" or name.endswith(".priority_fusion_dump.txt") or \
+                "gpu_after_optimizations" in name and name.endswith(".txt") or \
+                ".after_priority-fusion." in name and name.endswith(".txt"):
+            continue
+        path.unlink()
+
+
 #: Scenarios that keep another selection of what XLA wrote than all but DROP.
-KEEP = {"fp8_fusion_log": _keep_fusion_log}
+KEEP = {"fp8_fusion_log": _keep_fusion_log, "multi_output_fusion_log": _keep_fusion_snapshot}
 
 
 def make(name: str) -> None:

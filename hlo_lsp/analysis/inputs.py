@@ -17,6 +17,7 @@ after :data:`FUSION_TTL_S`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ from dataclasses import dataclass
 from hlo_lsp.analysis.profiles import ProfileInput
 from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.dump.autotuning import AutotuneFile, read_dump_autotuning
-from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside
+from hlo_lsp.dump.file_summary import stat_key
+from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside, names_at_fusion
 from hlo_lsp.dump.kernels import KernelIndex, kernel_instruction, kernel_origin, read_kernels
 from hlo_lsp.dump.passes import FileHistory
 from hlo_lsp.dump.reports import (BufferAssignment, cached_buffer_assignment_for,
@@ -43,6 +45,9 @@ SOURCE_DIRS_TTL_S = 5.0
 #: How long the priority-fusion log and the kernels of a dump are kept (seconds)
 #: when no file-change event says they changed.
 FUSION_TTL_S = 30.0
+#: At most this many after-optimizations files keep the log's names the matcher
+#: found for them (:meth:`DumpInputs.fusion_dump`).
+MAX_RENAMED = 16
 #: A source root setting: one directory, a list, or None.
 SourceRoot = str | Sequence[str] | None
 
@@ -80,6 +85,9 @@ class DumpInputs:
         self._source_dirs = Refreshed(source_dirs_ttl)
         #: dump file -> its module's priority-fusion log (or None)
         self._fusion = Refreshed(FUSION_TTL_S)
+        #: dump file -> (the log read, the stats of both files, the log with
+        #: ``renamed`` set): the matcher's names, kept while neither file changes
+        self._renamed: dict[str, tuple] = {}
         #: dump file -> its module's kernels
         self._kernels = Refreshed(FUSION_TTL_S)
         #: dump directory -> its autotuning files, read
@@ -125,10 +133,33 @@ class DumpInputs:
     async def fusion_dump(self, path: str) -> FusionDump | None:
         """The priority-fusion log of the module of the dump file ``path``
         (:func:`hlo_lsp.dump.fusion_dump.fusion_dump_beside`: None without one,
-        its ``problem`` set when it cannot be read), read in a thread and kept."""
+        its ``problem`` set when it cannot be read), read in a thread and kept,
+        with ``renamed`` set: the log's names of the instructions renamed since
+        priority fusion (:func:`hlo_lsp.dump.fusion_dump.names_at_fusion`, the
+        rename-robust matcher; bounded by
+        :data:`~hlo_lsp.dump.fusion_dump.MAX_MATCH_BYTES`), found once per
+        version of the two files (their stats; a log read again after
+        :data:`FUSION_TTL_S` is not matched again), for at most
+        :data:`MAX_RENAMED` files."""
         if not path:
             return None
-        return await self._fusion.get(path, fusion_dump_beside, path)
+        dump = await self._fusion.get(path, fusion_dump_beside, path)
+        if dump is None or dump.problem:
+            return dump
+        stats = (stat_key(path), stat_key(dump.path))
+        known = self._renamed.get(path)
+        if known is not None and known[0] is dump and known[1] == stats:
+            return known[2]
+        if known is not None and known[1] == stats:
+            renamed = known[2].renamed
+        else:
+            renamed = await asyncio.to_thread(names_at_fusion, path, dump)
+        named = dataclasses.replace(dump, renamed=renamed)
+        self._renamed.pop(path, None)
+        self._renamed[path] = (dump, stats, named)
+        while len(self._renamed) > MAX_RENAMED:
+            self._renamed.pop(next(iter(self._renamed)))
+        return named
 
     async def kernels(self, path: str) -> KernelIndex | None:
         """The kernels in the PTX and LLVM IR of the module of the dump file
@@ -182,5 +213,7 @@ class DumpInputs:
         self._deviceless.forget(lambda key: key == dump_dir)
         self._source_dirs.forget(lambda key: key[0] == dump_dir)
         self._fusion.forget(lambda key: os.path.dirname(key) == dump_dir)
+        for key in [k for k in self._renamed if os.path.dirname(k) == dump_dir]:
+            del self._renamed[key]
         self._kernels.forget(lambda key: os.path.dirname(key) == dump_dir)
         self._autotuning.forget(lambda key: key == dump_dir)

@@ -33,17 +33,27 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from functools import cached_property
 
-from hlo_lsp.dump.names import parse_dump_name
+from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
 from hlo_lsp.dump.text_proto import Message, TextProtoError, fields, first, parse
 from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
+from hlo_lsp.model.matching import match_modules
+from hlo_lsp.syntax.parser import parse as parse_hlo
 
 #: The file name's suffix after the module's ``module_NNNN.<name>.`` prefix.
 FUSION_DUMP_SUFFIX = "priority_fusion_dump.txt"
 #: The largest priority-fusion dump read (bytes): the log of a large model's
 #: module is a few MB, most of it the module before fusion.
 MAX_FUSION_DUMP_BYTES = 64 * 1024 * 1024
+
+#: The most HLO text (bytes, both modules together) :func:`names_at_fusion`
+#: parses and matches: about 0.3 s per MB on this project's machine (parse and
+#: match), so a first hover waits for at most about a second.
+MAX_MATCH_BYTES = 4 * 1024 * 1024
+#: The pass whose snapshot holds the module as priority fusion left it.
+PRIORITY_FUSION_PASS = "priority-fusion"
 
 #: Step kinds (:attr:`FusionStep.kind`), the proto's ``oneof step`` names.
 FUSION = "fusion"
@@ -98,12 +108,17 @@ class FusionDump:
     (``"<path>: <reason>"``, :func:`fusion_dump_beside`), then no steps;
     ``module_before_fusion``: the HLO text of the module the names are of
     (``hlo_module_before_fusion``, "" when absent), for a matcher that
-    follows them through XLA's renames to the after-optimizations module."""
+    follows them through XLA's renames to the after-optimizations module;
+    ``renamed``: for the after-optimizations module it was read beside, the
+    names of its instructions that had another name when priority fusion ran
+    and that the log names (after-optimizations name -> the log's name,
+    :func:`names_at_fusion`; empty until the analysis layer sets it)."""
 
     path: str
     steps: tuple[FusionStep, ...]
     problem: str = ""
     module_before_fusion: str = field(default="", repr=False)
+    renamed: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def about(self, name: str) -> ProducerDecisions | None:
         """What the log says of the instruction ``name`` (a name of the module
@@ -267,7 +282,62 @@ def fusion_dump_beside(hlo_path: str) -> FusionDump | None:
         return FusionDump(exc.path, (), str(exc))
 
 
+def fusion_snapshot(hlo_path: str) -> str | None:
+    """The pass snapshot of the module of the HLO dump ``hlo_path`` taken right
+    after XLA:GPU's priority fusion (``[ts.]module_NNNN.<name>.SSSS.<pipeline>.
+    after_priority-fusion.before_<next>.txt``, written with
+    ``--xla_dump_hlo_pass_re``; the first one when the pass ran more than once),
+    None without one. Lists the directory."""
+    name = parse_dump_name(os.path.basename(hlo_path))
+    if name is None or not name.module_name:
+        return None
+    directory = os.path.dirname(hlo_path)
+    try:
+        entries = sorted(os.listdir(directory or "."))
+    except OSError:
+        return None
+    marker = f".after_{PRIORITY_FUSION_PASS}."
+    for entry in entries:
+        other = parse_dump_name(entry) if marker in entry else None
+        if other is not None and other.stage.startswith("pass:") and \
+                (other.number, other.module_name, other.timestamp) == \
+                (name.number, name.module_name, name.timestamp):
+            return os.path.join(directory, entry)
+    return None
+
+
+def names_at_fusion(hlo_path: str, dump: FusionDump,
+                    limit: int = MAX_MATCH_BYTES) -> dict[str, str]:
+    """The log's names of instructions of the after-optimizations file
+    ``hlo_path`` that XLA renamed after priority fusion (``rename_fusions``,
+    ``multi_output_fusion`` merging fusions, clones): after-optimizations name
+    -> the name the log gives it, for those the log names
+    (:meth:`FusionDump.about`) under another name. Found by the rename-robust
+    matcher (:func:`hlo_lsp.model.matching.match_modules`) between the module
+    as priority fusion left it (its pass snapshot, :func:`fusion_snapshot`;
+    without one, the log's module before fusion, whose unfused instructions
+    keep their names) and the after-optimizations module. {} for another
+    stage, without either module, when a file cannot be read, or when the two
+    texts together exceed ``limit`` bytes (the cost bound). Blocks: reads,
+    parses and matches (about 0.3 s per MB)."""
+    name = parse_dump_name(os.path.basename(hlo_path))
+    if name is None or name.stage != AFTER_OPTIMIZATIONS or dump.problem:
+        return {}
+    snapshot = fusion_snapshot(hlo_path)
+    try:
+        after = read_text(hlo_path, limit)
+        before = read_text(snapshot, limit) if snapshot else dump.module_before_fusion
+    except UntrustedFileError:
+        return {}
+    if not before or len(before) + len(after) > limit:
+        return {}
+    pairs = match_modules(parse_hlo(before), parse_hlo(after))
+    return {new: old for old, new in pairs.items()
+            if old != new and dump.about(old) is not None}
+
+
 __all__ = ["FUSION", "FUSION_DUMP_SUFFIX", "FusionDump", "FusionDumpError", "FusionStep",
-           "INELIGIBLE", "MAX_FUSION_DUMP_BYTES", "PRIORITY", "ProducerDecisions",
-           "fusion_dump_beside", "fusion_dump_for", "fusion_dump_path", "name_base",
+           "INELIGIBLE", "MAX_FUSION_DUMP_BYTES", "MAX_MATCH_BYTES", "PRIORITY",
+           "PRIORITY_FUSION_PASS", "ProducerDecisions", "fusion_dump_beside", "fusion_dump_for",
+           "fusion_dump_path", "fusion_snapshot", "name_base", "names_at_fusion",
            "parse_fusion_dump", "read_fusion_dump"]

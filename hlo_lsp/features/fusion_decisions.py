@@ -10,8 +10,11 @@ after-optimizations file holds the names that survived XLA's renames
 an instruction: its own name; for a fusion that no step names, the fusion the
 log made of its fused computation's root (the root is a clone of the consumer
 the last step fused into, its name the consumer's with another last number:
-``mul.7.1`` for ``mul.7.0``). This is the one place to plug the shared
-rename-robust matcher in.
+``mul.7.1`` for ``mul.7.0``); else the name the rename-robust matcher found
+for it in the module as priority fusion left it (``FusionDump.renamed``,
+:func:`hlo_lsp.dump.fusion_dump.names_at_fusion`, set by the analysis layer):
+a fusion that a later pass merged with another (``multi_output_fusion``) and
+renamed has a tuple for its root, which the first two ways cannot follow.
 """
 
 from __future__ import annotations
@@ -35,19 +38,21 @@ def log_names(dump: FusionDump, module: HloModule, ins: Instruction) -> list[tup
     """The names the log gives ``ins``, each with how it was found: ``(name,
     "")`` for its own name when the log names it; for a fusion it does not
     name, ``(fusion name, how)`` when exactly one fusion step of the log made a
-    fusion whose consumer is the fused root under another clone number (see the
-    module docstring); [] when the log says nothing of it."""
+    fusion whose consumer is the fused root under another clone number; else
+    ``(name, how)`` for the name the matcher found for it when priority fusion
+    ran (``dump.renamed``; see the module docstring); [] when the log says
+    nothing of it."""
     own = ins.name.name
     if dump.about(own) is not None:
         return [(own, "")]
     root = _fused_root(module, ins)
-    if root is None:
-        return []
-    made = dump.fusions_made_at(name_base(root))
-    if len(made) != 1:
-        return []
-    fusion = made.pop()
-    return [(fusion, f"found by its fused root {code(root)}")]
+    made = dump.fusions_made_at(name_base(root)) if root is not None else set()
+    if len(made) == 1:
+        return [(made.pop(), f"found by its fused root {code(root)}")]
+    matched = dump.renamed.get(own)
+    if matched is not None and dump.about(matched) is not None:
+        return [(matched, "found by matching the module after priority fusion with this one")]
+    return []
 
 
 def _fused_root(module: HloModule, ins: Instruction) -> str | None:

@@ -137,3 +137,21 @@ def _gpu_compile(test):
 @_gpu_compile
 async def test_fresh_deviceless_dump_with_pass_dumps(client, compiled):
     await _check(client, compiled)
+
+
+async def test_hover_follows_a_fusion_renamed_after_priority_fusion(client, tmp_path):
+    # examples/gpu/deviceless/multi_output_fusion_log (reduce_stats.py): the
+    # log's fusion.1 is loop_exponential_multiply_fusion after
+    # multi_output_fusion and rename_fusions; the server matches the snapshot
+    # after priority-fusion with the file and the hover says what the log says.
+    out = tmp_path / "dump"
+    shutil.copytree(EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log", out)
+    [after] = out.glob(f"*{AFTER}")
+    uri, text = await _open(client, after)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=position_of(text, "%loop_exponential_multiply_fusion = ", 1)))
+    md = hover.contents.value
+    assert ("**Priority fusion** (`module_0001.jit_stats.priority_fusion_dump.txt`, where it "
+            "is `fusion.1`, found by matching the module after priority fusion with this "
+            "one):") in md, md

@@ -136,3 +136,37 @@ def test_the_fusion_log_and_kernels_are_kept_until_a_file_beside_them_changes(tm
     assert kept == (first, kernels)
     assert again.steps == () and "ends inside a message" in again.problem
     assert [s.kind for s in kernels_again.for_instruction("gemm_fusion_dot")] == ["llvm"]
+
+
+def test_the_matchers_names_are_found_once_per_version_of_the_files(tmp_path, monkeypatch):
+    import shutil
+
+    from hlo_lsp.analysis import inputs as inputs_module
+    from hlo_lsp.dump import fusion_dump
+    from tests.helpers import EXAMPLES
+
+    for f in (EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    after = str(next(tmp_path.glob("*gpu_after_optimizations.txt")))
+    calls = []
+
+    def counted(path, dump):
+        calls.append(path)
+        return fusion_dump.names_at_fusion(path, dump)
+
+    monkeypatch.setattr(inputs_module, "names_at_fusion", counted)
+
+    async def run():
+        inputs = DumpInputs()
+        first = await inputs.fusion_dump(after)
+        again = await inputs.fusion_dump(after)
+        with open(after, "a") as f:  # the file changed: matched again
+            f.write("\n")
+        inputs.forget(after)
+        return first, again, await inputs.fusion_dump(after)
+
+    first, again, changed = asyncio.run(run())
+    assert first is again
+    assert first.renamed["loop_exponential_multiply_fusion"] == "fusion.1"
+    assert changed.renamed == first.renamed
+    assert calls == [after, after]

@@ -194,3 +194,24 @@ def test_mutated_logs_are_read_or_refused_with_the_one_error():
             assert str(exc).startswith("f: ") and "\n" not in str(exc)
         else:
             assert all(isinstance(s.producer, str) for s in dump.steps)
+
+
+def test_names_at_fusion_follow_the_renames_after_priority_fusion():
+    from hlo_lsp.dump.fusion_dump import fusion_snapshot, names_at_fusion
+
+    mof = EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log"
+    [after] = mof.glob("*gpu_after_optimizations.txt")
+    log = fusion_dump_beside(str(after))
+    assert fusion_snapshot(str(after)).endswith(
+        "module_0001.jit_stats.0027.fusion.after_priority-fusion.before_cse.txt")
+    # the multi-output fusion is the log's fusion.1; exp.1.1, fused into it by
+    # multi_output_fusion, was exp.1.0 when priority fusion ran
+    assert names_at_fusion(str(after), log) == {
+        "loop_exponential_multiply_fusion": "fusion.1", "exp.1.1": "exp.1.0"}
+    assert names_at_fusion(str(after), log, limit=1000) == {}  # the cost bound
+    # Without a snapshot: the log's module before fusion, whose names the
+    # after-optimizations module keeps where nothing renamed them.
+    [fp8] = (EXAMPLES / "gpu" / "deviceless" / "fp8_fusion_log").glob(
+        "*gpu_after_optimizations.txt")
+    assert fusion_snapshot(str(fp8)) is None
+    assert names_at_fusion(str(fp8), fusion_dump_beside(str(fp8))) == {}

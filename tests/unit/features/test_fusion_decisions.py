@@ -105,3 +105,32 @@ def test_definition_of_the_gemm_fusion_is_its_ptx_entry_else_its_llvm_function()
     assert definition(module, offset_of(text, "%gemm_fusion_dot = ", 1), None, None) == \
         [dataclasses.replace(own, start=offset_of(text, "%gemm_fusion_dot = "),
                              end=offset_of(text, "%gemm_fusion_dot = ") + 16)]
+
+
+MOF = EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log"
+MOF_AFTER = MOF / "module_0001.jit_stats.sm_9.0a_gpu_after_optimizations.txt"
+
+
+def test_a_fusion_merged_and_renamed_after_priority_fusion_is_found_by_the_matcher():
+    # examples/gpu/programs/reduce_stats.py: priority fusion made fusion.1 (tanh
+    # into the multiply); multi_output_fusion merged exp.1.0 into it (a tuple
+    # root) and rename_fusions named it loop_exponential_multiply_fusion. Neither
+    # its own name nor its root finds it in the log; the matcher between the
+    # snapshot after priority-fusion and this module does.
+    from hlo_lsp.dump.fusion_dump import names_at_fusion
+    from hlo_lsp.features.fusion_decisions import log_names
+
+    text = MOF_AFTER.read_text()
+    module = parse(text)
+    mof = module.instruction_at(offset_of(text, "%loop_exponential_multiply_fusion = ", 1))
+    log = fusion_dump_beside(str(MOF_AFTER))
+    assert log_names(log, module, mof) == []
+    named = dataclasses.replace(log, renamed=names_at_fusion(str(MOF_AFTER), log))
+    assert log_names(named, module, mof) == [
+        ("fusion.1", "found by matching the module after priority fusion with this one")]
+    got = hover(module, offset_of(text, "%loop_exponential_multiply_fusion = ", 1),
+                fusion=named).markdown
+    assert ("**Priority fusion** (`module_0001.jit_stats.priority_fusion_dump.txt`, where it "
+            "is `fusion.1`, found by matching the module after priority fusion with this "
+            "one):") in got, got
+    assert "- fused into `reduce_sum.14.0`, `fusion`: estimated" in got, got
