@@ -474,6 +474,18 @@ local function test_keymaps_and_folding()
     { '0', '>1', '>2', '2', '1', '0', '0' }, 'fold levels from folding ranges')
 end
 
+local function test_kernel_files()
+  local kernels = require('hlo_lsp.kernels')
+  for _, name in ipairs({ 'module_0001.jit_fp8_block.7.ptx', '/d/module_0001.jit_fp8_block.7.ir-with-opt.ll',
+    'module_0001.jit_f.constants.ir-no-opt.ll', '1700000000.module_0012.jit_g.3.ir-with-opt-noconst.ll' }) do
+    H.eq(kernels.is_kernel_file(name), true, 'kernel file: ' .. name)
+  end
+  for _, name in ipairs({ 'notes.ptx', 'kernel.ll', 'module_0001.jit_f.ptx', 'module_0001.jit_f.7.ll',
+    'module_0001.jit_f.sm_9.0a_gpu_after_optimizations.txt' }) do
+    H.eq(kernels.is_kernel_file(name), false, 'not a kernel file: ' .. name)
+  end
+end
+
 H.run(function()
   H.log('Neovim ' .. tostring(vim.version and vim.version() and string.format('%d.%d.%d', vim.version().major, vim.version().minor, vim.version().patch)))
   local dump = H.example_dump()
@@ -484,4 +496,5 @@ H.run(function()
   test_inline(dump)
   test_utf16()
   test_keymaps_and_folding()
+  test_kernel_files()
 end, 50000)
