@@ -253,44 +253,6 @@ def model_key(items: list) -> list:
     return out
 
 
-#: The JAX program of :func:`real_cpu_profile`: a convolution, a sort, a while
-#: loop and a conditional, jitted as ``jit_net``; profiled at two sets of shapes
-#: (two compiles of a module of the same name), each in its own profile.
-REAL_CPU_PROGRAM = '''\
-import sys
-
-import jax
-import jax.numpy as jnp
-from jax import lax
-
-OUT = sys.argv[1]
-
-
-def net(x, k):
-    y = lax.conv_general_dilated(x, k, (1, 1), "SAME")
-    if x.shape[-1] > 8:  # the other shapes compile a program with one step less
-        y = jnp.sin(y)
-    y = jnp.sort(y.reshape(-1))
-
-    def body(c):
-        i, v = c
-        return i + 1, jnp.tanh(v) * 1.01
-
-    _, y = lax.while_loop(lambda c: c[0] < 3, body, (0, y))
-    y = lax.cond(y.sum() > 0, lambda v: v * 2, lambda v: v - 1, y)
-    return y.sum()
-
-
-f = jax.jit(net)
-for name, n, runs in (("prof", 16, 5), ("prof_other", 8, 3)):
-    x, k = jnp.ones((2, 3, n, n)), jnp.ones((4, 3, 3, 3))
-    f(x, k).block_until_ready()  # compiled before the profile starts
-    with jax.profiler.trace(f"{OUT}/{name}"):
-        for _ in range(runs):
-            f(x, k).block_until_ready()
-'''
-
-
 @dataclasses.dataclass(frozen=True)
 class RealCpuProfile:
     """What :func:`real_cpu_profile` made: ``root`` (the directory), ``dump`` (XLA's
@@ -312,18 +274,17 @@ class RealCpuProfile:
 
 
 def real_cpu_profile(tmp_dir: pathlib.Path) -> RealCpuProfile:
-    """Run :data:`REAL_CPU_PROGRAM` on the CPU in ``tmp_dir`` (a directory outside
-    the repository) with XLA dumping its HLO text and ``jax.profiler.trace``
-    recording it: real profiles, made here. Slow (a JAX process, about 10 s);
-    a module-scoped fixture runs it once (``tmp_path_factory.mktemp``)."""
-    import subprocess
+    """The tests' JAX program (:func:`tests.profiled.run_profiled_program`) run on
+    the CPU in ``tmp_dir`` (a directory outside the repository), XLA dumping its
+    HLO text into ``tmp_dir/dump``: 5 executions at the first shapes profiled in
+    ``tmp_dir/prof``, 3 of another compile (other shapes) in ``tmp_dir/prof_other``.
+    Real profiles, made here. Slow (a JAX process, about 10 s); the session
+    fixture ``real_cpu`` of tests/e2e/conftest.py runs it once."""
+    from tests.profiled import SIZE, run_profiled_program
 
     tmp_dir = pathlib.Path(tmp_dir)
-    (tmp_dir / "net.py").write_text(REAL_CPU_PROGRAM)
-    env = dict(os.environ, JAX_PLATFORMS="cpu",
-               XLA_FLAGS=f"--xla_dump_to={tmp_dir / 'dump'} --xla_dump_hlo_as_text")
-    subprocess.run([sys.executable, "net.py", str(tmp_dir)], cwd=tmp_dir, env=env,
-                   check=True, capture_output=True, timeout=600)
+    run_profiled_program(tmp_dir, tmp_dir / "dump", [(tmp_dir / "prof", SIZE, 5),
+                                                     (tmp_dir / "prof_other", 8, 3)])
     first, other = sorted((tmp_dir / "dump").glob("module_*.jit_net.cpu_after_optimizations.txt"))
     [trace] = (tmp_dir / "prof").glob("plugins/profile/*/*.trace.json.gz")
     return RealCpuProfile(tmp_dir, tmp_dir / "dump", tmp_dir / "prof", tmp_dir / "prof_other",

@@ -21,3 +21,14 @@ def _session_state_dir(tmp_path_factory):
         os.environ.pop(STATE_DIR_ENV, None)
     else:
         os.environ[STATE_DIR_ENV] = before
+
+
+@pytest.fixture(scope="session")
+def real_cpu(tmp_path_factory):
+    """The readers' real CPU profile (:func:`tests.helpers.real_cpu_profile`: two
+    compiles of the tests' JAX program, one profile each), made once per session
+    for every end-to-end test that reads it. Do not modify it (copy it)."""
+    pytest.importorskip("jax")
+    from tests.helpers import real_cpu_profile
+
+    return real_cpu_profile(tmp_path_factory.mktemp("profiled"))

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from tests.helpers import real_cpu_profile, trace_event_sums
+from tests.helpers import trace_event_sums
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -27,8 +27,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    return real_cpu_profile(tmp_path_factory.mktemp("profiled"))
+def real(real_cpu):
+    return real_cpu  # made once per session (tests/e2e/conftest.py)
 
 
 def hlo_lsp(*args: str, ok: bool = True) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.model.units import format_seconds
-from tests.helpers import hover_until, position_of, real_cpu_profile, trace_event_sums
+from tests.helpers import hover_until, position_of, trace_event_sums
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
@@ -27,8 +27,8 @@ SERVER = [sys.executable, "-m", "hlo_lsp"]
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    return real_cpu_profile(tmp_path_factory.mktemp("profiled"))
+def real(real_cpu):
+    return real_cpu  # made once per session (tests/e2e/conftest.py)
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
