@@ -799,7 +799,10 @@ class Published:
 
 
 def _register(ls, params):
-    """client/(un)registerCapability: accepted, as an editor does."""
+    """client/(un)registerCapability and workspace/codeLens/refresh (the client
+    declares VS Code's capabilities, refreshSupport among them: the server asks
+    when a profile's first read ends after its answers): accepted, as an editor
+    does."""
     return None
 
 
@@ -843,6 +846,7 @@ class Server:
         features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = on_diagnostics
         features[types.CLIENT_REGISTER_CAPABILITY] = _register
         features[types.CLIENT_UNREGISTER_CAPABILITY] = _register
+        features[types.WORKSPACE_CODE_LENS_REFRESH] = _register
         for method, func in features.items():
             client.feature(method)(func)
         # The server runs behind a relay that times its answers (tests/fuzz/relay.py):
