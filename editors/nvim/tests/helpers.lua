@@ -116,4 +116,129 @@ function H.example_dump()
   error('example dump not found: ' .. table.concat(candidates, ', '))
 end
 
+-- What a user does in the editor, the same way in every test.
+
+--- Type `keys` as the user would (mappings apply).
+function H.feed(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+end
+
+--- The text of the first floating window (a hover), nil when none is open.
+function H.float_text()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= '' then
+      return table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), '\n')
+    end
+  end
+  return nil
+end
+
+--- Close every floating window.
+function H.close_floats()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= '' then
+      vim.api.nvim_win_close(win, true)
+    end
+  end
+end
+
+--- Every message given to vim.notify from now on, in order (each still shown),
+--- appended to `notes` (default a new list) as they come; returns the list.
+function H.capture_notes(notes)
+  notes = notes or {}
+  local notify = vim.notify
+  vim.notify = function(msg, level, ...)
+    table.insert(notes, tostring(msg))
+    return notify(msg, level, ...)
+  end
+  return notes
+end
+
+--- Wait until hlo-lsp's client is attached to buffer `b` with the server's
+--- capabilities (a check of its own), `timeout` ms at most (default 30 s).
+function H.wait_attached(b, timeout)
+  local hlo = require('hlo_lsp')
+  return H.check(vim.wait(timeout or 30000, function()
+    local c = hlo.get_client(b)
+    return c ~= nil and c.server_capabilities ~= nil
+  end, 50), 'client attached')
+end
+
+--- Apply the code action `title` (a string, or a function of a title saying
+--- whether it is the one) at the cursor of buffer `b` as a user does: 0.11+
+--- vim.lsp.buf.code_action({ filter, apply = true }), before that the plugin's
+--- code action map (<leader>ca) and a pick in its menu (vim.ui.select). With
+--- `opts.map`, the map on every version (gra on 0.11+). Returns the titles
+--- offered (they fill as the menu is built).
+function H.apply_code_action(b, title, opts)
+  local hlo = require('hlo_lsp')
+  local wanted = type(title) == 'function' and title or function(t) return t == title end
+  local offered = {}
+  if require('hlo_lsp.compat').nvim_0_11 and not (opts and opts.map) then
+    vim.lsp.buf.code_action({
+      filter = function(action)
+        table.insert(offered, action.title)
+        return wanted(action.title)
+      end,
+      apply = true,
+    })
+    return offered
+  end
+  vim.ui.select = function(items, _, on_choice)
+    for i, item in ipairs(items) do
+      local action = item.action or item[2] or item
+      local t = type(action) == 'table' and action.title or tostring(action)
+      table.insert(offered, t)
+      if wanted(t) then
+        return on_choice(item, i)
+      end
+    end
+    on_choice(nil, nil)
+  end
+  vim.g.mapleader = ' '
+  require('hlo_lsp.keymaps').attach(b, hlo.config.keymaps) -- after mapleader changed
+  H.feed(require('hlo_lsp.compat').nvim_0_11 and 'gra' or ' ca')
+  return offered
+end
+
+--- The last of `notes` (from H.capture_notes) after the first `from` that holds
+--- one of the plain strings `needles`, waiting `timeout` ms at most; nil when
+--- none came.
+function H.wait_note(notes, needles, timeout, from)
+  local found
+  vim.wait(timeout, function()
+    for i = (from or 0) + 1, #notes do
+      for _, needle in ipairs(needles) do
+        if notes[i]:find(needle, 1, true) then
+          found = notes[i]
+        end
+      end
+    end
+    return found ~= nil
+  end, 200)
+  return found
+end
+
+--- K at the cursor until the hover holds the plain string `needle` (an input
+--- read in the background may come after the first hover), `timeout` ms at
+--- most; the last hover's text ('' when none), its window closed. `before`, when
+--- given, runs before each K (to put the cursor back).
+function H.hover_until(needle, timeout, before)
+  local text
+  vim.wait(timeout, function()
+    H.close_floats()
+    if before then
+      before()
+    end
+    H.feed('K')
+    vim.wait(3000, function()
+      text = H.float_text()
+      return text ~= nil
+    end, 20)
+    return text ~= nil and text:find(needle, 1, true) ~= nil
+  end, 200)
+  H.close_floats()
+  return text or ''
+end
+
 return H

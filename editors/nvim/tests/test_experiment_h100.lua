@@ -9,7 +9,6 @@
 local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')
 local api = vim.api
 local hlo = require('hlo_lsp')
-local compat = require('hlo_lsp.compat')
 
 local TITLE = 'Recompile with Triton GEMM off (--xla_gpu_enable_triton_gemm=false)'
 local SENTENCE = 'with `--xla_gpu_enable_triton_gemm=false`: `%gemm_fusion_dot` -> one cuBLASLt FP8 call with a BIAS epilogue'
@@ -17,11 +16,7 @@ local notes = {}
 local questions = {}
 
 H.run(function()
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(notes, tostring(msg))
-    notify(msg, level)
-  end
+  H.capture_notes(notes)
   -- The user answers the confirmation with its first choice, "Run".
   vim.lsp.handlers['window/showMessageRequest'] = function(_, result)
     table.insert(questions, result.message)
@@ -31,10 +26,7 @@ H.run(function()
   local dump_dir = vim.fn.fnamemodify(vim.env.HLO_TEST_DUMP, ':p:h')
   vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
   local b = api.nvim_get_current_buf()
-  H.check(vim.wait(30000, function()
-    local c = hlo.get_client(b)
-    return c ~= nil and c.server_capabilities ~= nil
-  end, 50), 'client attached')
+  H.wait_attached(b)
   local row
   for i, line in ipairs(api.nvim_buf_get_lines(b, 0, -1, false)) do
     if line:find('^%s*%%gemm_fusion_dot = ') and row == nil then
@@ -44,40 +36,8 @@ H.run(function()
   H.check(row ~= nil, 'the line of %gemm_fusion_dot')
   api.nvim_win_set_cursor(0, { row or 1, 4 })
 
-  local offered = {}
-  if compat.nvim_0_11 then
-    vim.lsp.buf.code_action({
-      filter = function(action)
-        table.insert(offered, action.title)
-        return action.title == TITLE
-      end,
-      apply = true,
-    })
-  else
-    vim.ui.select = function(items, opts, on_choice)
-      for i, item in ipairs(items) do
-        local action = item.action or item[2] or item
-        local title = type(action) == 'table' and action.title or tostring(action)
-        table.insert(offered, title)
-        if title == TITLE then
-          return on_choice(item, i)
-        end
-      end
-      on_choice(nil, nil)
-    end
-    vim.g.mapleader = ' '
-    require('hlo_lsp.keymaps').attach(b, hlo.config.keymaps) -- after mapleader changed
-    api.nvim_feedkeys(api.nvim_replace_termcodes(' ca', true, false, true), 'mx', false)
-  end
-  local report
-  vim.wait(400000, function()
-    for _, n in ipairs(notes) do
-      if n:find('Experiment ', 1, true) or n:find('No code actions', 1, true) or n:find('Cannot ', 1, true) then
-        report = n
-      end
-    end
-    return report ~= nil
-  end, 200)
+  local offered = H.apply_code_action(b, TITLE)
+  local report = H.wait_note(notes, { 'Experiment ', 'No code actions', 'Cannot ' }, 400000)
   H.check(report ~= nil, 'the action shows a report',
     'offered: ' .. vim.inspect(offered) .. '\n' .. table.concat(notes, '\n---\n'))
   report = report or ''

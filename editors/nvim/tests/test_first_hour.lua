@@ -21,10 +21,6 @@ local frame_row = tonumber(vim.env.HLO_TEST_FRAME_ROW)
 local frame_line = tonumber(vim.env.HLO_TEST_FRAME_LINE)
 local notes = {}
 
-local function feed(keys)
-  api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
-end
-
 local function float_text()
   for _, win in ipairs(api.nvim_list_wins()) do
     if api.nvim_win_get_config(win).relative ~= '' then
@@ -108,7 +104,7 @@ H.run(function()
   -- Hover with the default map (K: Neovim's own on 0.11, the plugin's before).
   local grow, gcol = H.find(b, '%broadcast_multiply_fusion.3 =')
   api.nvim_win_set_cursor(0, { grow + 1, gcol + 2 })
-  feed('K')
+  H.feed('K')
   local text
   vim.wait(TIMEOUT, function()
     text = float_text()
@@ -126,7 +122,7 @@ H.run(function()
   vim.fn.setqflist({})
   local crow, ccol = H.find(b, '%fused_computation.9 (')
   api.nvim_win_set_cursor(0, { crow + 1, ccol + 2 })
-  feed(compat.nvim_0_11 and 'grr' or 'gr')
+  H.feed(compat.nvim_0_11 and 'grr' or 'gr')
   local got_refs = vim.wait(TIMEOUT, function()
     return #vim.fn.getqflist() >= 2
   end, 20)
@@ -142,7 +138,7 @@ H.run(function()
   H.check(sf ~= nil, 'the frame row has a stack_frame_id=')
   vim.cmd('HloToggleMetadata show')
   api.nvim_win_set_cursor(0, { frame_row + 1, sf + 2 })
-  feed('gd')
+  H.feed('gd')
   local landed = vim.wait(TIMEOUT, function()
     return api.nvim_buf_get_name(0) == program
   end, 20)

@@ -11,27 +11,6 @@ local hlo = require('hlo_lsp')
 
 local TIMEOUT = 20000
 
-local function feed(keys)
-  api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
-end
-
-local function float_text()
-  for _, win in ipairs(api.nvim_list_wins()) do
-    if api.nvim_win_get_config(win).relative ~= '' then
-      return table.concat(api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false), '\n')
-    end
-  end
-  return nil
-end
-
-local function close_floats()
-  for _, win in ipairs(api.nvim_list_wins()) do
-    if api.nvim_win_get_config(win).relative ~= '' then
-      api.nvim_win_close(win, true)
-    end
-  end
-end
-
 H.run(function()
   H.log(vim.split(vim.fn.execute('version'), '\n', { trimempty = true })[1])
   hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
@@ -39,31 +18,18 @@ H.run(function()
   vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
   local b = api.nvim_get_current_buf()
   H.eq(vim.bo[b].filetype, 'hlo', 'filetype hlo')
-  H.check(vim.wait(TIMEOUT, function()
-    local c = hlo.get_client(b)
-    return c ~= nil and c.server_capabilities ~= nil
-  end, 50), 'client attached')
+  H.wait_attached(b, TIMEOUT)
 
   -- K on the GEMM fusion: the priority-fusion log's reason.
   local row, col = H.find(b, '%gemm_fusion_dot =')
   api.nvim_win_set_cursor(0, { row + 1, col + 2 })
-  local text
-  vim.wait(TIMEOUT, function()
-    close_floats()
-    feed('K')
-    vim.wait(3000, function()
-      text = float_text()
-      return text ~= nil
-    end, 20)
-    return text ~= nil and text:find('Priority fusion', 1, true) ~= nil
-  end, 200)
-  close_floats()
+  local text = H.hover_until('Priority fusion', TIMEOUT)
   H.contains(text, 'not fused into its users: ' .. vim.env.HLO_TEST_REASON,
     'K on the GEMM fusion says why it was not fused')
 
   -- gd on it: the PTX file, on the kernel's .entry.
   api.nvim_win_set_cursor(0, { row + 1, col + 2 })
-  feed('gd')
+  H.feed('gd')
   local opened = vim.wait(TIMEOUT, function()
     return api.nvim_buf_get_name(0):match('%.ptx$') ~= nil
   end, 20)
@@ -81,7 +47,7 @@ H.run(function()
   H.check(vim.wait(TIMEOUT, function()
     return hlo.get_client(ptx) ~= nil
   end, 50), 'the client attached to the PTX file')
-  feed('gd')
+  H.feed('gd')
   H.check(vim.wait(TIMEOUT, function()
     return api.nvim_get_current_buf() == b
   end, 20), 'gd on the .entry goes back to the HLO file', api.nvim_buf_get_name(0))

@@ -13,27 +13,6 @@ local hlo = require('hlo_lsp')
 
 local TIMEOUT = 20000
 
-local function feed(keys)
-  api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
-end
-
-local function float_text()
-  for _, win in ipairs(api.nvim_list_wins()) do
-    if api.nvim_win_get_config(win).relative ~= '' then
-      return table.concat(api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false), '\n')
-    end
-  end
-  return nil
-end
-
-local function close_floats()
-  for _, win in ipairs(api.nvim_list_wins()) do
-    if api.nvim_win_get_config(win).relative ~= '' then
-      api.nvim_win_close(win, true)
-    end
-  end
-end
-
 local function same_file(a, b)
   return vim.loop.fs_realpath(a) == vim.loop.fs_realpath(b)
 end
@@ -45,25 +24,13 @@ H.run(function()
   vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
   local b = api.nvim_get_current_buf()
   H.eq(vim.bo[b].filetype, 'hlo', 'filetype hlo')
-  H.check(vim.wait(TIMEOUT, function()
-    local c = hlo.get_client(b)
-    return c ~= nil and c.server_capabilities ~= nil
-  end, 50), 'client attached')
+  H.wait_attached(b, TIMEOUT)
 
   -- K on %ynn_fusion: the pass that created it.
   local row, col = H.find(b, '%ynn_fusion =')
-  local text
-  vim.wait(TIMEOUT, function()
-    close_floats()
+  local text = H.hover_until('Pass history', TIMEOUT, function()
     api.nvim_win_set_cursor(0, { row + 1, col + 2 })
-    feed('K')
-    vim.wait(3000, function()
-      text = float_text()
-      return text ~= nil
-    end, 20)
-    return text ~= nil and text:find('Pass history', 1, true) ~= nil
-  end, 200)
-  close_floats()
+  end)
   H.contains(text, 'Created by', 'K says which pass created it')
   H.contains(text, 'dot-library-rewriter', 'K names the pass')
   H.contains(text, 'snapshot 0014', 'K names the snapshot')
@@ -84,7 +51,7 @@ H.run(function()
   -- <CR> on the row: a new tab with the step's diff.
   local tab = api.nvim_get_current_tabpage()
   api.nvim_win_set_cursor(0, { vrow + 1, 0 })
-  feed('<CR>')
+  H.feed('<CR>')
   H.check(vim.wait(TIMEOUT, function() return api.nvim_get_current_tabpage() ~= tab end, 20),
     '<CR> opens a new tab')
   local wins = api.nvim_tabpage_list_wins(0)

@@ -17,43 +17,12 @@ local TIMEOUT = 30000
 local op = vim.env.HLO_TEST_OP
 local notes = {}
 
-local function feed(keys)
-  api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
-end
-
-local function close_floats()
-  for _, win in ipairs(api.nvim_list_wins()) do
-    if api.nvim_win_get_config(win).relative ~= '' then
-      api.nvim_win_close(win, true)
-    end
-  end
-end
-
-local function float_text()
-  for _, win in ipairs(api.nvim_list_wins()) do
-    if api.nvim_win_get_config(win).relative ~= '' then
-      return table.concat(api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false), '\n')
-    end
-  end
-  return nil
-end
-
 --- K on the instruction until its hover has `needle` (a profile is read in the
 --- background: the first hover may come before it); the last hover text.
 local function hover_until(b, needle)
   local row, col = H.find(b, '%' .. op .. ' =')
   api.nvim_win_set_cursor(0, { row + 1, col + 2 })
-  local text
-  vim.wait(TIMEOUT, function()
-    close_floats()
-    feed('K')
-    vim.wait(3000, function()
-      text = float_text()
-      return text ~= nil
-    end, 20)
-    return text ~= nil and text:find(needle, 1, true) ~= nil
-  end, 200)
-  close_floats()
+  local text = H.hover_until(needle, TIMEOUT)
   return text or ''
 end
 
@@ -78,10 +47,7 @@ H.run(function()
   vim.o.columns = 160
   vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
   local b = api.nvim_get_current_buf()
-  H.check(vim.wait(TIMEOUT, function()
-    local c = hlo.get_client(b)
-    return c ~= nil and c.server_capabilities ~= nil
-  end, 50), 'client attached')
+  H.wait_attached(b, TIMEOUT)
 
   -- 1. Beside the dump, by default: the newest run.
   local newer = vim.env.HLO_TEST_NEWER_COUNT .. ' runs'

@@ -20,16 +20,7 @@ local function edit_program(from, to)
 end
 
 local function wait_report(since)
-  local found
-  vim.wait(170000, function()
-    for i = since + 1, #notes do
-      if notes[i]:find('Recompiled on', 1, true) then
-        found = notes[i]
-      end
-    end
-    return found ~= nil
-  end, 100)
-  return found
+  return H.wait_note(notes, { 'Recompiled on' }, 170000, since)
 end
 
 local function buffer_has(b, needle)
@@ -37,19 +28,12 @@ local function buffer_has(b, needle)
 end
 
 H.run(function()
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(notes, tostring(msg))
-    notify(msg, level)
-  end
+  H.capture_notes(notes)
   hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
   vim.o.autoread = true
   vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
   local b = api.nvim_get_current_buf()
-  H.check(vim.wait(30000, function()
-    local c = hlo.get_client(b)
-    return c ~= nil and c.server_capabilities ~= nil
-  end, 50), 'client attached')
+  H.wait_attached(b)
   H.check(buffer_has(b, 'f32[32,128]'), 'the dump has the 128-wide layer')
 
   -- 1. :HloRecompile after a layer size change.
@@ -72,22 +56,9 @@ H.run(function()
   api.nvim_win_set_cursor(0, { 1, 0 })
   -- The user's way: the code action map of this version (gra on 0.11+,
   -- <leader>ca before), picking the recompile action in the menu.
-  local offered = {}
-  vim.ui.select = function(items, opts, on_choice)
-    for i, item in ipairs(items) do
-      local action = item.action or item[2] or item
-      local title = type(action) == 'table' and action.title or tostring(action)
-      table.insert(offered, title)
-      if title:find('ecompile', 1, true) then
-        return on_choice(item, i)
-      end
-    end
-    on_choice(nil, nil)
-  end
-  vim.g.mapleader = ' '
-  require('hlo_lsp.keymaps').attach(b, hlo.config.keymaps) -- after mapleader changed
-  local keys = require('hlo_lsp.compat').nvim_0_11 and 'gra' or ' ca'
-  api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+  local offered = H.apply_code_action(b, function(title)
+    return title:find('ecompile', 1, true) ~= nil
+  end, { map = true })
   report = wait_report(n)
   H.check(report ~= nil, 'the code action shows a report',
     'offered: ' .. vim.inspect(offered) .. '\n' .. table.concat(notes, '\n---\n'))
