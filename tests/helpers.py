@@ -176,11 +176,45 @@ def chain_module(n: int, fusion_every: int = 0) -> str:
     return "\n".join(lines)
 
 
-def answer_message_requests(client) -> None:
+def open_file(client, path: pathlib.Path, text: str | None = None,
+              version: int = 1) -> tuple[str, str]:
+    """``textDocument/didOpen`` of the HLO file ``path`` (its text read, unless
+    ``text`` is given) by a pytest-lsp ``client``; its ``(uri, text)``."""
+    from lsprotocol import types
+
+    text = read(path) if text is None else text
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=path.as_uri(), language_id="hlo",
+                                             version=version, text=text)))
+    return path.as_uri(), text
+
+
+async def open_in_session(client, path: pathlib.Path) -> tuple[str, str]:
+    """Initialize a session as VS Code does (its capabilities, ``path``'s
+    directory the workspace folder, XLA's diagnostics off), then
+    :func:`open_file` ``path``."""
+    from lsprotocol import types
+    from pytest_lsp import client_capabilities
+
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        workspace_folders=[types.WorkspaceFolder(uri=path.parent.as_uri(), name="dump")],
+        initialization_options={"xlaDiagnostics": False}))
+    return open_file(client, path)
+
+
+def uri_path(uri: str) -> pathlib.Path:
+    """The path of a ``file:`` URI."""
+    from urllib.parse import unquote, urlparse
+
+    return pathlib.Path(unquote(urlparse(uri).path))
+
+
+def answer_message_requests(client, always: str | None = None) -> None:
     """Make a pytest-lsp ``client`` answer ``window/showMessageRequest`` as a
     user would: with the titles queued in ``client.answers``, in order (none
-    queued: the question is dismissed); every question is kept in
-    ``client.message_requests``."""
+    queued: ``always``, else the question is dismissed); every question is kept
+    in ``client.message_requests``."""
     from lsprotocol import types
 
     client.answers = []
@@ -189,7 +223,7 @@ def answer_message_requests(client) -> None:
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def answer(params: types.ShowMessageRequestParams):
         client.message_requests.append(params)
-        title = client.answers.pop(0) if client.answers else None
+        title = client.answers.pop(0) if client.answers else always
         return types.MessageActionItem(title=title) if title else None
 
 

@@ -17,7 +17,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests.helpers import (COLLECTIVES_STEP, COLLECTIVES_STEP_IOTA, MESH_MATMUL_DATA,
-                           MESH_MATMUL_MODEL, SHARDED_DUMP, SPMD_MESH8_GPU,
+                           MESH_MATMUL_MODEL, SHARDED_DUMP, SPMD_MESH8_GPU, open_file,
                            position_of as _pos, read, snapshot)
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
@@ -34,15 +34,6 @@ async def client(request, lsp_client: LanguageClient):
         initialization_options={"xlaDiagnostics": False}))
     yield
     await lsp_client.shutdown_session()
-
-
-async def _open(client: LanguageClient, path) -> tuple[str, str]:
-    text = read(path)
-    uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1,
-                                             text=text)))
-    return uri, text
 
 
 def _doc(uri):
@@ -79,7 +70,7 @@ def _buffer_bytes(line: str) -> int:
 
 
 async def test_hover_explains_each_collective_of_the_real_dump(client: LanguageClient):
-    uri, text = await _open(client, COLLECTIVES_STEP)
+    uri, text = open_file(client, COLLECTIVES_STEP)
     # psum over "model": explicit groups of global device ids (channel_id and
     # use_global_device_ids=true), 2(n-1)/n of the buffer per device.
     line = _line(text, "psum_invariant.14")
@@ -113,20 +104,20 @@ async def test_hover_explains_each_collective_of_the_real_dump(client: LanguageC
 
 async def test_mesh_and_iota_forms_expand_to_the_groups_xla_wrote_explicitly(
         client: LanguageClient):
-    uri, text = await _open(client, COLLECTIVES_STEP)
+    uri, text = open_file(client, COLLECTIVES_STEP)
     over_model = _listed(await _hover(client, uri, text, "%psum_invariant.14 = "))
     over_data = _listed(await _hover(client, uri, text, "%all_gather.3 = "))
     # The partitioner's all-reduce of sharded_matmul over "model", then "data".
     for path, expected in ((MESH_MATMUL_MODEL, over_model), (MESH_MATMUL_DATA, over_data)):
-        uri, text = await _open(client, path)
+        uri, text = open_file(client, path)
         md = await _hover(client, uri, text, "all-reduce(", 0)
         assert "`replica_groups` (mesh axes)" in md
         assert "grouped over `axis_1`" in md
         assert _listed(md) == expected, path.name
     assert "device_ids `[2,4]T(1,0)`" in (await _hover(
-        client, *(await _open(client, MESH_MATMUL_MODEL)), "all-reduce(", 0))
+        client, *(open_file(client, MESH_MATMUL_MODEL)), "all-reduce(", 0))
     # The iota rewrite of the same dump.
-    uri, text = await _open(client, COLLECTIVES_STEP_IOTA)
+    uri, text = open_file(client, COLLECTIVES_STEP_IOTA)
     md = await _hover(client, uri, text, "%psum_invariant.14 = ")
     assert "`replica_groups` (iota): `[2,4]<=[8]`" in md and _listed(md) == over_model
     md = await _hover(client, uri, text, "%all_gather.3 = ")
@@ -134,7 +125,7 @@ async def test_mesh_and_iota_forms_expand_to_the_groups_xla_wrote_explicitly(
 
 
 async def test_inlay_hints_after_the_replica_groups(client: LanguageClient):
-    uri, text = await _open(client, COLLECTIVES_STEP)
+    uri, text = open_file(client, COLLECTIVES_STEP)
     hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
         text_document=_doc(uri), range=types.Range(
             start=types.Position(line=0, character=0),
@@ -154,7 +145,7 @@ async def test_inlay_hints_after_the_replica_groups(client: LanguageClient):
 
 
 async def test_start_and_done_navigate_to_each_other(client: LanguageClient):
-    uri, text = await _open(client, SPMD_MESH8_GPU)
+    uri, text = open_file(client, SPMD_MESH8_GPU)
     start_def = _pos(text, "%all-reduce-start = ")
     done_def = _pos(text, "%all-reduce-done = ")
     refs = await client.text_document_references_async(types.ReferenceParams(

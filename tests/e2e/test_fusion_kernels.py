@@ -17,16 +17,16 @@ import re
 import shutil
 import subprocess
 import sys
-from urllib.parse import unquote, urlparse
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from hlo_lsp.dump.fusion_dump import read_fusion_dump
 
-from tests.helpers import EXAMPLES, compile_env, needs_gpu_compile, position_of
+from tests.helpers import (EXAMPLES, compile_env, needs_gpu_compile, open_in_session,
+                           position_of, uri_path)
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 BUNDLED = EXAMPLES / "gpu" / "deviceless" / "fp8_fusion_log"
@@ -68,24 +68,8 @@ def compiled(tmp_path_factory) -> pathlib.Path:
     return after
 
 
-def _path(uri: str) -> pathlib.Path:
-    return pathlib.Path(unquote(urlparse(uri).path))
-
-
-async def _open(client, after: pathlib.Path) -> tuple[str, str]:
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual_studio_code"),
-        workspace_folders=[types.WorkspaceFolder(uri=after.parent.as_uri(), name="dump")],
-        initialization_options={"xlaDiagnostics": False}))
-    text = after.read_text()
-    uri = after.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
-    return uri, text
-
-
 async def _check(client, after: pathlib.Path) -> None:
-    uri, text = await _open(client, after)
+    uri, text = await open_in_session(client, after)
     # The log names the GEMM fusion (kept by its name through the renames) as
     # an ineligible producer; the hover gives the log's reason for it.
     log = read_fusion_dump(str(next(after.parent.glob("*.priority_fusion_dump.txt"))))
@@ -105,13 +89,13 @@ async def _check(client, after: pathlib.Path) -> None:
         position=position_of(text, f"%{gemm} = ", 1)))
     [ptx] = got  # one place: the editor opens it
     assert ptx.uri.endswith(".ptx"), got
-    ptx_line = _path(ptx.uri).read_text().splitlines()[ptx.range.start.line]
+    ptx_line = uri_path(ptx.uri).read_text().splitlines()[ptx.range.start.line]
     assert ptx_line.startswith(f".visible .entry {gemm}(")
     assert ptx_line[ptx.range.start.character:ptx.range.end.character] == gemm
 
     # And back: definition on the kernel's name in the PTX file (opened as PTX,
     # which the server does not analyse as HLO) lands on the HLO instruction.
-    ptx_text = _path(ptx.uri).read_text()
+    ptx_text = uri_path(ptx.uri).read_text()
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=ptx.uri, language_id="ptx", version=1,
                                              text=ptx_text)))
@@ -147,7 +131,7 @@ async def test_hover_follows_a_fusion_renamed_after_priority_fusion(client, tmp_
     out = tmp_path / "dump"
     shutil.copytree(EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log", out)
     [after] = out.glob(f"*{AFTER}")
-    uri, text = await _open(client, after)
+    uri, text = await open_in_session(client, after)
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
         position=position_of(text, "%loop_exponential_multiply_fusion = ", 1)))

@@ -29,7 +29,8 @@ from hlo_lsp.dump.recipe import RECIPE_FILE
 from hlo_lsp.dump.recompile import hlo_files
 from hlo_lsp.dump.targets import NO_AUTOTUNING, RECORD_FILE
 
-from tests.helpers import EXAMPLES, compile_env, needs_gpu_compile, position_of
+from tests.helpers import (EXAMPLES, answer_message_requests, compile_env, needs_gpu_compile,
+                           position_of)
 
 pytestmark = needs_gpu_compile()
 
@@ -165,12 +166,7 @@ def test_dump_of_an_8_device_program_with_pass_dumps_lists_one_module(tmp_path):
 async def client(lsp_client: LanguageClient):
     # The recipe is rewritten below, so the server asks before running it:
     # answer "Run", as the user would, and keep the question.
-    lsp_client.message_requests = []
-
-    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def answer(params: types.ShowMessageRequestParams):
-        lsp_client.message_requests.append(params)
-        return types.MessageActionItem(title="Run")
+    answer_message_requests(lsp_client, always="Run")
 
     yield
     if lsp_client.capabilities is not None:

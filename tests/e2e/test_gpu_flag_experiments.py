@@ -27,7 +27,7 @@ from hlo_lsp.dump.recipe import load_recipe
 from hlo_lsp.dump.recompile import hlo_files
 from hlo_lsp.model.flag_experiments import EXPERIMENTS
 
-from tests.helpers import EXAMPLES, compile_env, needs_gpu_compile
+from tests.helpers import EXAMPLES, answer_message_requests, compile_env, needs_gpu_compile
 
 PROGRAM = EXAMPLES / "gpu" / "programs" / "fp8_matmul_bias.py"
 SERVER = [sys.executable, "-m", "hlo_lsp"]
@@ -189,12 +189,8 @@ def _command_of(action) -> dict:
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient):
-    lsp_client.message_requests = []
-
-    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def answer(params: types.ShowMessageRequestParams):
-        lsp_client.message_requests.append(params)
-        return types.MessageActionItem(title="Run")
+    # Every question answered "Run", as the user would; the questions kept.
+    answer_message_requests(lsp_client, always="Run")
 
     yield
     if lsp_client.capabilities is not None:

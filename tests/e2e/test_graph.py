@@ -14,7 +14,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.lsp.messages import plain
 from hlo_lsp.syntax.parser import parse
-from tests.helpers import EXAMPLES, FP8_DUMP, FP8_REGRESSION, chain_module, position_of, read
+from tests.helpers import EXAMPLES, FP8_DUMP, FP8_REGRESSION, chain_module, open_file, position_of
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 
@@ -28,20 +28,12 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-def _open(client: LanguageClient, path, text: str | None = None) -> tuple[str, str]:
-    text = read(path) if text is None else text
-    uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
-    return uri, text
-
-
 async def _graph(client: LanguageClient, **params) -> dict | None:
     return plain(await client.protocol.send_request_async("hlo/graph", params))
 
 
 async def test_graph_of_a_computation_with_fusion_clusters(client: LanguageClient):
-    uri, text = _open(client, FP8_REGRESSION)
+    uri, text = open_file(client, FP8_REGRESSION)
     module = parse(text)
     reply = await _graph(client, textDocument={"uri": uri}, computation="main.25")
     entry = module.by_name["main.25"]
@@ -67,7 +59,7 @@ async def test_graph_of_a_computation_with_fusion_clusters(client: LanguageClien
 
 
 async def test_graph_around_the_cursor(client: LanguageClient):
-    uri, text = _open(client, FP8_DUMP)
+    uri, text = open_file(client, FP8_DUMP)
     reply = await _graph(client, textDocument={"uri": uri},
                          position=plain(position_of(text, "%cublas-gemm.1.0 =", 3)), hops=1)
     module = parse(text)
@@ -83,7 +75,7 @@ async def test_graph_around_the_cursor(client: LanguageClient):
 async def test_the_page_an_editor_shows(client: LanguageClient):
     """With ``page``, the reply carries the page ``hlo-lsp graph`` writes, for the
     same nodes (VS Code's HLO: Show Graph, Neovim's :HloGraph); without, none."""
-    uri, text = _open(client, FP8_DUMP)
+    uri, text = open_file(client, FP8_DUMP)
     at = plain(position_of(text, "%cublas-gemm.1.0 =", 3))
     reply = await _graph(client, textDocument={"uri": uri}, position=at, hops=1, page=True)
     page = reply["page"]
@@ -105,7 +97,7 @@ async def test_memory_page_of_a_dump_with_xlas_reports(client: LanguageClient):
 
     conv = EXAMPLES / "gpu" / "deviceless" / "conv_bias_relu" / \
         "module_0001.jit_conv_bias_relu.sm_9.0a_gpu_after_optimizations.txt"
-    uri, _ = _open(client, conv)
+    uri, _ = open_file(client, conv)
     reply = plain(await client.protocol.send_request_async("hlo/memory",
                                                         {"textDocument": {"uri": uri}}))
     report = load_live_range_for(str(conv))
@@ -113,13 +105,13 @@ async def test_memory_page_of_a_dump_with_xlas_reports(client: LanguageClient):
         (report.peak_bytes, report.peak_step, "live-range")
     assert f'id="peak" data-bytes="{report.peak_bytes}"' in reply["page"]
     assert "data-range=" in reply["page"]
-    plain_uri, _ = _open(client, FP8_DUMP)
+    plain_uri, _ = open_file(client, FP8_DUMP)
     assert await client.protocol.send_request_async(
         "hlo/memory", {"textDocument": {"uri": plain_uri}}) is None
 
 
 async def test_malformed_params_and_unknown_computation_answer_null(client: LanguageClient):
-    uri, _ = _open(client, FP8_DUMP)
+    uri, _ = open_file(client, FP8_DUMP)
     assert await _graph(client, textDocument={"uri": uri}, computation="nope") is None
     assert await _graph(client, textDocument=3) is None
 
@@ -128,7 +120,7 @@ async def test_node_cap_on_a_large_document(client: LanguageClient, tmp_path):
     text = chain_module(30000)
     path = tmp_path / "big.hlo"
     path.write_text(text)
-    uri, _ = _open(client, path, text)
+    uri, _ = open_file(client, path, text)
     reply = await _graph(client, textDocument={"uri": uri},
                          position=plain(position_of(text, "%a15000 =", 2)), hops=500,
                          limit=200)

@@ -12,16 +12,15 @@ from __future__ import annotations
 import pathlib
 import shutil
 import sys
-from urllib.parse import unquote, urlparse
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from hlo_lsp.lsp.messages import plain
 
-from tests.helpers import EXAMPLES, position_of
+from tests.helpers import EXAMPLES, open_in_session, position_of, uri_path
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 PREFIX = "module_0008.jit_layer."
@@ -45,22 +44,6 @@ def dump(tmp_path) -> pathlib.Path:
     return out
 
 
-def _path(uri: str) -> pathlib.Path:
-    return pathlib.Path(unquote(urlparse(uri).path))
-
-
-async def _open(client, path: pathlib.Path) -> tuple[str, str]:
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual_studio_code"),
-        workspace_folders=[types.WorkspaceFolder(uri=path.parent.as_uri(), name="dump")],
-        initialization_options={"xlaDiagnostics": False}))
-    text = path.read_text()
-    uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
-    return uri, text
-
-
 async def _hover(client, uri: str, text: str, needle: str) -> str:
     got = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=position_of(text, needle, 1)))
@@ -68,7 +51,7 @@ async def _hover(client, uri: str, text: str, needle: str) -> str:
 
 
 async def test_hover_says_which_pass_created_the_instruction(client, dump):
-    uri, text = await _open(client, dump / AFTER)
+    uri, text = await open_in_session(client, dump / AFTER)
     # The first hover may come before the walk over the 24 snapshots is done
     # (it waits at most HOVER_WAIT_S): the paragraph is in the next one.
     md = ""
@@ -85,7 +68,7 @@ async def test_hover_says_which_pass_created_the_instruction(client, dump):
 
 
 async def test_pass_history_lists_the_snapshots_and_the_rows_diffs(client, dump):
-    uri, _ = await _open(client, dump / AFTER)
+    uri, _ = await open_in_session(client, dump / AFTER)
     reply = plain(await client.protocol.send_request_async(
         "hlo/passHistory", {"textDocument": {"uri": uri}}))
     assert reply["module"] == "module_0008.jit_layer" and reply["message"] == ""
@@ -93,7 +76,7 @@ async def test_pass_history_lists_the_snapshots_and_the_rows_diffs(client, dump)
     assert len(snaps) == 26  # the two ends and 24 snapshots
     assert (snaps[0]["passName"], snaps[0]["index"]) == ("before_optimizations", -1)
     assert (snaps[-1]["passName"], snaps[-1]["file"]) == ("after_optimizations", AFTER)
-    assert all(_path(s["uri"]) == dump / s["file"] for s in snaps)
+    assert all(uri_path(s["uri"]) == dump / s["file"] for s in snaps)
     rows = reply["rows"]
     assert [r["step"] for r in rows] == ["-", "0006", "0014", "0017", "0024"]
     assert reply["quiet"] == 21
@@ -113,7 +96,7 @@ async def test_pass_history_lists_the_snapshots_and_the_rows_diffs(client, dump)
 
 
 async def test_pass_blame_goes_to_the_first_appearance(client, dump):
-    uri, text = await _open(client, dump / AFTER)
+    uri, text = await open_in_session(client, dump / AFTER)
     reply = plain(await client.protocol.send_request_async("hlo/passBlame", {
         "textDocument": {"uri": uri}, "position": plain(position_of(text, "%ynn_fusion = ", 3))}))
     assert reply["instruction"] == "ynn_fusion"
@@ -123,7 +106,7 @@ async def test_pass_blame_goes_to_the_first_appearance(client, dump):
     assert reply["message"] == ("%ynn_fusion: created by dot-library-rewriter in "
                                 "dot-library-passes, snapshot 0014")
     where = created["location"]
-    assert _path(where["uri"]) == dump / CREATED
+    assert uri_path(where["uri"]) == dump / CREATED
     line = (dump / CREATED).read_text().splitlines()[where["range"]["start"]["line"]]
     start, end = where["range"]["start"]["character"], where["range"]["end"]["character"]
     assert line[start - 1:end] == "%ynn_fusion" and line[end:].startswith(" = ")
@@ -144,7 +127,7 @@ async def test_a_dump_without_pass_snapshots_has_no_history(client, tmp_path):
     out = tmp_path / "dump"
     out.mkdir()
     shutil.copy(EXAMPLES / "cpu_passes" / AFTER, out / AFTER)
-    uri, text = await _open(client, out / AFTER)
+    uri, text = await open_in_session(client, out / AFTER)
     md = await _hover(client, uri, text, "%ynn_fusion = ")
     assert "fusion" in md and "Pass history" not in md
     reply = plain(await client.protocol.send_request_async(

@@ -17,7 +17,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.helpers import hover_until
+from tests.helpers import hover_until, open_file
 from tests.profiled import ProfiledDump, make_profiled_dump, op_count
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
@@ -51,14 +51,6 @@ async def _start(client: LanguageClient, root: pathlib.Path, **options) -> None:
         initialization_options={"xlaDiagnostics": False, **options}))
 
 
-def _open(client: LanguageClient, path: pathlib.Path) -> tuple[str, str]:
-    text = path.read_text()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=path.as_uri(), language_id="hlo",
-                                             version=1, text=text)))
-    return path.as_uri(), text
-
-
 async def _hover(client: LanguageClient, uri: str, text: str, wanted: str = "Measured") -> str:
     """The hover on OP once it holds ``wanted`` (a profile is read in the
     background once a first hover waited for it; tests.helpers.hover_until)."""
@@ -89,7 +81,7 @@ async def test_runs_then_load_a_chosen_run(client, profiled, tmp_path):
     counts = {run: op_count(run, OP) for run in profiled.runs}
     assert 0 < counts[older] < counts[newer]
     await _start(client, profiled.dump.parent)
-    uri, text = _open(client, profiled.after)
+    uri, text = open_file(client, profiled.after)
 
     # beside the dump by default: the newest run
     hover = await _hover(client, uri, text)
@@ -138,7 +130,7 @@ async def test_runs_then_load_a_chosen_run(client, profiled, tmp_path):
 async def test_the_profile_setting_names_the_directory(client, profiled, tmp_path):
     older, _ = profiled.runs
     await _start(client, profiled.dump.parent, profile=str(older))
-    uri, text = _open(client, profiled.after)
+    uri, text = open_file(client, profiled.after)
     hover = await _hover(client, uri, text)
     assert f"{op_count(older, OP)} runs" in hover, hover
     assert [r["path"] for r in _json(await _runs(client, uri))["runs"]] == [str(older)]

@@ -32,7 +32,7 @@ from hlo_lsp.dump.environment import plan_run
 from hlo_lsp.dump.recipe import RECIPE_FILE, Recipe
 from hlo_lsp.dump.recompile import hlo_files
 
-from tests.helpers import alive, answer_message_requests, position_of as _pos, snapshot
+from tests.helpers import alive, answer_message_requests, open_file, position_of as _pos, snapshot
 
 jax = pytest.importorskip("jax")
 pytestmark = pytest.mark.slow  # runs JAX programs
@@ -223,15 +223,6 @@ async def _start(client: LanguageClient, workspace: pathlib.Path,
         initialization_options={"xlaDiagnostics": False}))
 
 
-def _open(client: LanguageClient, path: pathlib.Path) -> tuple[str, str]:
-    text = path.read_text()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=path.as_uri(), language_id="hlo",
-                                             version=1, text=text)))
-    return path.as_uri(), text
-
-
-
 def _ours(token) -> bool:
     """A progress token of hlo.recompile (other features report progress too)."""
     return str(token).startswith("hlo-recompile-")
@@ -257,8 +248,8 @@ async def test_recompile_after_change_follows_renumbered_module(client, project)
     dump = project / "dump"
     old_after, old_before = _after(dump), None
     old_before = dump / old_after.name.replace("cpu_after", "before")
-    uri, text = _open(client, old_after)
-    before_uri, _ = _open(client, old_before)
+    uri, text = open_file(client, old_after)
+    before_uri, _ = open_file(client, old_before)
     old_recipe = json.loads((dump / RECIPE_FILE).read_text())
 
     actions = await client.text_document_code_action_async(types.CodeActionParams(
@@ -335,7 +326,7 @@ async def test_failing_program_leaves_old_dump_intact(client, project):
     await _start(client, project)
     dump = project / "dump"
     before = snapshot(dump)
-    uri, _ = _open(client, _after(dump))
+    uri, _ = open_file(client, _after(dump))
     (project / "prog.py").write_text(PROGRAM_FAILS)
     result = await _execute(client, uri)
     assert not result["ok"] and not result["cancelled"]
@@ -367,7 +358,7 @@ async def test_cancel_from_progress_kills_process_tree(client, project):
     await _start(client, project)
     dump = project / "dump"
     before = snapshot(dump)
-    uri, _ = _open(client, _after(dump))
+    uri, _ = open_file(client, _after(dump))
     (project / "prog.py").write_text(PROGRAM_SLEEPS)
     task = asyncio.ensure_future(_execute(client, uri))
     pids = await _wait_for_pids(project)
@@ -386,7 +377,7 @@ async def test_cancel_request_kills_process_tree(client, project):
     await _start(client, project)
     dump = project / "dump"
     before = snapshot(dump)
-    uri, text = _open(client, _after(dump))
+    uri, text = open_file(client, _after(dump))
     (project / "prog.py").write_text(PROGRAM_SLEEPS)
     future = client.protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND,
                                           types.ExecuteCommandParams(command="hlo.recompile",
@@ -411,7 +402,7 @@ async def test_cancel_request_kills_process_tree(client, project):
 async def test_links_definition_and_hover_reach_the_jnp_line(client, made):
     project, _ = made
     await _start(client, project)
-    uri, text = _open(client, _after(project / "dump"))
+    uri, text = open_file(client, _after(project / "dump"))
     prog = project / "prog.py"
     sin_line = _line_of(prog.read_text(), "jnp.sin(x)")
     # The instruction XLA made of jnp.sin, and its metadata on the same line.
@@ -455,7 +446,7 @@ async def test_relative_source_file_resolves_against_recipe_cwd(client, made, tm
     path = dump / "module_0001.jit_step.before_optimizations.txt"
     path.write_text(text)
     await _start(client, tmp_path)
-    uri, _ = _open(client, path)
+    uri, _ = open_file(client, path)
     [link] = await client.text_document_document_link_async(
         types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert link.target == f"{(project / 'prog.py').as_uri()}#L7"
@@ -468,7 +459,7 @@ async def test_inferred_recipe_runs_only_after_confirmation(client, project):
     (dump / RECIPE_FILE).unlink()
     before = snapshot(dump)
     await _start(client, project)
-    uri, _ = _open(client, _after(dump))
+    uri, _ = open_file(client, _after(dump))
     client.answers = ["Cancel"]
     result = await _execute(client, uri)
     assert result["cancelled"] and not result["ok"]
@@ -508,7 +499,7 @@ async def test_configured_command_runs_without_asking(client, project, tmp_path)
     await _start(client, project, settings={"command": [sys.executable, "fake.py"],
                                             "cwd": str(tools), "platform": "cpu"})
     old = _after(dump)
-    uri, _ = _open(client, old)
+    uri, _ = open_file(client, old)
     result = await _execute(client, uri)
     assert result["ok"], result
     assert client.message_requests == []
@@ -527,7 +518,7 @@ async def test_gpu_setting_without_gpu_is_a_clear_message(client, project):
     await _start(client, project, settings={"platform": "cuda"})
     dump = project / "dump"
     before = snapshot(dump)
-    uri, _ = _open(client, _after(dump))
+    uri, _ = open_file(client, _after(dump))
     result = await _execute(client, uri)
     assert not result["ok"]
     [msg] = [m for m in client.messages if m.type == types.MessageType.Error]

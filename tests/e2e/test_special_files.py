@@ -24,7 +24,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.helpers import CPU_DUMP, TRAIN_AFTER, position_of, read, rss_bytes
+from tests.helpers import CPU_DUMP, TRAIN_AFTER, open_file, position_of, rss_bytes
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 ANSWER_S = 30          # a hang guard, not a budget: the answers take milliseconds
@@ -124,15 +124,6 @@ async def _answer(coro):
     return await asyncio.wait_for(coro, ANSWER_S)
 
 
-def _open(client: LanguageClient, path: pathlib.Path, version: int = 1,
-          text: str | None = None) -> tuple[str, str]:
-    text = read(path) if text is None else text
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=path.as_uri(), language_id="hlo",
-                                             version=version, text=text)))
-    return path.as_uri(), text
-
-
 def _skip_messages(client: LanguageClient) -> list[str]:
     return [m.message for m in client.messages if "did not read" in m.message]
 
@@ -148,8 +139,8 @@ async def test_special_files_never_block_nor_exhaust_the_server(workspace: pathl
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
             initialization_options={"xlaDiagnostics": False})))
         dump = workspace / "dump"
-        train_uri, train = _open(client, dump / TRAIN_AFTER.name)
-        stage_uri, stage = _open(client, dump / STAGE)
+        train_uri, train = open_file(client, dump / TRAIN_AFTER.name)
+        stage_uri, stage = open_file(client, dump / STAGE)
 
         # hover and hlo/memory on the dump whose report is a link to /dev/zero,
         # and on the one whose report is a FIFO: answered, with the hover's text
@@ -211,7 +202,7 @@ async def test_links_and_hover_say_when_a_source_file_is_outside(workspace: path
         root_uri=workspace.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
         initialization_options={"xlaDiagnostics": False})))
-    uri, text = _open(client, workspace / "dump" / OUTSIDE)
+    uri, text = open_file(client, workspace / "dump" / OUTSIDE)
     note = "/etc/passwd is outside the dump directory, the source roots and the workspace folders."
     links = await _answer(client.text_document_document_link_async(
         types.DocumentLinkParams(types.TextDocumentIdentifier(uri))))
@@ -230,7 +221,7 @@ async def test_links_and_hover_say_when_a_source_file_is_outside(workspace: path
     (workspace / "dump" / "module_0093.jit_in.cpu_after_optimizations.txt").write_text(
         OUTSIDE_HLO.replace("/etc/passwd", str(inside)).replace("jit_outside", "jit_in")
         .replace("SOURCE", "../prog.py"))
-    uri2, _ = _open(client, workspace / "dump" / "module_0093.jit_in.cpu_after_optimizations.txt")
+    uri2, _ = open_file(client, workspace / "dump" / "module_0093.jit_in.cpu_after_optimizations.txt")
     links = await _answer(client.text_document_document_link_async(
         types.DocumentLinkParams(types.TextDocumentIdentifier(uri2))))
     assert len(links) == 2 and not any("outside" in link.tooltip for link in links)
@@ -244,12 +235,12 @@ async def test_a_second_didopen_with_a_lower_version_is_a_fresh_open(workspace: 
         capabilities=client_capabilities("neovim"), root_uri=workspace.as_uri(),
         initialization_options={"xlaDiagnostics": False})))
     path = workspace / "dump" / TRAIN_AFTER.name
-    uri, text = _open(client, path, version=9)
+    uri, text = open_file(client, path, version=9)
     pos = position_of(text, "%add_tanh_fusion.1 = ", 2)
     first = await _answer(client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), pos)))
     assert first is not None
-    _open(client, path, version=1, text="// reopened\n" + text)
+    open_file(client, path, version=1, text="// reopened\n" + text)
     moved = types.Position(pos.line + 1, pos.character)
     again = await _answer(client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), moved)))

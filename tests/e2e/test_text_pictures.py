@@ -11,7 +11,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.lsp.messages import plain
-from tests.helpers import EXAMPLES, FP8_DUMP, position_of, read
+from tests.helpers import EXAMPLES, FP8_DUMP, open_file, position_of
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 CONV = EXAMPLES / "gpu" / "deviceless" / "conv_bias_relu" / \
@@ -27,14 +27,6 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-def _open(client: LanguageClient, path) -> tuple[str, str]:
-    text = read(path)
-    uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="hlo", version=1, text=text)))
-    return uri, text
-
-
 def _targeted(text: str, reply: dict) -> dict[int, str]:
     """Line -> the text its target's range covers (a name, with %)."""
     rows = text.split("\n")
@@ -47,7 +39,7 @@ def _targeted(text: str, reply: dict) -> dict[int, str]:
 
 
 async def test_graph_as_text_around_the_cursor(client: LanguageClient):
-    uri, text = _open(client, FP8_DUMP)
+    uri, text = open_file(client, FP8_DUMP)
     reply = plain(await client.protocol.send_request_async("hlo/graph", {
         "textDocument": {"uri": uri}, "format": "text", "hops": 2,
         "position": plain(position_of(text, "%cublas-gemm.1.0 =", 3))}))
@@ -65,7 +57,7 @@ async def test_graph_as_text_around_the_cursor(client: LanguageClient):
 
 
 async def test_memory_as_text(client: LanguageClient):
-    uri, text = _open(client, CONV)
+    uri, text = open_file(client, CONV)
     reply = plain(await client.protocol.send_request_async("hlo/memory", {
         "textDocument": {"uri": uri}, "format": "text"}))
     targeted = _targeted(text, reply)
@@ -75,6 +67,6 @@ async def test_memory_as_text(client: LanguageClient):
     assert any(l.strip().startswith("1,048,576 B (1.0 MiB)  %x.1{}") for l in reply["lines"])
     assert "page" in plain(await client.protocol.send_request_async(
         "hlo/memory", {"textDocument": {"uri": uri}}))
-    plain_uri, _ = _open(client, FP8_DUMP)
+    plain_uri, _ = open_file(client, FP8_DUMP)
     assert await client.protocol.send_request_async(
         "hlo/memory", {"textDocument": {"uri": plain_uri}, "format": "text"}) is None

@@ -17,7 +17,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from hlo_lsp.dump.profiles import PROFILE_GLOBS
 from hlo_lsp.dump.names import HLO_FILE_GLOBS
-from tests.helpers import position_of as _pos, CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, read
+from tests.helpers import (CPU_DUMP, FP8_DUMP, TRAIN_AFTER, TRAIN_BEFORE, open_file,
+                           position_of as _pos, read)
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 GPU_NAME = "module_0040.jit_matmul_fn.sm_9.0_gpu_after_optimizations.txt"
@@ -55,15 +56,6 @@ async def wait_indexed(client: LanguageClient, files: int, timeout: float = 120)
             return st
         assert time.monotonic() < deadline, f"indexing did not finish: {st}"
         await asyncio.sleep(0.1)
-
-
-
-async def _open(client: LanguageClient, path: pathlib.Path) -> tuple[str, str]:
-    text = read(path)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=path.as_uri(), language_id="hlo",
-                                             version=1, text=text)))
-    return path.as_uri(), text
 
 
 def _lc(needle_text: str, needle: str) -> tuple[int, int]:
@@ -123,7 +115,7 @@ async def test_counterpart_request_and_command(client: LanguageClient, dump: pat
     await start(client, dump)
     after = dump / TRAIN_AFTER.name
     before = dump / TRAIN_BEFORE.name
-    uri, text = await _open(client, after)
+    uri, text = open_file(client, after)
     locs = await client.protocol.send_request_async("hlo/counterpart", {
         "textDocument": {"uri": uri}, "position": _pos(text, "%ynn_fusion.5 =", 3)})
     before_text = read(TRAIN_BEFORE)
@@ -155,7 +147,7 @@ async def test_counterpart_matches_module_name_across_module_numbers(
     shutil.copy(CPU_DUMP / "module_0000.jit_stage.before_optimizations.txt",
                 root / "module_0028.jit_stage.before_optimizations.txt")
     await start(client, root)
-    uri, text = await _open(client, root / TRAIN_AFTER.name)
+    uri, text = open_file(client, root / TRAIN_AFTER.name)
     locs = await client.protocol.send_request_async("hlo/counterpart", {
         "textDocument": {"uri": uri}, "position": _pos(text, "%add_tanh_fusion.1 =", 3)})
     assert locs and {_loc(x)[0] for x in locs} == {renamed.as_uri()}
@@ -182,7 +174,7 @@ async def test_counterpart_files_of_a_document_best_first(
     shutil.copy(CPU_DUMP / "module_0000.jit_stage.before_optimizations.txt", other_module)
     await start(client, root)
     await wait_indexed(client, 5)
-    uri, _ = await _open(client, after)
+    uri, _ = open_file(client, after)
     start_of_file = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
     assert await client.protocol.send_request_async("hlo/counterpart", start_of_file) == []
     files = await client.protocol.send_request_async("hlo/counterpartFiles",
@@ -264,7 +256,7 @@ async def test_indexing_500_files_runs_in_the_background(client: LanguageClient,
     assert len(files) >= 500
     await start(client, root)
     target = [p for p in files if p.name.endswith("jit_v3_train_step.cpu_after_optimizations.txt")][0]
-    uri, text = await _open(client, target)
+    uri, text = open_file(client, target)
     t0 = time.perf_counter()
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
