@@ -34,14 +34,19 @@ MAX_NAMES = 4
 #: At most this many estimates listed.
 MAX_ESTIMATES = 3
 
-def log_names(dump: FusionDump, module: HloModule, ins: Instruction) -> list[tuple[str, str]]:
+def log_names(dump: FusionDump, module: HloModule, ins: Instruction,
+              history: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """The names the log gives ``ins``, each with how it was found: ``(name,
     "")`` for its own name when the log names it; for a fusion it does not
     name, ``(fusion name, how)`` when exactly one fusion step of the log made a
     fusion whose consumer is the fused root under another clone number; else
-    ``(name, how)`` for the name the matcher found for it when priority fusion
-    ran (``dump.renamed``; see the module docstring); [] when the log says
-    nothing of it."""
+    the latest of its earlier names in the dump's pass snapshots that the log
+    names (``history``: its names from its creation on, the last its name in
+    this file, :attr:`hlo_lsp.dump.passes.Blame.names`; the pass history
+    follows it through every rename, so this is the name it had when priority
+    fusion ran); else the name the matcher found for it in the module as
+    priority fusion left it (``dump.renamed``; see the module docstring); []
+    when the log says nothing of it."""
     own = ins.name.name
     if dump.about(own) is not None:
         return [(own, "")]
@@ -49,10 +54,24 @@ def log_names(dump: FusionDump, module: HloModule, ins: Instruction) -> list[tup
     made = dump.fusions_made_at(name_base(root)) if root is not None else set()
     if len(made) == 1:
         return [(made.pop(), f"found by its fused root {code(root)}")]
+    earlier = history_name(dump, history)
+    if earlier is not None:
+        return [(earlier, "found by following it through the pass snapshots")]
     matched = dump.renamed.get(own)
     if matched is not None and dump.about(matched) is not None:
         return [(matched, "found by matching the module after priority fusion with this one")]
     return []
+
+
+def history_name(dump: FusionDump, names: tuple[str, ...]) -> str | None:
+    """The latest of an instruction's ``names`` along its pass history
+    (:attr:`hlo_lsp.dump.passes.Blame.names`, oldest first) that the log
+    names, None when it names none of them. XLA's name uniquer never gives a
+    name twice in a module, so a name the log knows is this instruction's."""
+    for name in reversed(names):
+        if dump.about(name) is not None:
+            return name
+    return None
 
 
 def _fused_root(module: HloModule, ins: Instruction) -> str | None:
@@ -68,9 +87,9 @@ def _fused_root(module: HloModule, ins: Instruction) -> str | None:
     return None
 
 
-def _names(names) -> str:
+def _names(names, name=code) -> str:
     names = list(names)
-    shown = ", ".join(code(n) for n in names[:MAX_NAMES])
+    shown = ", ".join(name(n) for n in names[:MAX_NAMES])
     return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
 
 
@@ -78,39 +97,53 @@ def _us(value: float) -> str:
     return format_microseconds(value) if math.isfinite(value) else text(str(value))
 
 
+def decision_lines(decisions: ProducerDecisions, name=code, words=text) -> list[str]:
+    """What the log decided of one instruction, a line each: why it was not
+    fused into its users, the cost model's estimates fused against unfused (µs;
+    the last :data:`MAX_ESTIMATES`), what it was fused into and what it took
+    in. ``name`` and ``words`` write a name and a reason from the log (default
+    Markdown: a code span, escaped text; the command line passes
+    :func:`hlo_lsp.model.visible.visible`-based ones)."""
+    def us(value: float) -> str:  # a time of the cost model, µs
+        if words is text:
+            return _us(value)
+        return words(format_microseconds(value) if math.isfinite(value) else str(value))
+
+    lines = [f"not fused into its users: {words(reason)}" for reason in decisions.reasons]
+    for consumers, fused, unfused in decisions.estimates[-MAX_ESTIMATES:]:
+        into = _names(consumers, name) if consumers else "its users"
+        lines.append(f"fused into {into}: estimated {us(fused)} fused against "
+                     f"{us(unfused)} unfused")
+    for consumer, fusion in decisions.fused_into:
+        lines.append(f"fused into {name(consumer)}, giving {name(fusion)}")
+    if decisions.took:
+        lines.append(f"took in {_names((p for p, _ in decisions.took), name)}")
+    return lines
+
+
 def decisions_markdown(decisions: ProducerDecisions, source: str, how: str = "") -> str:
-    """The **Priority fusion** paragraph of one instruction's decisions,
-    ``source`` the log's file name, ``how`` how the log's name was found ("" for
-    the instruction's own name). Every name and reason from the log is escaped
-    (:mod:`hlo_lsp.model.markdown`)."""
+    """The **Priority fusion** paragraph of one instruction's decisions
+    (:func:`decision_lines`), ``source`` the log's file name, ``how`` how the
+    log's name was found ("" for the instruction's own name). Every name and
+    reason from the log is escaped (:mod:`hlo_lsp.model.markdown`)."""
     head = f"**Priority fusion** ({code(source)}"
     head += f", where it is {code(decisions.name)}, {how})" if how else ")"
-    lines = [head + ":"]
-    for reason in decisions.reasons:
-        lines.append(f"- not fused into its users: {text(reason)}")
-    for consumers, fused, unfused in decisions.estimates[-MAX_ESTIMATES:]:
-        into = _names(consumers) if consumers else "its users"
-        lines.append(f"- fused into {into}: estimated {_us(fused)} fused against "
-                     f"{_us(unfused)} unfused")
-    for consumer, fusion in decisions.fused_into:
-        lines.append(f"- fused into {code(consumer)}, giving {code(fusion)}")
-    if decisions.took:
-        lines.append(f"- took in {_names(p for p, _ in decisions.took)}")
-    return "\n".join(lines)
+    return "\n".join([head + ":", *(f"- {line}" for line in decision_lines(decisions))])
 
 
-def fusion_section(dump: FusionDump | None, module: HloModule, ins: Instruction) -> str:
+def fusion_section(dump: FusionDump | None, module: HloModule, ins: Instruction,
+                   history: tuple[str, ...] = ()) -> str:
     """What the priority-fusion log says of ``ins`` (:func:`decisions_markdown`),
-    "" without a log or when it names ``ins`` nowhere (:func:`log_names`); for
-    a log that could not be read (``dump.problem``), a fusion's or
-    custom-call's hover says so."""
+    "" without a log or when it names ``ins`` nowhere (:func:`log_names`, with
+    its names along the pass history, ``history``); for a log that could not
+    be read (``dump.problem``), a fusion's or custom-call's hover says so."""
     if dump is None:
         return ""
     if dump.problem:
         if ins.opcode not in ("fusion", "custom-call"):
             return ""
         return f"*Priority fusion log not read: {text(dump.problem)}*"
-    for name, how in log_names(dump, module, ins):
+    for name, how in log_names(dump, module, ins, history):
         decisions = dump.about(name)
         if decisions is not None:
             return decisions_markdown(decisions, os.path.basename(dump.path), how)

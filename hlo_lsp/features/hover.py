@@ -40,7 +40,7 @@ from hlo_lsp.features.autotuning import (HEURISTICS, autotuning_for, autotuning_
 from hlo_lsp.features.collectives import collective_parts
 from hlo_lsp.features.cost import cost_section
 from hlo_lsp.features.fusion_decisions import fusion_section
-from hlo_lsp.dump.passes import FileHistory
+from hlo_lsp.dump.passes import Blame, FileHistory
 from hlo_lsp.features.pass_history import history_section
 from hlo_lsp.features.measured import measured_markdown, profile_device
 from hlo_lsp.features.memory import MemoryTimeline, peak_markdown
@@ -127,10 +127,11 @@ def hover(module: HloModule, offset: int,
     timing = _measured_section(module, ins, measured, device)
     if timing:
         result = HoverResult(f"{result.markdown}\n\n{timing}", result.start, result.end)
-    fused = fusion_section(fusion, module, ins)
+    blamed = _blame(passes, ins)
+    fused = fusion_section(fusion, module, ins, blamed.names if blamed is not None else ())
     if fused:
         result = HoverResult(f"{result.markdown}\n\n{fused}", result.start, result.end)
-    made = _pass_section(passes, ins)
+    made = history_section(blamed) if blamed is not None else None
     if made:
         result = HoverResult(f"{result.markdown}\n\n{made}", result.start, result.end)
     tuning = _autotuning_section(module, ins, autotuning, bool(deviceless))
@@ -149,12 +150,13 @@ def hover(module: HloModule, offset: int,
                        result.end)
 
 
-def _pass_section(passes: FileHistory | None, ins: Instruction) -> str | None:
-    """The **Pass history** paragraph of ``ins`` from the file's pass history."""
+def _blame(passes: FileHistory | None, ins: Instruction) -> Blame | None:
+    """What the file's pass history says of ``ins``, None without one or when
+    it does not know ``ins``."""
     comp = ins.computation
     key = passes.key_of(ins.name.name, comp.name.name if comp is not None else None) \
         if passes is not None else None
-    return history_section(passes.blame(key)) if key is not None else None
+    return passes.blame(key) if key is not None else None
 
 
 def _autotuning_section(module: HloModule, ins: Instruction,

@@ -9,9 +9,12 @@ for a terminal, :mod:`hlo_lsp.model.markdown` for Markdown.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
+from hlo_lsp.dump.fusion_dump import FusionDump, ProducerDecisions
 from hlo_lsp.dump.passes import AFTER, BEFORE, Blame, History, Stage, Step
+from hlo_lsp.features.fusion_decisions import decision_lines, history_name
 from hlo_lsp.model import markdown
 from hlo_lsp.model.visible import visible
 
@@ -166,10 +169,12 @@ def stage_words(stage: Stage) -> str:
     return f"{stage.pass_name}{where}, snapshot {stage.index:04d}"
 
 
-def format_blame(result: Blame) -> str:
+def format_blame(result: Blame, fusion: FusionDump | None = None) -> str:
     """What ``hlo-lsp blame`` prints: the instruction, the pass that created it
     and the passes that changed it since, each with its snapshot file; its
-    names where it was renamed; the files that could not be read."""
+    names where it was renamed; with the module's priority-fusion log
+    (``fusion``), why it was or was not fused (:func:`fusion_lines`); the
+    files that could not be read."""
     created = result.created_by
     lines = [f"{result.instruction}"]
     if created.pass_name == BEFORE and created.is_end:
@@ -184,9 +189,38 @@ def format_blame(result: Blame) -> str:
         lines.append(f"    {stage.file}")
     if len(result.names) > 1:
         lines.append("  names: " + " -> ".join(result.names))
+    lines.extend(fusion_lines(result, fusion))
     for problem in result.problems:
         lines.append(f"  not read: {problem}")
     return "\n".join(visible(line) for line in lines) + "\n"
+
+
+def blamed_decisions(result: Blame, fusion: FusionDump | None) -> ProducerDecisions | None:
+    """What XLA:GPU's priority-fusion log ``fusion`` decided of the instruction
+    of ``result``, under the name it had when priority fusion ran (the latest
+    of its names along the pass history that the log names:
+    :func:`hlo_lsp.features.fusion_decisions.history_name`); None without a
+    readable log or when it does not name the instruction."""
+    if fusion is None or fusion.problem:
+        return None
+    name = history_name(fusion, result.names or (result.instruction,))
+    return fusion.about(name) if name is not None else None
+
+
+def fusion_lines(result: Blame, fusion: FusionDump | None) -> list[str]:
+    """:func:`blamed_decisions` as ``hlo-lsp blame`` prints them: a head line
+    naming the log and the instruction's name there, one line per decision
+    (:func:`hlo_lsp.features.fusion_decisions.decision_lines`), plain text; []
+    without a log or a decision; one line when the log could not be read."""
+    if fusion is not None and fusion.problem:
+        return [f"  priority fusion log not read: {fusion.problem}"]
+    decisions = blamed_decisions(result, fusion)
+    if decisions is None:
+        return []
+    lines = [f"  priority fusion ({os.path.basename(fusion.path)}), where it is "
+             f"%{decisions.name}:"]
+    lines.extend(f"    {line}" for line in decision_lines(decisions, lambda n: f"%{n}", str))
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +320,7 @@ def history_section(result: Blame) -> str | None:
     return f"**Pass history**: {text}"
 
 
-__all__ = ["MAX_ROWS", "Row", "TimelineEntry", "blame_sentence", "created_line", "format_blame", "format_timeline",
+__all__ = ["MAX_ROWS", "Row", "TimelineEntry", "blame_sentence", "blamed_decisions", "created_line",
+           "format_blame", "format_timeline", "fusion_lines",
            "history_section", "quiet_snapshots", "stage_words", "timeline_entries",
            "timeline_rows"]

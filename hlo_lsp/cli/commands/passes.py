@@ -57,8 +57,10 @@ def _passes(args: argparse.Namespace) -> int:
 
 
 def _blame(args: argparse.Namespace) -> int:
+    from hlo_lsp.dump.fusion_dump import fusion_dump_beside
     from hlo_lsp.dump.passes import HistoryError, blame
-    from hlo_lsp.features.pass_history import format_blame
+    from hlo_lsp.features.fusion_decisions import decision_lines
+    from hlo_lsp.features.pass_history import blamed_decisions, format_blame
 
     path, sep, line = args.location.rpartition(":")
     if not sep or not line.isdigit() or int(line) < 1:
@@ -72,11 +74,18 @@ def _blame(args: argparse.Namespace) -> int:
         return 2
     for problem in result.problems:
         print(f"hlo-lsp blame: {problem}", file=sys.stderr)
+    fusion = fusion_dump_beside(path)  # XLA:GPU's priority-fusion log, when written
     if args.json:
-        json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        data = result.to_dict()
+        decisions = blamed_decisions(result, fusion)
+        if decisions is not None:
+            data["priority_fusion"] = {"file": os.path.basename(fusion.path),
+                                       "name": decisions.name,
+                                       "decisions": decision_lines(decisions, str, str)}
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(format_blame(result))
+        sys.stdout.write(format_blame(result, fusion))
     return 0
 
 

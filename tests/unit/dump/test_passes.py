@@ -289,3 +289,23 @@ def test_file_history_notes_where_each_instruction_appeared_in_one_walk():
     snapshot = passes.file_history(str(DUMP / fusion.created_by.file))
     assert len(snapshot.steps) == snapshot.position + 1 < len(found.steps)
     assert snapshot.blame("ynn_fusion").created_by == fusion.created_by
+
+
+def test_blame_says_why_priority_fusion_fused_it(capsys):
+    # Issue 44: "the pass history [says] why it was or was not fused", from XLA:GPU's
+    # priority-fusion log beside the snapshots, under the name the instruction had
+    # when priority fusion ran (fusion.1; renamed loop_exponential_multiply_fusion).
+    after = EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log" / \
+        "module_0001.jit_stats.sm_9.0a_gpu_after_optimizations.txt"
+    line = next(i for i, t in enumerate(after.read_text().splitlines(), 1)
+                if t.startswith("  %loop_exponential_multiply_fusion = "))
+    assert main(["blame", f"{after}:{line}"]) == 0
+    out = capsys.readouterr().out
+    assert ("  priority fusion (module_0001.jit_stats.priority_fusion_dump.txt), where it is "
+            "%fusion.1:\n    fused into %reduce_sum.14.0, %fusion: estimated ") in out, out
+    assert "    took in %tanh.1.0\n" in out, out
+    assert main(["blame", f"{after}:{line}", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["priority_fusion"]["name"] == "fusion.1"
+    assert data["priority_fusion"]["decisions"][-1] == "took in tanh.1.0"
+    assert data["created_by"]["pass"] == "priority-fusion"

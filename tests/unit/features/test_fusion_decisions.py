@@ -134,3 +134,28 @@ def test_a_fusion_merged_and_renamed_after_priority_fusion_is_found_by_the_match
             "is `fusion.1`, found by matching the module after priority fusion with this "
             "one):") in got, got
     assert "- fused into `reduce_sum.14.0`, `fusion`: estimated" in got, got
+
+
+def test_the_log_name_of_a_renamed_fusion_by_its_pass_history():
+    # The pass history follows an instruction through every rename: its name when
+    # priority fusion ran is the latest of its names the log knows (fusion.1, which
+    # multi_output_fusion and rename_fusions made loop_exponential_multiply_fusion).
+    from hlo_lsp.dump.passes import file_history
+    from hlo_lsp.features.fusion_decisions import history_name, log_names
+
+    text = MOF_AFTER.read_text()
+    module = parse(text)
+    mof = module.instruction_at(offset_of(text, "%loop_exponential_multiply_fusion = ", 1))
+    log = fusion_dump_beside(str(MOF_AFTER))
+    found = file_history(str(MOF_AFTER))
+    names = found.blame(found.key_of("loop_exponential_multiply_fusion")).names
+    assert names == ("fusion.1", "loop_exponential_multiply_fusion")
+    assert history_name(log, names) == "fusion.1"
+    assert history_name(log, ("loop_exponential_multiply_fusion",)) is None
+    assert log_names(log, module, mof, names) == [
+        ("fusion.1", "found by following it through the pass snapshots")]
+    got = hover(module, offset_of(text, "%loop_exponential_multiply_fusion = ", 1),
+                fusion=log, passes=found).markdown
+    assert ("**Priority fusion** (`module_0001.jit_stats.priority_fusion_dump.txt`, where it "
+            "is `fusion.1`, found by following it through the pass snapshots):") in got, got
+    assert "**Pass history**: Created by `priority-fusion`" in got, got
