@@ -858,23 +858,32 @@ async function passesScenario(folder) {
     const folderPane = await page.evaluateHandle(() => [...document.querySelectorAll('.pane-header[aria-expanded="true"]')]
       .find((h) => h.textContent.trim().toLowerCase() === 'passes'));
     if (folderPane.asElement()) await folderPane.asElement().click();
+    await sleep(1000); // the panes' new heights laid out
     const label = 'dot-library-passes: dot-library-rewriter';
-    const item = await waitFor('the pass in the Pass History view', async () => {
-      const rows = await page.$$('.monaco-list-row');
-      for (const r of rows) {
+    // The row, found afresh each time: the list re-renders (and recycles its rows'
+    // elements) while the view settles after the folder pane collapsed.
+    const row = () => waitFor('the pass in the Pass History view', async () => {
+      for (const r of await page.$$('.monaco-list-row')) {
         const t = await r.evaluate((e) => e.textContent);
-        if (t.includes(label) && t.includes('0014')) return r;
+        if (t.includes(label) && t.includes('0014')) return { r, t };
       }
       return undefined;
     }, 60000);
-    const text = await item.evaluate((e) => e.textContent);
+    const { t: text } = await row();
     assert.match(text, /\+3 -0 ~2/, `the row's counts: ${text}`);
-    await item.click();
-    await waitFor('a diff editor', () => page.$('.monaco-diff-editor'), 30000);
-    const tab = await waitFor('the diff\'s tab', async () => {
+    // A click, as the user does; again on the row found anew when the list moved
+    // under the first one (no diff of this step within 10 s).
+    const stepTab = async () => {
       const t = await activeTab();
-      return t && t.label.includes('dot-library-rewriter') ? t : undefined;
-    }, 30000);
+      return t && t.label.includes('dot-library-rewriter') && (await page.$('.monaco-diff-editor')) ? t : undefined;
+    };
+    let tab;
+    for (let attempt = 0; attempt < 3 && !tab; attempt++) {
+      const { r } = await row();
+      await r.click();
+      tab = await waitFor('the diff of the step, in its tab', stepTab, 10000).catch(() => undefined);
+    }
+    assert.ok(tab, 'a click on the row opens the diff of the step');
     console.log(`diff tab: ${JSON.stringify(tab)}`);
     assert.ok(tab.label.includes('snapshot 0014'), `titled with the pass: ${tab.label}`);
     const both = `${tab.title} ${tab.aria}`;
