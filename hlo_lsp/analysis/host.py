@@ -99,6 +99,24 @@ class AnalysisHost:
         #: the pass histories of the dumps (:class:`~hlo_lsp.analysis.pass_history.PassHistories`)
         self.passes = PassHistories(self.store)
 
+    async def hover_inputs(self, path: str, source_dirs: Awaitable[list[str]],
+                           source_roots: list[str], device: str | None,
+                           profile_setting: str) -> HoverInputs:
+        """What hover needs beside the model for the dump file ``path``
+        (:class:`HoverInputs`), its reads awaited together: each waits its own
+        budget for a first read (the profile :data:`hlo_lsp.analysis.profiles.FIRST_READ_WAIT_S`,
+        the pass history :data:`hlo_lsp.analysis.pass_history.HOVER_WAIT_S`)
+        at the same time, so a first hover waits for the slowest of them, not
+        their sum. ``source_dirs`` is the server's (it knows the workspace
+        folders), awaited with them."""
+        inputs = self.inputs
+        assignment, deviceless, dirs, profile, fusion, autotuning, passes = await asyncio.gather(
+            inputs.buffer_assignment(path), inputs.deviceless(path), source_dirs,
+            self.profiles.for_file(path, profile_setting), inputs.fusion_dump(path),
+            inputs.autotuning(path), self.passes.for_hover(path))
+        return HoverInputs(assignment, deviceless, dirs, source_roots, device, profile,
+                           fusion=fusion, autotuning=autotuning, passes=passes)
+
     def snapshot(self) -> AnalysisSnapshot:
         """The questions' entry point (:class:`AnalysisSnapshot`)."""
         return AnalysisSnapshot(self.store, self.inputs, self.quick_pool, self.work_pool,

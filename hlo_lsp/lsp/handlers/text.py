@@ -20,7 +20,6 @@ from pygls.uris import to_fs_path
 from hlo_lsp.dump.kernels import is_kernel_file
 from hlo_lsp.dump.names import device_for
 from hlo_lsp.analysis.answers import Placed
-from hlo_lsp.analysis.inputs import HoverInputs
 from hlo_lsp.features.folding import Fold
 from hlo_lsp.features.inline_regions import InlineRegion
 from hlo_lsp.features.symbols import Symbol
@@ -78,13 +77,9 @@ def register(server: HloLanguageServer) -> None:
             md = await ls.inputs.kernel_hover(path, pos.line)
             return None if md is None else types.Hover(contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown, value=md))
-        inputs = HoverInputs(await ls.inputs.buffer_assignment(path),
-                             await ls.inputs.deviceless(path), await ls.source_dirs(uri),
-                             ls.source_roots(uri), device_for(path, ls.settings.device),
-                             await ls.host.profiles.for_file(path, ls.settings.profile),
-                             fusion=await ls.inputs.fusion_dump(path),
-                             autotuning=await ls.inputs.autotuning(path),
-                             passes=await ls.host.passes.for_hover(path))
+        inputs = await ls.host.hover_inputs(path, ls.source_dirs(uri), ls.source_roots(uri),
+                                            device_for(path, ls.settings.device),
+                                            ls.settings.profile)
         snapshot = ls.host.snapshot()
         got = await snapshot.hover(uri, pos.line, pos.character, inputs,
                                    lambda a: snapshot.memory(a, INTERACTIVE))

@@ -145,3 +145,36 @@ def test_an_edit_during_a_question_is_content_modified():
 
     with pytest.raises(ContentModified):
         asyncio.run(run())
+
+
+def test_hover_inputs_are_read_together_so_a_first_hover_waits_for_the_slowest():
+    # A first hover on a dump with a profile and pass snapshots waited for the
+    # profile's first read (up to 2 s) and then for the pass history's (up to 1 s).
+    # Now each input's wait starts at once: the later ones start before the
+    # profile's read ends.
+    events: list[str] = []
+
+    async def slow(name: str, value=None):
+        events.append(f"{name} start")
+        await asyncio.sleep(0.05)
+        events.append(f"{name} end")
+        return value
+
+    async def run():
+        host = AnalysisHost(lambda uri: None)
+        try:
+            host.profiles.for_file = lambda path, setting: slow("profile")
+            host.passes.for_hover = lambda path: slow("passes")
+            host.inputs.fusion_dump = lambda path: slow("fusion")
+            got = await host.hover_inputs("/nowhere/module_0001.m.cpu_after_optimizations.txt",
+                                          slow("source dirs", ["/d"]), ["/r"], "h100", "")
+        finally:
+            host.close()
+        return got
+
+    got = asyncio.run(run())
+    assert (got.source_dirs, got.source_roots, got.device) == (["/d"], ["/r"], "h100")
+    assert got.profile is None and got.passes is None and got.fusion is None
+    first_end = events.index(next(e for e in events if e.endswith(" end")))
+    assert {"profile start", "passes start", "fusion start", "source dirs start"} <= \
+        set(events[:first_end]), events
