@@ -34,7 +34,8 @@ from hlo_lsp.model.index import Kind, find_at
 #: How long a file's history is given without looking at its directory again (seconds).
 PASSES_TTL_S = 5.0
 #: The most a hover waits for a first walk of its file's history (seconds): the
-#: benchmark's 98 snapshots take 0.26 s; a larger history answers the next hover.
+#: benchmark's 98 snapshots take 0.41 s (docs/benchmarks.md); a larger history
+#: answers the next hover.
 HOVER_WAIT_S = 1.0
 #: Files whose history is kept (the walks of the most recent).
 MAX_FILES = 32
