@@ -122,6 +122,15 @@ function M.find_root(path, markers)
   return nil
 end
 
+--- Open `location` (an LSP Location) and put the cursor there, focused:
+--- vim.lsp.util.show_document where it exists (0.10+), jump_to_location before.
+function M.jump(location, encoding)
+  if vim.lsp.util.show_document then
+    return vim.lsp.util.show_document(location, encoding, { focus = true })
+  end
+  return vim.lsp.util.jump_to_location(location, encoding)
+end
+
 function M.notify(msg, level)
   vim.notify('hlo-lsp: ' .. msg, level or vim.log.levels.INFO)
 end

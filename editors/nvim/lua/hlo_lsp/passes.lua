@@ -141,13 +141,6 @@ function M.history(bufnr, callback)
   return true
 end
 
-local function jump(location, encoding)
-  if vim.lsp.util.show_document then
-    return vim.lsp.util.show_document(location, encoding, { focus = true })
-  end
-  return vim.lsp.util.jump_to_location(location, encoding)
-end
-
 local function qf_item(place, what)
   local range = place.location and place.location.range
   return {
@@ -181,7 +174,7 @@ function M.blame(bufnr, callback)
         table.insert(items, qf_item(place, 'changed by'))
       end
       vim.fn.setqflist({}, ' ', { title = str(reply.message), items = items })
-      jump(created.location, encoding)
+      compat.jump(created.location, encoding)
       compat.notify(str(reply.message), vim.log.levels.INFO)
     end
     if callback then

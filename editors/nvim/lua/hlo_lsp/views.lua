@@ -310,13 +310,6 @@ end
 
 -- ------------------------------------------------------------------ counterpart
 
-local function jump(location, encoding)
-  if vim.lsp.util.show_document then
-    return vim.lsp.util.show_document(location, encoding, { focus = true })
-  end
-  return vim.lsp.util.jump_to_location(location, encoding)
-end
-
 --- The position params of the cursor in `bufnr` (the hlo-lsp client's encoding) and
 --- that encoding; nil (with a message) in a readable view, where `command` does not work.
 local function cursor_params(bufnr, command)
@@ -349,7 +342,7 @@ function M.counterpart(bufnr, callback)
       compat.notify('no counterpart found (the before/after optimizations file of this module, with a matching instruction)')
     elseif #locations == 1 then
       vim.cmd("normal! m'")
-      jump(locations[1], encoding)
+      compat.jump(locations[1], encoding)
     else
       local items = vim.lsp.util.locations_to_items(locations, encoding)
       vim.fn.setqflist({}, ' ', { title = 'HLO counterparts', items = items })
