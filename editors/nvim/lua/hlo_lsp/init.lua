@@ -192,6 +192,16 @@ function M.get_client(bufnr)
   return compat.running_client(bufnr, M.name)
 end
 
+--- The hlo-lsp client of `bufnr` for a command the user gave there; nil, with a
+--- message saying so, when none is attached.
+function M.attached_client(bufnr)
+  local client = M.get_client(bufnr)
+  if client == nil then
+    compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
+  end
+  return client
+end
+
 local function is_hlo_buffer(bufnr)
   return vim.api.nvim_buf_is_loaded(bufnr)
     and vim.bo[bufnr].buftype == ''
@@ -336,9 +346,8 @@ function M.recompile(bufnr, callback, options)
   if bufnr == nil or bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
   end
-  local client = M.get_client(bufnr)
+  local client = M.attached_client(bufnr)
   if client == nil then
-    compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
     return false
   end
   local arguments = { vim.uri_from_bufnr(bufnr) }

@@ -20,14 +20,6 @@ M.timelines = {}
 --- The last `hlo/passBlame` reply, for tests and :lua inspection.
 M.last_blame = nil
 
-local function client_of(bufnr)
-  local client = require('hlo_lsp').get_client(bufnr)
-  if client == nil then
-    compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
-  end
-  return client
-end
-
 local function str(v)
   return type(v) == 'string' and v or ''
 end
@@ -101,7 +93,7 @@ end
 --- `callback(err, reply)` gets the server's answer.
 function M.history(bufnr, callback)
   bufnr = compat.buf(bufnr)
-  local client = client_of(bufnr)
+  local client = require('hlo_lsp').attached_client(bufnr)
   if client == nil then
     return false
   end
@@ -114,17 +106,13 @@ function M.history(bufnr, callback)
       compat.notify(str(reply.message), vim.log.levels.WARN)
     else
       local lines, at = M.timeline_lines(reply)
-      vim.cmd('botright new')
-      local buf = vim.api.nvim_get_current_buf()
-      vim.bo[buf].buftype = 'nofile'
+      local buf, win = require('hlo_lsp.views').show_scratch(
+        'hlo-passes://' .. str(reply.module), lines, nil, 'botright')
       vim.bo[buf].bufhidden = 'wipe'
-      vim.bo[buf].swapfile = false
-      pcall(vim.api.nvim_buf_set_name, buf, 'hlo-passes://' .. str(reply.module) .. '/' .. buf)
-      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-      vim.bo[buf].modifiable = false
-      vim.wo.wrap = false
+      vim.wo[win].wrap = false
       M.timelines[buf] = { snapshots = reply.snapshots, rows = reply.rows, lines = at }
-      vim.api.nvim_buf_attach(buf, false, { on_detach = function() M.timelines[buf] = nil end })
+      vim.api.nvim_create_autocmd('BufWipeout', {
+        buffer = buf, once = true, callback = function() M.timelines[buf] = nil end })
       vim.keymap.set('n', '<CR>', function() M.open_row(buf) end,
         { buffer = buf, desc = 'hlo-lsp: the diff of this pass' })
       for lnum in pairs(at) do -- the cursor on the first pass (after the before row)
@@ -156,7 +144,7 @@ end
 --- each pass that changed it since. `callback(err, reply)` gets the server's answer.
 function M.blame(bufnr, callback)
   bufnr = compat.buf(bufnr)
-  local client = client_of(bufnr)
+  local client = require('hlo_lsp').attached_client(bufnr)
   if client == nil then
     return false
   end

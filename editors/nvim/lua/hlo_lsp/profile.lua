@@ -86,9 +86,8 @@ end
 --- when nothing was loaded), which Neovim displays; the reply is kept in M.last_load.
 function M.load(bufnr, path, callback)
   bufnr = compat.buf(bufnr)
-  local client = require('hlo_lsp').get_client(bufnr)
+  local client = require('hlo_lsp').attached_client(bufnr)
   if client == nil then
-    compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
     return false
   end
   local argument = { uri = vim.uri_from_bufnr(bufnr), path = path }
@@ -112,9 +111,8 @@ end
 --- when the choice is dismissed).
 function M.profile(bufnr, dir, callback)
   bufnr = compat.buf(bufnr)
-  local client = require('hlo_lsp').get_client(bufnr)
+  local client = require('hlo_lsp').attached_client(bufnr)
   if client == nil then
-    compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
     return false
   end
   local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, path = dir }

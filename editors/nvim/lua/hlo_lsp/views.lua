@@ -85,9 +85,8 @@ end
 --- Sends `method` to the hlo-lsp client of `bufnr`; `on_result(result, client)` runs
 --- on success. Returns false (with a message) when no client is attached.
 local function request(bufnr, method, params, what, on_result)
-  local client = hlo().get_client(bufnr)
+  local client = hlo().attached_client(bufnr)
   if client == nil then
-    compat.notify('no hlo-lsp client is attached to this buffer', vim.log.levels.WARN)
     return false
   end
   compat.client_call(client, 'request', method, params, function(err, result)
