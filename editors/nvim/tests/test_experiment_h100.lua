@@ -27,14 +27,9 @@ H.run(function()
   vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
   local b = api.nvim_get_current_buf()
   H.wait_attached(b)
-  local row
-  for i, line in ipairs(api.nvim_buf_get_lines(b, 0, -1, false)) do
-    if line:find('^%s*%%gemm_fusion_dot = ') and row == nil then
-      row = i
-    end
-  end
+  local row = H.find(b, '%gemm_fusion_dot = ')
   H.check(row ~= nil, 'the line of %gemm_fusion_dot')
-  api.nvim_win_set_cursor(0, { row or 1, 4 })
+  api.nvim_win_set_cursor(0, { (row or 0) + 1, 4 })
 
   local offered = H.apply_code_action(b, TITLE)
   local report = H.wait_note(notes, { 'Experiment ', 'No code actions', 'Cannot ' }, 400000)
