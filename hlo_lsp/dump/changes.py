@@ -25,15 +25,24 @@ from hlo_lsp.model.summary import kernel_summary
 MAX_COUNTED_BYTES = 256 * 1024 * 1024
 
 
-def _parsed(path: str | os.PathLike):
-    """The HloModule of the HLO text file ``path``, or None when it cannot be read
-    or is larger than :data:`MAX_COUNTED_BYTES`."""
+def read_hlo(path: str | os.PathLike):
+    """``(text, HloModule)`` of the HLO text file ``path`` (untrusted: read by
+    :func:`hlo_lsp.dump.untrusted.read_text`), or None when it cannot be read
+    or is larger than :data:`MAX_COUNTED_BYTES`. Parses: call it off the event
+    loop."""
     from hlo_lsp.syntax.parser import parse  # lark: only when a dump is compared
 
     try:
-        return parse(read_text(path, MAX_COUNTED_BYTES))
+        text = read_text(path, MAX_COUNTED_BYTES)
     except OSError:  # UntrustedFileError: not a regular file, too large, unreadable
         return None
+    return text, parse(text)
+
+
+def _parsed(path: str | os.PathLike):
+    """The HloModule of :func:`read_hlo`, or None."""
+    got = read_hlo(path)
+    return got[1] if got is not None else None
 
 
 @dataclass
@@ -179,18 +188,26 @@ def compare_dumps(old_dir: str | os.PathLike, old: Mapping[str, DumpName],
     Parses files: run it in a thread. Never raises on unreadable files (they
     count as empty)."""
     a, b = _after_files(old), _after_files(new)
-    changes = []
-    for key in sorted(set(a) | set(b)):
-        ma = _parsed(os.path.join(old_dir, a[key])) if key in a else None
-        mb = _parsed(os.path.join(new_dir, b[key])) if key in b else None
-        change = ModuleChange(key[0], a.get(key), b.get(key))
-        if ma is not None and mb is not None:
-            found = compare_modules(ma, mb, device_for(b[key], device))
-            kernels = found.kernels
-            change.instructions, change.costs = found.instructions, found.costs
-        else:
-            kernels = compare_kernels(kernel_summary(ma) if ma is not None else None,
-                                      kernel_summary(mb) if mb is not None else None)
-        change.custom_calls, change.fusions = kernels.by_target, kernels.by_fusion_kind
-        changes.append(change)
-    return changes
+    return [module_change(key[0], a.get(key), b.get(key),
+                          _parsed(os.path.join(old_dir, a[key])) if key in a else None,
+                          _parsed(os.path.join(new_dir, b[key])) if key in b else None, device)
+            for key in sorted(set(a) | set(b))]
+
+
+def module_change(module: str, old_file: str | None, new_file: str | None,
+                  old, new, device: str | None = None) -> ModuleChange:
+    """The :class:`ModuleChange` of the module ``module`` between its file
+    ``old_file`` (parsed: ``old``, None when absent or unreadable) and
+    ``new_file`` (``new``), as :func:`compare_dumps` makes it for each module;
+    the cost on ``device`` (else the device ``new_file``'s name implies) when
+    both are parsed."""
+    change = ModuleChange(module, old_file, new_file)
+    if old is not None and new is not None:
+        found = compare_modules(old, new, device_for(new_file, device))
+        kernels = found.kernels
+        change.instructions, change.costs = found.instructions, found.costs
+    else:
+        kernels = compare_kernels(kernel_summary(old) if old is not None else None,
+                                  kernel_summary(new) if new is not None else None)
+    change.custom_calls, change.fusions = kernels.by_target, kernels.by_fusion_kind
+    return change

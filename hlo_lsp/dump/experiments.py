@@ -32,9 +32,10 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from hlo_lsp.dump import text_proto
-from hlo_lsp.dump.changes import ModuleChange, compare_dumps, map_files
+from hlo_lsp.dump.changes import ModuleChange, map_files, module_change, read_hlo
 from hlo_lsp.dump.launchers import Launcher, Stage
-from hlo_lsp.dump.names import device_for, parse_dump_name
+from hlo_lsp.dump.names import (AFTER_OPTIMIZATIONS, BEFORE_OPTIMIZATIONS, device_for,
+                                parse_dump_name)
 from hlo_lsp.dump.platforms import platform_label
 from hlo_lsp.dump.processes import OutputCallback
 from hlo_lsp.dump.recipe import Recipe
@@ -54,8 +55,6 @@ from hlo_lsp.model.visible import visible
 EXPERIMENTS_SUFFIX = ".experiments"
 #: The largest ``*.debug_options`` file read (bytes); XLA writes a few hundred.
 MAX_DEBUG_OPTIONS_BYTES = 1 << 20
-#: The largest HLO file parsed for the report (bytes).
-MAX_HLO_BYTES = 256 * 1024 * 1024
 #: What XLA prints before aborting on a flag it does not know
 #: (xla/parse_flags_from_env.cc).
 UNKNOWN_FLAG = "Unknown flag in XLA_FLAGS"
@@ -121,15 +120,6 @@ def read_debug_options(hlo_file: str | os.PathLike) -> dict[str, str]:
     return out
 
 
-def _parse(path: str | os.PathLike) -> HloModule | None:
-    from hlo_lsp.syntax.parser import parse  # lark: only when a report is made
-
-    try:
-        return parse(read_text(path, MAX_HLO_BYTES))
-    except OSError:
-        return None
-
-
 def instruction_on_line(module: HloModule, text: str, line: int) -> Instruction | None:
     """The instruction written on ``line`` (0-based) of ``text``, the text of
     ``module``: the innermost one at the line's first non-blank character;
@@ -156,13 +146,10 @@ def experiments_at(path: str | os.PathLike, line: int, deviceless: bool,
     if name is None:
         return None, []
     if module is None or text is None:
-        module = _parse(path)
-        try:
-            text = read_text(path, MAX_HLO_BYTES)
-        except OSError:
+        got = read_hlo(path)
+        if got is None:
             return None, []
-    if module is None:
-        return None, []
+        text, module = got
     ins = instruction_on_line(module, text, line)
     if ins is None:
         return None, []
@@ -291,25 +278,22 @@ def _report(result: ExperimentResult, path: str, line: int, device: str | None) 
                           f"{visible(result.variant_dir)}.")
         return
     result.variant_file = os.path.join(result.variant_dir, counterpart)
-    old, new = _parse(path), _parse(result.variant_file)
+    old, new = read_hlo(path), read_hlo(result.variant_file)  # (text, module) or None
     lines = [head + "."]
     if old is not None and new is not None:
-        try:
-            text = read_text(path, MAX_HLO_BYTES)
-        except OSError:
-            text = ""
-        ins = instruction_on_line(old, text, line)
+        ins = instruction_on_line(old[1], old[0], line)
         if ins is not None:
-            result.outcome = outcome(result.experiment, old, ins, new,
+            result.outcome = outcome(result.experiment, old[1], ins, new[1],
                                      device_for(result.variant_file, device))
             lines[0] = f"{head}: {result.outcome.sentence()}"
-            result.line = _line_of(result.variant_file, new, result.outcome.counterpart)
+            result.line = _line_of(new[1], new[0], result.outcome.counterpart)
         else:
             lines.append(f"(no instruction on line {line + 1} of {visible(base)})")
-    changes = compare_dumps(result.dump_dir, old_files, result.variant_dir,
-                            {counterpart: new_files[counterpart]}, device)
-    result.change = changes[0] if changes else None
-    if result.change is not None:
+    if new_files[counterpart].stage in (BEFORE_OPTIMIZATIONS, AFTER_OPTIMIZATIONS):
+        # the module's counts, as the recompile report compares them (dump/changes.py)
+        result.change = module_change(new_files[counterpart].module_name, base, counterpart,
+                                      old[1] if old is not None else None,
+                                      new[1] if new is not None else None, device)
         lines.append(result.change.describe())
         costs = result.change.costs
         if costs is not None and costs.changed:
@@ -320,17 +304,12 @@ def _report(result: ExperimentResult, path: str, line: int, device: str | None) 
     result.message = "\n".join(lines)
 
 
-def _line_of(path: str, module: HloModule, name: str | None) -> int | None:
-    """The 0-based line of the instruction ``name`` in ``path`` (``module`` its text)."""
+def _line_of(module: HloModule, text: str, name: str | None) -> int | None:
+    """The 0-based line of the instruction ``name`` in ``text`` (``module`` its model)."""
     if name is None:
         return None
     for comp in module.computations:
         ins = comp.by_name.get(name)
         if ins is not None:
-            try:
-                text = read_text(path, MAX_HLO_BYTES)
-            except OSError:
-                return None
             return text.count("\n", 0, ins.start)
     return None
-
