@@ -92,7 +92,7 @@ class AnalysisHost:
         self.workspace = Workspace(self.store, to_uri)
         #: the recompiles running and the unusable recipes reported
         #: (:class:`~hlo_lsp.analysis.recompile.Recompiles`)
-        self.recompiles = Recompiles(self.store, self.parse_pool)
+        self.recompiles = Recompiles(self.store, self.parse_pool, self.inputs)
         #: the profiles of the dumps (:class:`~hlo_lsp.analysis.profiles.Profiles`);
         #: the server sets its ``tell``
         self.profiles = Profiles()

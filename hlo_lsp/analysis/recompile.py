@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hlo_lsp.analysis.documents import Analysis, DocumentStore, analyze
+from hlo_lsp.analysis.inputs import DumpInputs
 from hlo_lsp.analysis.work import in_pool, in_thread
 from hlo_lsp.dump import trust
 from hlo_lsp.dump.capture import DEFAULT_CALLS
@@ -82,7 +83,7 @@ from hlo_lsp.dump.platforms import (choose_platform, default_platform, launch_pl
 from hlo_lsp.dump.recipe import (MAX_PROFILE_CALLS, PlatformError, Recipe, RecipeError,
                                  load_recipe, recipe_path)
 from hlo_lsp.dump.recompile import RecompileResult, recompile
-from hlo_lsp.dump.targets import Target, TargetError, read_deviceless, resolve_target
+from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.dump.untrusted import read_text
 from hlo_lsp.model.flag_experiments import FlagExperiment, find_experiment
 from hlo_lsp.model.hlo import Problem
@@ -372,18 +373,15 @@ class _Run:
     experiment: FlagExperiment | None = None
 
 
-def experiment_actions(path: str, line: int, recipe: Recipe | None,
+def experiment_actions(path: str, line: int, deviceless: bool,
                        analysis: Analysis | None = None) -> list[tuple[str, list]]:
     """(title, extra command arguments) of the experiments with flags for the
     instruction on ``line`` (0-based) of the dump file ``path``: one per entry of
     the table that applies (:func:`hlo_lsp.dump.experiments.experiments_at`;
-    those needing a GPU left out for a dump compiled without one, by its recipe's
-    target or its deviceless record), each ``[{"experiment": KEY, "line": line}]``.
-    The model is ``analysis``'s (the open document's) when it has a whole one,
-    else the file is read and parsed: call it off the event loop."""
-    dump_dir = os.path.dirname(path)
-    deviceless = bool(recipe is not None and recipe.target) or \
-        read_deviceless(dump_dir) is not None
+    those needing a GPU left out for a dump compiled ``deviceless``), each
+    ``[{"experiment": KEY, "line": line}]``. The model is ``analysis``'s (the
+    open document's) when it has a whole one, else the file is read and parsed:
+    call it off the event loop."""
     whole = analysis is not None and not analysis.lazy_only
     _, offered = experiments_at(path, line, deviceless,
                                 analysis.module if whole else None,
@@ -403,9 +401,13 @@ class Recompiles:
     inferred from the stack frames) and the position encoding; ``parse_pool``
     analyses the new dump's files."""
 
-    def __init__(self, store: DocumentStore, parse_pool: Executor) -> None:
+    def __init__(self, store: DocumentStore, parse_pool: Executor,
+                 inputs: DumpInputs | None = None) -> None:
         self.store = store
         self.parse_pool = parse_pool
+        #: the files beside a dump, cached (the host's): whether it was compiled
+        #: without a GPU
+        self.inputs = inputs if inputs is not None else DumpInputs()
         self.running: set[str] = set()
         self.reported: set[tuple] = set()
 
@@ -426,18 +428,22 @@ class Recompiles:
         return recipe, problem
 
     async def actions(self, path: str, settings: RecompileSettingsLike,
-                      say: Say, line: int | None = None) -> list[tuple[str, list]]:
+                      say: Say, line: int | None = None,
+                      uri: str | None = None) -> list[tuple[str, list]]:
         """The recompile actions of the dump file ``path`` (:func:`planned_actions`:
         (title, extra command arguments), the plain recompile first), its recipe
         read (an unusable one said once, :meth:`recipe`); with ``line`` (0-based,
         the cursor's), then the experiments with flags for the instruction there
-        (:func:`experiment_actions`)."""
+        (:func:`experiment_actions`), on the model of the open document ``uri``
+        (``path``'s) when given. Compiled without a GPU: the recipe's target, or
+        the dump's deviceless record (:meth:`DumpInputs.deviceless`, cached)."""
         recipe, _ = await self.recipe(os.path.dirname(path), say)
         planned = await in_thread(planned_actions, settings, recipe)
         if line is not None:
-            uri = next((u for u in self.store.open_uris() if self._dump_path(u) == path), None)
+            deviceless = bool(recipe is not None and recipe.target) or \
+                await self.inputs.deviceless(path) is not None
             analysis = await self.store.analysis(uri) if uri is not None else None
-            planned += await in_thread(experiment_actions, path, line, recipe, analysis)
+            planned += await in_thread(experiment_actions, path, line, deviceless, analysis)
         return planned
 
     async def run(self, request: RecompileRequest, ui: RecompileUI) -> dict:

@@ -97,7 +97,7 @@ def register(server: HloLanguageServer) -> None:
         # Anywhere in the file: on an instruction, a header, a `}`, a blank line or
         # the stack-frame tables (issue 40: "No code actions available" on `}`).
         planned = await ls.host.recompiles.actions(path, ls.settings.recompile,
-                                                   ClientUI(ls).say, params.range.start.line)
+                                                   ClientUI(ls).say, params.range.start.line, uri)
         return [types.CodeAction(title=title, kind=ACTION_KIND, is_preferred=not extra or None,
                                  command=types.Command(title=title, command=COMMAND,
                                                        arguments=[uri, *extra]))
