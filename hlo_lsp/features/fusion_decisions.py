@@ -93,10 +93,6 @@ def _names(names, name=code) -> str:
     return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
 
 
-def _us(value: float) -> str:
-    return format_microseconds(value) if math.isfinite(value) else text(str(value))
-
-
 def decision_lines(decisions: ProducerDecisions, name=code, words=text) -> list[str]:
     """What the log decided of one instruction, a line each: why it was not
     fused into its users, the cost model's estimates fused against unfused (µs;
@@ -104,10 +100,8 @@ def decision_lines(decisions: ProducerDecisions, name=code, words=text) -> list[
     in. ``name`` and ``words`` write a name and a reason from the log (default
     Markdown: a code span, escaped text; the command line passes
     :func:`hlo_lsp.model.visible.visible`-based ones)."""
-    def us(value: float) -> str:  # a time of the cost model, µs
-        if words is text:
-            return _us(value)
-        return words(format_microseconds(value) if math.isfinite(value) else str(value))
+    def us(value: float) -> str:  # a time of the cost model, µs; a non-number as the log wrote it
+        return format_microseconds(value) if math.isfinite(value) else words(str(value))
 
     lines = [f"not fused into its users: {words(reason)}" for reason in decisions.reasons]
     for consumers, fused, unfused in decisions.estimates[-MAX_ESTIMATES:]:
