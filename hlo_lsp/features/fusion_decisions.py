@@ -98,8 +98,8 @@ def decision_lines(decisions: ProducerDecisions, name=code, words=text) -> list[
     fused into its users, the cost model's estimates fused against unfused (µs;
     the last :data:`MAX_ESTIMATES`), what it was fused into and what it took
     in. ``name`` and ``words`` write a name and a reason from the log (default
-    Markdown: a code span, escaped text; the command line passes
-    :func:`hlo_lsp.model.visible.visible`-based ones)."""
+    Markdown: a code span, escaped text; ``hlo-lsp blame`` passes plain ones and
+    makes each whole line visible, :func:`hlo_lsp.features.pass_history.format_blame`)."""
     def us(value: float) -> str:  # a time of the cost model, µs; a non-number as the log wrote it
         return format_microseconds(value) if math.isfinite(value) else words(str(value))
 
