@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
+
+import pytest
 
 from tests.helpers import ROOT
 from tests.tiers import FAST, FAST_PATHS, FULL_ONLY, fast_workers, full_only
@@ -39,12 +42,30 @@ def test_each_full_only_path_names_what_is_there():
             assert list((ROOT / path).parent.glob((ROOT / path).name + "*.py")), prefix
 
 
-def test_dev_py_test_fast_runs_the_tier():
+def _dev():
     spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
     dev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dev)
+    return dev
+
+
+def test_dev_py_test_fast_runs_the_tier():
+    dev = _dev()
     n = ["-n", str(fast_workers())]
     assert dev.fast_tier_args([]) == ["-m", FAST, *n, *FAST_PATHS]
     assert dev.fast_tier_args(["-k", "hover"]) == ["-m", FAST, *n, "-k", "hover", *FAST_PATHS]
     assert dev.fast_tier_args(["tests/unit/lsp", "-x"]) == ["-m", FAST, *n, "tests/unit/lsp", "-x"]
     assert dev.fast_tier_args(["-n", "0"]) == ["-m", FAST, "-n", "0", *FAST_PATHS]
+
+
+def test_dev_py_stops_with_one_message_when_the_disk_cannot_hold_the_cuda_extra(capsys):
+    """A full disk once failed CI half-way through pip's install of jax[cuda12]
+    ("[Errno 28] No space left on device"): dev.py says so before it starts."""
+    dev = _dev()
+    dev.check_free_disk(1, "the cuda extra")  # room enough: nothing happens
+    free = shutil.disk_usage(ROOT).free
+    with pytest.raises(SystemExit) as stop:
+        dev.check_free_disk(free * 4 + 2**40, "the cuda extra (jax[cuda12])")
+    message = str(stop.value)
+    assert message.startswith("installing the cuda extra (jax[cuda12]) needs about ")
+    assert "GiB is free" in message
