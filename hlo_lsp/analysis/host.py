@@ -145,6 +145,7 @@ class AnalysisHost:
         dropped). Idempotent."""
         self.workspace.close()
         self.xla.close()
+        self.passes.close()
         for pool in (self.parse_pool, self.quick_pool, self.work_pool):
             pool.shutdown(wait=False, cancel_futures=True)
 

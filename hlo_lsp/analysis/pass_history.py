@@ -15,16 +15,27 @@ A file with no history costs one listing of its directory, once per
 :data:`PASSES_TTL_S` at most: hover asks only of after-optimizations files, and
 waits at most :data:`HOVER_WAIT_S` for a first walk (the hover goes on without
 the paragraph; the next one has it).
+
+The histories an editor shows follow their directory (:class:`ShownHistories`):
+once an editor asked for a module's history (:meth:`PassHistories.of_module`,
+``hlo/passHistory``), a change of its directory (a recompile, an experiment,
+XLA writing more snapshots) is told back (:attr:`PassHistories.changed`, the
+server's ``hlo/passHistoryChanged``) once per burst of changes, from the
+file-change events and, for the changes no event reports, from a look at the
+directory every :data:`LOOK_S`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlo_lsp.analysis.documents import DocumentStore
 from hlo_lsp.analysis.refreshed import Refreshed
+from hlo_lsp.analysis.work import in_thread
 from hlo_lsp.dump.file_summary import stat_key
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
 from hlo_lsp.dump.passes import Blame, FileHistory, HistoryError, file_history, history_of_file
@@ -39,6 +50,19 @@ PASSES_TTL_S = 5.0
 HOVER_WAIT_S = 1.0
 #: Files whose history is kept (the walks of the most recent).
 MAX_FILES = 32
+#: A shown history's directory is told changed once it was quiet this long
+#: (seconds): a recompile or XLA writing its snapshots changes dozens of files
+#: in a burst, told once ...
+QUIET_S = 1.0
+#: ... and at the latest this long after the burst's first change (seconds),
+#: so a long compile's snapshots appear while XLA writes them.
+MAX_QUIET_WAIT_S = 4.0
+#: How often the directories of the shown histories are looked at for a change
+#: no file-change event reported (seconds): Neovim on Linux watches no files,
+#: VS Code only those of its workspace folders. Two stats per shown module.
+LOOK_S = 2.0
+#: Directories whose shown histories are followed (those asked most recently).
+MAX_SHOWN = 8
 
 
 @dataclass(frozen=True)
@@ -53,6 +77,11 @@ class BlameAt:
     message: str = ""
 
 
+def _versions(files: dict[str, dict[str, object]]) -> dict[str, dict[str, tuple | None]]:
+    """The :func:`_version` now of each file of ``{directory: {file: ...}}``."""
+    return {d: {f: _version(f) for f in known} for d, known in files.items()}
+
+
 def _version(path: str) -> tuple | None:
     """The version of ``path``'s dump directory as the walk saw it: the stat
     key (:func:`hlo_lsp.dump.file_summary.stat_key`, the one every cache of a
@@ -62,13 +91,125 @@ def _version(path: str) -> tuple | None:
     return None if d is None or f is None else (d, f)
 
 
+#: The version of a file whose change was told: the next look records it silently.
+_TOLD = ("told",)
+
+
+class ShownHistories:
+    """The dump directories whose pass history an editor shows, followed: an
+    editor given the history of a module (:meth:`shown`, with the version of
+    the directory the answer was read from) is told ``tell(directory)`` when
+    the directory changed since, once per burst of changes: when it was quiet
+    for ``quiet`` seconds (:data:`QUIET_S`), at the latest ``max_wait``
+    (:data:`MAX_QUIET_WAIT_S`) after the burst's first change. A change is a
+    file-change event of a file there (:meth:`touched`) or another version of
+    the directory seen by a look every ``look`` seconds (:data:`LOOK_S`, in a
+    thread). ``forget(directory)`` is called first, so that the editor's next
+    question reads the directory again. At most :data:`MAX_SHOWN`
+    directories, the least recently shown dropped. On the event loop."""
+
+    def __init__(self, forget: Callable[[str], None], tell: Callable[[str], None],
+                 quiet: float = QUIET_S, max_wait: float = MAX_QUIET_WAIT_S,
+                 look: float = LOOK_S) -> None:
+        self._forget, self._tell = forget, tell
+        self.quiet, self.max_wait, self.look = quiet, max_wait, look
+        #: directory -> {a shown module's last file: the version shown}, most recent last
+        self._shown: dict[str, dict[str, tuple | None]] = {}
+        #: directory -> how often it was shown (a look that began before ignores it)
+        self._generation: dict[str, int] = {}
+        #: directory -> (loop time of the first change not told, its timer)
+        self._pending: dict[str, tuple[float, asyncio.TimerHandle]] = {}
+        self._looking: asyncio.Task | None = None
+
+    def shown(self, directory: str, last: str, version: tuple | None) -> None:
+        """An editor was given the history whose last file is ``last`` (in
+        ``directory``) read at ``version`` (:func:`_version`)."""
+        files = self._shown.pop(directory, {})
+        files[last] = version
+        self._shown[directory] = files
+        self._generation[directory] = self._generation.get(directory, 0) + 1
+        while len(self._shown) > MAX_SHOWN:
+            self._drop(next(iter(self._shown)))
+        if self._looking is None or self._looking.done():
+            self._looking = asyncio.get_running_loop().create_task(self._look())
+
+    def touched(self, directory: str) -> None:
+        """A file of ``directory`` changed (a file-change event): told after the
+        burst, when an editor shows a history there."""
+        if directory not in self._shown:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        first, timer = self._pending.get(directory, (now, None))
+        if timer is not None:
+            timer.cancel()
+        delay = min(self.quiet, max(0.0, first + self.max_wait - now))
+        self._pending[directory] = (first, loop.call_later(delay, self._due, directory))
+
+    def _due(self, directory: str) -> None:
+        self._pending.pop(directory, None)
+        files = self._shown.get(directory)
+        if files is None:
+            return
+        # what the editor has is out of date: the next look records what it sees
+        # without telling again (the editor's next question records its own)
+        for f in files:
+            files[f] = _TOLD
+        self._forget(directory)
+        self._tell(directory)
+
+    async def _look(self) -> None:
+        """Every ``look`` seconds: the versions of the shown directories, a
+        change touched."""
+        while self._shown:
+            await asyncio.sleep(self.look)
+            asked = {d: dict(files) for d, files in self._shown.items()}
+            generation = dict(self._generation)
+            now = await in_thread(_versions, asked)
+            for directory, versions in now.items():
+                files = self._shown.get(directory)
+                if files is None or self._generation.get(directory) != generation[directory]:
+                    continue  # dropped, or shown anew meanwhile
+                changed = False
+                for f, version in versions.items():
+                    if f in files and version != asked[directory][f]:
+                        changed = changed or asked[directory][f] is not _TOLD
+                        files[f] = version
+                if changed:
+                    self.touched(directory)
+
+    def _drop(self, directory: str) -> None:
+        self._shown.pop(directory, None)
+        self._generation.pop(directory, None)
+        pending = self._pending.pop(directory, None)
+        if pending is not None:
+            pending[1].cancel()
+
+    def close(self) -> None:
+        """Stop following (the server shuts down)."""
+        for directory in list(self._shown):
+            self._drop(directory)
+        if self._looking is not None:
+            try:
+                self._looking.cancel()
+            except RuntimeError:  # its event loop is closed already
+                pass
+
+
 class PassHistories:
     """The pass histories of the files the editor asks about (module
     docstring). ``store`` gives the instruction at a position
-    (:meth:`blame_at`)."""
+    (:meth:`blame_at`); :attr:`changed` is told the directory of a shown
+    history that changed (the server sets it)."""
 
     def __init__(self, store: DocumentStore, ttl: float = PASSES_TTL_S) -> None:
         self.store = store
+        #: ``changed(directory)``: a history an editor shows changed there
+        #: (:class:`ShownHistories`); the server tells the editor
+        self.changed: Callable[[str], None] = lambda directory: None
+        #: the directories of the histories shown, followed
+        self.watch = ShownHistories(self._forget_directory,
+                                    lambda directory: self.changed(directory))
         #: ("file", path) -> its FileHistory or why there is none (a str);
         #: ("module", path) -> the history of its module's last file
         self._answers = Refreshed(ttl, maxsize=4 * MAX_FILES)
@@ -98,13 +239,20 @@ class PassHistories:
                 self._walked.pop(next(iter(self._walked)))
             return found
 
-    def _module(self, path: str) -> FileHistory | str:
-        """The history of the module of the file ``path``, to its last file."""
+    def _module(self, path: str) -> tuple[str, tuple | None, FileHistory | str]:
+        """The history of the module of the file ``path``, to its last file:
+        ``(that file, the version of the directory read, the history or why
+        there is none)``; the version is taken before the directory is listed,
+        so a file written meanwhile makes it out of date, never missed."""
+        last = os.path.abspath(path)
+        version = _version(last)
         try:
             history, _ = history_of_file(path)
         except (HistoryError, OSError) as exc:
-            return str(exc)
-        return self._walk(history.stages[-1].path)
+            return last, version, str(exc)
+        last = history.stages[-1].path
+        version = None if version is None else (version[0], stat_key(last))
+        return last, version, self._walk(last)
 
     # -- on the event loop ---------------------------------------------------
 
@@ -122,7 +270,9 @@ class PassHistories:
         is open."""
         if not path:
             return "not a file"
-        return await self._answers.get(("module", path), self._module, path)
+        last, version, found = await self._answers.get(("module", path), self._module, path)
+        self.watch.shown(os.path.dirname(last), last, version)
+        return found
 
     async def for_hover(self, path: str) -> FileHistory | None:
         """The history of the after-optimizations file ``path`` for hover's
@@ -171,8 +321,18 @@ class PassHistories:
             return ins.name.name, comp.name.name if comp is not None else None
 
     def forget(self, path: str) -> None:
-        """Drop what was read for the directory of ``path`` (a file there changed)."""
+        """Drop what was read for the directory of ``path`` (a file there
+        changed: a file-change event); a history shown there is told changed
+        after the burst (:meth:`ShownHistories.touched`)."""
         directory = os.path.dirname(path)
+        self._forget_directory(directory)
+        self.watch.touched(directory)
+
+    def close(self) -> None:
+        """Stop following the shown histories (the server shuts down)."""
+        self.watch.close()
+
+    def _forget_directory(self, directory: str) -> None:
         self._answers.forget(lambda key: os.path.dirname(key[1]) == directory)
         # not under the lock (a walk holds it): a walk stored meanwhile has the old
         # version and is walked again when next asked
@@ -180,4 +340,5 @@ class PassHistories:
             self._walked.pop(known, None)
 
 
-__all__ = ["BlameAt", "HOVER_WAIT_S", "MAX_FILES", "PASSES_TTL_S", "PassHistories"]
+__all__ = ["BlameAt", "HOVER_WAIT_S", "LOOK_S", "MAX_FILES", "MAX_QUIET_WAIT_S", "MAX_SHOWN",
+           "PASSES_TTL_S", "PassHistories", "QUIET_S", "ShownHistories"]

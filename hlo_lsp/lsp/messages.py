@@ -17,6 +17,7 @@ One definition per message, for the handlers and for ``docs/protocol.md``:
 | command ``hlo.loadProfile`` | ``[{uri, path?}]`` (:class:`LoadProfileArgs`) or ``[uri, path?]`` | :class:`LoadProfileReply` |
 | request ``hlo/passHistory`` | :class:`DocumentParams` | :class:`PassHistoryReply` |
 | request ``hlo/passBlame`` | :class:`DocumentPositionParams` | :class:`PassBlameReply` |
+| notification ``hlo/passHistoryChanged`` (server to client) | :class:`PassHistoryChanged` | none |
 
 Params come from the client: :func:`parse_params` and :func:`parse_arguments`
 never raise; malformed input gives None (the handler answers its empty result).
@@ -600,3 +601,18 @@ for _cls in (PassSnapshotInfo, PassRowInfo, PassHistoryReply, PassPlace, PassBla
         _cls, _converter, _cattrs_forbid_extra_keys=False, **_renames))
     _converter.register_unstructure_hook(_cls, cattrs.gen.make_dict_unstructure_fn(
         _cls, _converter, **_renames))
+
+
+#: Server to client: a pass history the client asked for changed (docs/protocol.md,
+#: "Pass history"; :class:`hlo_lsp.analysis.pass_history.ShownHistories`).
+PASS_HISTORY_CHANGED = "hlo/passHistoryChanged"
+
+
+@attrs.frozen
+class PassHistoryChanged:
+    """The ``hlo/passHistoryChanged`` params: ``directory``, the dump
+    directory (an absolute path, as :class:`PassHistoryReply` ``directory``)
+    whose files changed since the client was given the history of a module
+    there (or told that one of its files has none)."""
+
+    directory: str

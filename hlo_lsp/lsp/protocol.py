@@ -31,6 +31,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from hlo_lsp import __version__
 from hlo_lsp.features.diagnostics import merge_xla
 from hlo_lsp.analysis.collector import ModelCollector
+from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.pygls_adapter import HloProtocol, forget_progress
 from hlo_lsp.lsp.convert import to_diagnostic
 from hlo_lsp.analysis.documents import Analysis
@@ -62,6 +63,7 @@ class HloLanguageServer(LanguageServer):
         self.inputs = self.host.inputs
         self.host.profiles.tell = self.warn
         self.host.profiles.arrived = self.refresh_code_lenses
+        self.host.passes.changed = self.pass_history_changed
         #: whole-document answers, one at a time, the editor's own first (:meth:`work`)
         self.work_pool = self.host.work_pool
         self.collector = ModelCollector(self.parse_pool)
@@ -180,6 +182,16 @@ class HloLanguageServer(LanguageServer):
             log.info("workspace/codeLens/refresh failed", exc_info=True)
             return False
         return True
+
+    def pass_history_changed(self, directory: str) -> None:
+        """Tell the client that the dump directory ``directory``, where it was
+        given a pass history, changed (``hlo/passHistoryChanged``: it asks
+        ``hlo/passHistory`` again)."""
+        try:
+            self.protocol.notify(messages.PASS_HISTORY_CHANGED,
+                                 messages.to_json(messages.PassHistoryChanged(directory)))
+        except Exception:  # noqa: BLE001 - a courtesy, never a failure
+            log.info("%s failed", messages.PASS_HISTORY_CHANGED, exc_info=True)
 
     # -- documents ------------------------------------------------------------
     async def analysis(self, uri: str) -> Analysis | None:

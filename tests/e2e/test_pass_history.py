@@ -5,10 +5,13 @@ instruction of the after-optimizations file says which pass created it;
 ``hlo/passHistory`` lists the module's snapshots and the timeline's rows with
 the files of each row's diff; ``hlo/passBlame`` gives the instruction's first
 appearance (the snapshot and the line of its name there). A dump without pass
-snapshots: no paragraph, a message."""
+snapshots: no paragraph, a message. A history the client was given follows its
+directory: ``hlo/passHistoryChanged`` once per burst of changes there, none for
+another directory."""
 
 from __future__ import annotations
 
+import asyncio
 import pathlib
 import shutil
 import sys
@@ -18,6 +21,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from hlo_lsp.analysis.pass_history import QUIET_S
 from hlo_lsp.lsp.messages import plain
 
 from tests.helpers import EXAMPLES, open_in_session, position_of, uri_path
@@ -31,6 +35,12 @@ FUSED = f"{PREFIX}0017.HLO_passes_after_layout_assignment.after_fusion.before_fu
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient):
+    lsp_client.histories_changed = []
+
+    @lsp_client.feature("hlo/passHistoryChanged")
+    def changed(params) -> None:
+        lsp_client.histories_changed.append(plain(params)["directory"])
+
     yield
     if lsp_client.capabilities is not None:
         await lsp_client.shutdown_session()
@@ -136,3 +146,72 @@ async def test_a_dump_without_pass_snapshots_has_no_history(client, tmp_path):
     blame = plain(await client.protocol.send_request_async("hlo/passBlame", {
         "textDocument": {"uri": uri}, "position": plain(position_of(text, "%ynn_fusion = ", 3))}))
     assert blame["createdBy"] is None and "no pass snapshots" in blame["message"]
+
+
+BEFORE = f"{PREFIX}before_optimizations.txt"
+
+
+def _held_back(dump: pathlib.Path) -> list[pathlib.Path]:
+    """The files XLA writes after snapshot 0014 (0015-0023 and the
+    after-optimizations file), moved out of ``dump`` (a compile caught while
+    XLA writes its snapshots); their real contents, to copy back."""
+    held = dump.parent / "held"
+    held.mkdir()
+    for p in sorted(dump.iterdir()):
+        step = p.name[len(PREFIX):][:4]
+        if p.name == AFTER or (step.isdigit() and int(step) >= 15):
+            p.rename(held / p.name)
+    return sorted(held.iterdir())
+
+
+def _events(client, paths, kind=types.FileChangeType.Changed) -> None:
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=p.as_uri(), type=kind) for p in paths]))
+
+
+async def _until(what: str, cond) -> None:
+    for _ in range(6000):  # a hang guard, not a time the test asserts
+        if cond():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never: {what}")
+
+
+async def _rows(client, uri: str) -> list[str]:
+    reply = plain(await client.protocol.send_request_async(
+        "hlo/passHistory", {"textDocument": {"uri": uri}}))
+    return [r["step"] for r in reply["rows"]]
+
+
+async def test_a_shown_history_is_told_once_per_burst_of_changes_in_its_directory(
+        client, dump, tmp_path):
+    held = _held_back(dump)
+    other = tmp_path / "other"  # a dump directory whose history nobody asked for
+    shutil.copytree(EXAMPLES / "cpu_passes", other)
+    uri, _ = await open_in_session(client, dump / BEFORE)
+    assert await _rows(client, uri) == ["-", "0006", "0014"]
+    # XLA writes the rest of its snapshots; the editor's watcher reports them
+    # one by one, and files of the other directory at the same time
+    for p in held:
+        shutil.copy(p, dump / p.name)
+        _events(client, [dump / p.name], types.FileChangeType.Created)
+        _events(client, [other / p.name])
+    await _until("hlo/passHistoryChanged", lambda: client.histories_changed)
+    assert await _rows(client, uri) == ["-", "0006", "0014", "0017", "0024"]
+    await asyncio.sleep(2 * QUIET_S)  # room for a second telling of the burst
+    # one more change later (the after-optimizations file rewritten in place):
+    # told again; the burst before was told once, the other directory never
+    _events(client, [dump / AFTER])
+    await _until("told again", lambda: len(client.histories_changed) > 1)
+    assert client.histories_changed == [str(dump), str(dump)]
+
+
+async def test_a_change_no_event_reports_is_told(client, dump):
+    held = _held_back(dump)
+    uri, _ = await open_in_session(client, dump / BEFORE)
+    assert await _rows(client, uri) == ["-", "0006", "0014"]
+    for p in held:  # no event: Neovim on Linux watches no files
+        shutil.copy(p, dump / p.name)
+    await _until("hlo/passHistoryChanged", lambda: client.histories_changed)
+    assert client.histories_changed == [str(dump)]
+    assert await _rows(client, uri) == ["-", "0006", "0014", "0017", "0024"]

@@ -102,3 +102,135 @@ def test_no_snapshots_no_history_and_no_walk(tmp_path, walks):
     assert hover is None and snapshot is None
     assert "no pass snapshots" in module
     assert walks == [AFTER]  # the listing said so (file_history raised at once)
+
+
+# ------------------------------------------- the shown histories, followed ---
+
+BEFORE = "module_0008.jit_layer.before_optimizations.txt"
+
+
+def _held_back(dump) -> list:
+    """The files XLA writes after snapshot 0014 (0015-0023 and the
+    after-optimizations file), moved out of ``dump``: a compile caught while XLA
+    writes its snapshots. Their real contents, returned to copy back."""
+    held = sorted(p for p in dump.iterdir() if p.name == AFTER or (
+        p.name[len("module_0008.jit_layer."):][:4].isdigit()
+        and int(p.name[len("module_0008.jit_layer."):][:4]) >= 15))
+    out = dump.parent / "held"
+    out.mkdir()
+    for p in held:
+        p.rename(out / p.name)
+    return sorted(out.iterdir())
+
+
+def _following(histories: PassHistories, quiet=0.05, max_wait=60.0, look=0.05) -> list[str]:
+    told: list[str] = []
+    histories.changed = told.append
+    histories.watch.quiet, histories.watch.max_wait, histories.watch.look = quiet, max_wait, look
+    return told
+
+
+async def _until(what, cond):
+    for _ in range(3000):  # a hang guard, not a time limit the test asserts
+        if cond():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never: {what}")
+
+
+def test_a_burst_of_file_changes_is_told_once_and_only_for_a_shown_history(dump, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(EXAMPLES / "cpu_passes", other)
+
+    async def run():
+        histories = PassHistories(store=None, ttl=60.0)
+        told = _following(histories, look=3600.0)  # the events alone
+        await histories.of_module(str(dump / AFTER))
+        await histories.of_file(str(other / AFTER))  # hover or blame: not a shown history
+        # a recompile rewrote every file: one event each, in a burst
+        for p in sorted(dump.iterdir()):
+            histories.forget(str(p))
+        for p in sorted(other.iterdir()):
+            histories.forget(str(p))
+        await _until("told", lambda: told)
+        await asyncio.sleep(5 * histories.watch.quiet)  # room for a second telling of it
+        # one more change later: told again, and the first burst was told once
+        histories.forget(str(dump / SNAPSHOT))
+        await _until("told again", lambda: len(told) > 1)
+        histories.close()
+        return told
+
+    assert asyncio.run(run()) == [str(dump), str(dump)]
+
+
+def test_a_change_no_event_reports_is_seen_and_told_once(dump):
+    held = _held_back(dump)
+
+    async def run():
+        histories = PassHistories(store=None, ttl=60.0)
+        told = _following(histories)
+        looks = []
+        real = pass_history._versions
+        pass_history._versions = lambda files: looks.append(1) or real(files)
+        try:
+            first = await histories.of_module(str(dump / BEFORE))
+            for p in held:  # XLA writes the rest of its snapshots
+                shutil.copy(p, dump / p.name)
+            await _until("told", lambda: told)
+            second = await histories.of_module(str(dump / BEFORE))
+            # the view asked again: nothing more to tell however often it looks
+            seen = len(looks)
+            await _until("three more looks", lambda: len(looks) > seen + 3)
+        finally:
+            pass_history._versions = real
+            histories.close()
+        return told, first, second
+
+    told, first, second = asyncio.run(run())
+    assert told == [str(dump)]
+    # not the answer kept for the TTL: the directory was read again
+    assert first.history.stages[-1].file.startswith("module_0008.jit_layer.0014.")
+    assert second.history.stages[-1].file == AFTER
+
+
+def test_told_once_even_when_the_editor_does_not_ask_again(dump):
+    held = _held_back(dump)
+
+    async def run():
+        histories = PassHistories(store=None, ttl=60.0)
+        told = _following(histories)
+        looks = []
+        real = pass_history._versions
+        pass_history._versions = lambda files: looks.append(1) or real(files)
+        try:
+            await histories.of_module(str(dump / BEFORE))
+            shutil.copy(held[0], dump / held[0].name)
+            histories.forget(str(dump / held[0].name))  # the event, and the look sees it too
+            await _until("told", lambda: told)
+            seen = len(looks)
+            await _until("three more looks", lambda: len(looks) > seen + 3)
+            shutil.copy(held[1], dump / held[1].name)  # a new change: told again
+            await _until("told again", lambda: len(told) > 1)
+        finally:
+            pass_history._versions = real
+            histories.close()
+        return told
+
+    assert asyncio.run(run()) == [str(dump), str(dump)]
+
+
+def test_a_long_burst_is_told_while_it_lasts(dump):
+    async def run():
+        histories = PassHistories(store=None, ttl=60.0)
+        told = _following(histories, quiet=3600.0, max_wait=0.05, look=3600.0)
+        await histories.of_module(str(dump / AFTER))
+        files = sorted(dump.iterdir())
+        for i in range(100_000):  # files keep changing: never a quiet second
+            histories.forget(str(files[i % len(files)]))
+            if told:
+                break
+            await asyncio.sleep(0.005)
+        histories.close()
+        return told
+
+    assert asyncio.run(run()) == [str(dump)]
