@@ -375,3 +375,22 @@ def test_nvim_kernel_files(nvim, tmp_path) -> None:
     _assert_ok(_run_nvim(nvim, "test_kernels.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
                          HLO_TEST_DUMP=str(after), HLO_TEST_PTX=str(ptx), HLO_TEST_LL=str(ll),
                          HLO_TEST_ROW=str(row)))
+
+
+def test_nvim_pass_history_buffer_follows_the_dump_directory(nvim, tmp_path) -> None:
+    """Issue 44: an open :HloPasses buffer follows its dump directory (the server's
+    hlo/passHistoryChanged), on a copy of examples/cpu_passes caught while XLA writes
+    it: the files after snapshot 0014 held back, copied in by the test as XLA writes
+    them (their passes appear in the buffer with no command, focus and cursor kept),
+    then removed (they vanish)."""
+    dump, held = tmp_path / "dump", tmp_path / "held"
+    shutil.copytree(REPO / "examples" / "cpu_passes", dump)
+    held.mkdir()
+    prefix = "module_0008.jit_layer."
+    for p in sorted(dump.iterdir()):
+        step = p.name[len(prefix):][:4]
+        if p.name == f"{prefix}cpu_after_optimizations.txt" or (step.isdigit() and int(step) >= 15):
+            p.rename(held / p.name)
+    _assert_ok(_run_nvim(nvim, "test_passes_follow.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(dump / f"{prefix}before_optimizations.txt"),
+                         HLO_TEST_HELD=str(held)))

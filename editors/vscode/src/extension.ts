@@ -48,6 +48,7 @@ let output: vscode.OutputChannel;
 let controller: InlineRegionController;
 let views: HloViews;
 let graphs: HloGraphPanel;
+let passHistory: HloPassHistory;
 /**
  * Our own `hlo.recompile` / `hlo.gotoCounterpart` when the server does not advertise
  * them (else vscode-languageclient registers them and the middleware below wraps them).
@@ -67,12 +68,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   controller = new InlineRegionController(context, () => client, (m) => output.appendLine(m));
   views = new HloViews(() => client, (m) => output.appendLine(m));
   graphs = new HloGraphPanel(() => client, (m) => output.appendLine(m));
+  passHistory = new HloPassHistory(() => client, (m) => output.appendLine(m));
   context.subscriptions.push(
     output,
     controller,
     views,
     graphs,
-    new HloPassHistory(() => client, (m) => output.appendLine(m)),
+    passHistory,
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.toggleMetadata', () => controller.toggle()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
@@ -517,6 +519,7 @@ async function tryStart(mayRetry: boolean): Promise<'started' | 'failed' | 'retr
   };
   const c = new HloLanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
   client = c;
+  passHistory.listen(c); // the server's hlo/passHistoryChanged (disposed with the client)
   c.onDidChangeState((e) => {
     if (e.newState === State.Running) controller.invalidateAll();
   });

@@ -123,3 +123,12 @@ export function parsePassBlame(result: unknown): PassBlame {
   const changedBy = (Array.isArray(r.changedBy) ? r.changedBy : []).map(place).filter((p): p is PassPlace => !!p);
   return { instruction: str(r.instruction), createdBy: place(r.createdBy), changedBy, message: str(r.message) };
 }
+
+/** Server to client: a history the client was given changed on disk (docs/protocol.md). */
+export const PASS_HISTORY_CHANGED_METHOD = 'hlo/passHistoryChanged';
+
+/** The dump directory (a path) an `hlo/passHistoryChanged` notification names; undefined when malformed. */
+export function changedDirectory(params: unknown): string | undefined {
+  const d = typeof params === 'object' && params !== null ? (params as Record<string, unknown>).directory : undefined;
+  return typeof d === 'string' && d !== '' ? d : undefined;
+}

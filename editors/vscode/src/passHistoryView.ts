@@ -3,17 +3,23 @@
 // - the *Pass History* tree view (Explorer) of the active HLO editor's module
 //   (`hlo/passHistory`): one item per pass that changed it, with its counts; a click opens
 //   the diff of that step (`vscode.diff` of the snapshot before it and its own, titled with
-//   the pass); *HLO: Show Pass History* reveals it;
+//   the pass); *HLO: Show Pass History* reveals it. It follows the dump directory: on the
+//   server's `hlo/passHistoryChanged` for the directory of the module shown (a recompile,
+//   an experiment, XLA writing more snapshots) it asks again, at once when the view is
+//   visible, else when it is shown again;
 // - *HLO: Go to First Appearance* (editor context menu): the snapshot that created the
 //   instruction under the cursor, opened on its name (`hlo/passBlame`).
 // The server does the work; this file only asks, validates and shows.
+import * as nodePath from 'node:path';
 import * as vscode from 'vscode';
 import { LanguageClient } from 'vscode-languageclient/node';
 import {
+  PASS_HISTORY_CHANGED_METHOD,
   PASS_BLAME_METHOD,
   PASS_HISTORY_METHOD,
   PassHistory,
   PassRow,
+  changedDirectory,
   parsePassBlame,
   parsePassHistory,
   rowDescription,
@@ -39,6 +45,8 @@ export class HloPassHistory implements vscode.TreeDataProvider<Item>, vscode.Dis
   private history: PassHistory | undefined;
   /** The document whose module the view shows. */
   private shown: string | undefined;
+  /** The history shown is out of date (its directory changed while the view was hidden). */
+  private stale = false;
   private offered = false;
 
   constructor(
@@ -57,7 +65,7 @@ export class HloPassHistory implements vscode.TreeDataProvider<Item>, vscode.Dis
         if (this.view.visible) void this.refresh(e);
       }),
       this.view.onDidChangeVisibility((e) => {
-        if (e.visible) void this.refresh(vscode.window.activeTextEditor);
+        if (e.visible) void this.refresh(vscode.window.activeTextEditor, false, true);
       }),
     );
     for (const doc of vscode.workspace.textDocuments) this.available(doc);
@@ -95,11 +103,41 @@ export class HloPassHistory implements vscode.TreeDataProvider<Item>, vscode.Dis
     await this.refresh(editor, true);
   }
 
-  /** Asks the server for the module of `editor`'s document (an HLO file) and shows it. */
-  private async refresh(editor: vscode.TextEditor | undefined, force = false): Promise<void> {
+  /**
+   * The server's notifications for the view, on each client (extension.ts): a dump directory
+   * changed (`hlo/passHistoryChanged`).
+   */
+  listen(client: LanguageClient): vscode.Disposable {
+    return client.onNotification(PASS_HISTORY_CHANGED_METHOD, (params: unknown) => this.directoryChanged(params));
+  }
+
+  /** `hlo/passHistoryChanged`: the history shown, asked again when it is in that directory (when visible). */
+  private directoryChanged(params: unknown): void {
+    const directory = changedDirectory(params);
+    const shown = this.shown;
+    if (!directory || !shown || nodePath.dirname(vscode.Uri.parse(shown).fsPath) !== directory) return;
+    if (!this.view.visible) {
+      this.stale = true; // asked again when the view is shown
+      return;
+    }
+    void this.ask(shown, true);
+  }
+
+  /**
+   * Asks the server for the module of `editor`'s document (an HLO file) and shows it;
+   * `orShown`: else (another editor is active) the module shown, when it is out of date.
+   */
+  private async refresh(editor: vscode.TextEditor | undefined, force = false, orShown = false): Promise<void> {
     const doc = editor?.document;
-    if (!doc || doc.languageId !== 'hlo' || doc.uri.scheme !== 'file') return;
-    const uri = doc.uri.toString();
+    if (!doc || doc.languageId !== 'hlo' || doc.uri.scheme !== 'file') {
+      if (orShown && this.stale && this.shown) await this.ask(this.shown, true);
+      return;
+    }
+    await this.ask(doc.uri.toString(), force || (this.stale && doc.uri.toString() === this.shown));
+  }
+
+  /** Asks the server for the module of the document `uri` and shows it (unless shown and not `force`). */
+  private async ask(uri: string, force: boolean): Promise<void> {
     if (!force && uri === this.shown) return;
     const client = this.getClient();
     if (!client || !client.isRunning()) {
@@ -109,6 +147,7 @@ export class HloPassHistory implements vscode.TreeDataProvider<Item>, vscode.Dis
     try {
       const history = parsePassHistory(await client.sendRequest(PASS_HISTORY_METHOD, { textDocument: { uri } }));
       this.shown = uri;
+      this.stale = false;
       this.history = history;
       this.view.title = history.module ? `Pass History: ${history.module}` : 'Pass History';
       this.view.message = history.rows.length

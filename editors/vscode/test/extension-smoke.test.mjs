@@ -570,3 +570,42 @@ test('extension smoke test: without a server, one notification naming the cause'
     await ext.deactivate();
   }
 });
+
+test('extension smoke test: the Pass History view follows its dump directory (the real server)', async (t) => {
+  // examples/cpu_passes (a real XLA CPU compile dumped with --xla_dump_hlo_pass_re=.*) caught
+  // while XLA writes it: the files after snapshot 0014 held back, copied in later as XLA does.
+  const prefix = 'module_0008.jit_layer.';
+  const src = path.join(REPO, 'examples', 'cpu_passes');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-passes-view-'));
+  const dump = path.join(dir, 'dump');
+  fs.mkdirSync(dump);
+  const later = fs.readdirSync(src).filter((n) => n === `${prefix}cpu_after_optimizations.txt` || Number(n.slice(prefix.length, prefix.length + 4)) >= 15);
+  for (const n of fs.readdirSync(src)) if (!later.includes(n)) fs.copyFileSync(path.join(src, n), path.join(dump, n));
+  try {
+    return await withRealServer(t, async (mock, record) => {
+      mock.openHlo(path.join(dump, `${prefix}before_optimizations.txt`));
+      await waitFor('the server running', () => record.commands.has('hlo.showSummary'), 60000);
+      const view = record.treeViews.find((v) => v.id === 'hlo.passHistory');
+      const provider = view.options.treeDataProvider;
+      const steps = () => provider.getChildren().map((item) => item.row.step).join(' ');
+      await mock.commands.executeCommand('hlo.showPassHistory');
+      assert.ok(view.visible, 'HLO: Show Pass History shows the view');
+      await waitFor('the passes so far', () => steps() === '- 0006 0014', 30000);
+      // XLA writes the rest of its snapshots: the view shows them with no command
+      // (the mock reports no file events: the server's own look at the directory finds them)
+      for (const n of later) fs.copyFileSync(path.join(src, n), path.join(dump, n));
+      await waitFor('the new passes in the view', () => steps() === '- 0006 0014 0017 0024', 60000);
+      // Hidden, the view asks nothing: out of date once told, shown anew when visible again
+      mock.setViewVisible(view, false);
+      const asked = record.output.length;
+      for (const n of later) fs.rmSync(path.join(dump, n));
+      await waitFor('told while hidden', () => provider.stale === true, 60000);
+      assert.equal(steps(), '- 0006 0014 0017 0024', 'not asked while hidden');
+      mock.setViewVisible(view, true);
+      await waitFor('the passes left, once visible', () => steps() === '- 0006 0014', 30000);
+      assert.deepEqual(record.output.slice(asked).filter((l) => /hlo\/passHistory failed/.test(l)), []);
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -658,6 +658,13 @@ test('passHistory.ts: the hlo/passHistory and hlo/passBlame replies validated; a
   assert.equal(p.parsePassBlame({ message: 'no pass snapshots' }).createdBy, undefined);
 });
 
+test('passHistory.ts: the directory of an hlo/passHistoryChanged notification', async () => {
+  const p = await importTs('passHistory');
+  assert.equal(p.PASS_HISTORY_CHANGED_METHOD, 'hlo/passHistoryChanged');
+  assert.equal(p.changedDirectory({ directory: '/d/dump' }), '/d/dump');
+  for (const bad of [null, 'x', {}, { directory: '' }, { directory: 3 }]) assert.equal(p.changedDirectory(bad), undefined);
+});
+
 test('detect: the kernel files of a dump (PTX, LLVM IR) go to the server as what they are', () => {
   const dir = path.join(REPO, 'examples', 'gpu', 'deviceless', 'fp8_fusion_log');
   const kernels = fs.readdirSync(dir).filter((n) => det.isKernelFile(path.join(dir, n)));

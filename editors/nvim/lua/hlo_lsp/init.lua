@@ -177,7 +177,7 @@ function M.client_config(root_dir)
     capabilities = capabilities,
     settings = settings,
     init_options = init_options,
-    handlers = c.handlers,
+    handlers = passes.handlers(c.handlers), -- hlo/passHistoryChanged (passes.lua)
     flags = c.flags,
     cmd_cwd = c.cmd_cwd,
     cmd_env = c.cmd_env,

@@ -3,7 +3,10 @@
 --   :HloPasses  a scratch buffer with the timeline of the buffer's module (`hlo/passHistory`):
 --               one row per pass that changed it, as `hlo-lsp passes` prints it; <CR> on a
 --               row opens its diff in a new tab (:diffsplit of the snapshot before the step
---               and the step's own), on an end row the file.
+--               and the step's own), on an end row the file. The buffer follows the dump
+--               directory: on the server's `hlo/passHistoryChanged` for its directory (a
+--               recompile, an experiment, XLA writing more snapshots) it is asked again and
+--               redrawn in place.
 --   :HloBlame   the pass that created the instruction under the cursor (`hlo/passBlame`):
 --               jumps to its first appearance (the snapshot, on its name) and fills the
 --               quickfix list with that and each pass that changed it since.
@@ -14,8 +17,10 @@ local M = {}
 
 M.PASS_HISTORY = 'hlo/passHistory'
 M.PASS_BLAME = 'hlo/passBlame'
+M.PASS_HISTORY_CHANGED = 'hlo/passHistoryChanged'
 
---- buffer number of a timeline -> { snapshots, rows, lines = { [row of the buffer] = row } }
+--- buffer number of a timeline -> { snapshots, rows, lines = { [row of the buffer] = row },
+--- uri (the document asked about), directory (its dump directory), client_id }
 M.timelines = {}
 --- The last `hlo/passBlame` reply, for tests and :lua inspection.
 M.last_blame = nil
@@ -89,6 +94,50 @@ function M.open_row(bufnr, lnum)
   return true
 end
 
+--- The timeline buffer `buf` drawn anew from an `hlo/passHistory` reply (no history left:
+--- its message), in place: windows, cursor and focus stay.
+local function redraw(buf, reply)
+  local timeline = M.timelines[buf]
+  if timeline == nil or not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local lines, at = { str(reply.message), '' }, {}
+  if #reply.rows > 0 then
+    lines, at = M.timeline_lines(reply)
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  timeline.snapshots, timeline.rows, timeline.lines = reply.snapshots, reply.rows, at
+end
+
+--- `hlo/passHistoryChanged` (the server's handler, init.lua): every timeline of that dump
+--- directory asked again and redrawn.
+function M.on_history_changed(_, params, ctx)
+  local directory = type(params) == 'table' and params.directory or nil
+  if type(directory) ~= 'string' then
+    return
+  end
+  for buf, timeline in pairs(M.timelines) do
+    local client = timeline.directory == directory and ctx and ctx.client_id == timeline.client_id
+      and vim.lsp.get_client_by_id(timeline.client_id)
+    if client then
+      local params_ = { textDocument = { uri = timeline.uri } }
+      compat.client_call(client, 'request', M.PASS_HISTORY, params_, function(err, reply)
+        if not err and type(reply) == 'table' and type(reply.rows) == 'table' then
+          redraw(buf, reply)
+        end
+      end)
+    end
+  end
+end
+
+--- The client's handlers with this module's (`handlers` from the setup wins).
+function M.handlers(handlers)
+  return vim.tbl_extend('keep', handlers or {}, { [M.PASS_HISTORY_CHANGED] = M.on_history_changed })
+end
+
 --- :HloPasses — the timeline of the buffer's module in a scratch buffer (a split).
 --- `callback(err, reply)` gets the server's answer.
 function M.history(bufnr, callback)
@@ -110,7 +159,9 @@ function M.history(bufnr, callback)
         'hlo-passes://' .. str(reply.module), lines, nil, 'botright')
       vim.bo[buf].bufhidden = 'wipe'
       vim.wo[win].wrap = false
-      M.timelines[buf] = { snapshots = reply.snapshots, rows = reply.rows, lines = at }
+      M.timelines[buf] = { snapshots = reply.snapshots, rows = reply.rows, lines = at,
+        uri = params.textDocument.uri, client_id = client.id,
+        directory = vim.fn.fnamemodify(vim.uri_to_fname(params.textDocument.uri), ':h') }
       vim.api.nvim_create_autocmd('BufWipeout', {
         buffer = buf, once = true, callback = function() M.timelines[buf] = nil end })
       vim.keymap.set('n', '<CR>', function() M.open_row(buf) end,

@@ -29,6 +29,7 @@ const record = {
   quickPickOptions: [], // the options of each window.showQuickPick
   openDialogs: [], // the options of window.showOpenDialog
   openDialogAnswer: undefined, // the folder path window.showOpenDialog answers (undefined: dismissed)
+  treeViews: [], // the views of window.createTreeView ({id, options: {treeDataProvider}, visible, ...})
 };
 const settings = {}; // 'hlo.server.path' -> value
 
@@ -194,7 +195,7 @@ let typeCounter = 0;
 const window = {
   createOutputChannel(name) { return { name, append(t) { record.output.push(t); }, appendLine(t) { record.output.push(t); }, replace() {}, clear() {}, show() {}, hide() {}, dispose() {}, info(t) { record.output.push(t); }, warn(t) { record.output.push(t); }, error(t) { record.output.push(t); }, trace(t) { record.output.push(t); }, debug(t) { record.output.push(t); }, logLevel: 2, onDidChangeLogLevel: event('outlog') }; },
   createStatusBarItem() { return { text: '', tooltip: '', command: undefined, show() { this.visible = true; }, hide() { this.visible = false; }, dispose() {} }; },
-  createTreeView(id, options) { return { id, options, visible: false, message: '', title: '', onDidChangeVisibility: event('treeView.onDidChangeVisibility'), reveal() { return Promise.resolve(); }, dispose() {} }; },
+  createTreeView(id, options) { const v = { id, options, visible: false, message: '', title: '', onDidChangeVisibility: event('treeView.onDidChangeVisibility'), reveal() { return Promise.resolve(); }, dispose() {} }; record.treeViews.push(v); return v; },
   createTextEditorDecorationType(options) { const t = { id: `dec${++typeCounter}`, options, dispose() {} }; record.decorationTypes.push(t); return t; },
   get visibleTextEditors() { return visibleTextEditors; },
   get activeTextEditor() { return activeTextEditor; },
@@ -214,6 +215,13 @@ const window = {
 };
 const windowProxy = new Proxy(window, { get(t, p) { if (p in t) return t[p]; if (typeof p === 'string' && p.startsWith('on')) return event('window.' + p); return undefined; } });
 
+/** A tree view shown or hidden, as the user does (its onDidChangeVisibility fired). */
+function setViewVisible(view, visible) {
+  if (view.visible === visible) return;
+  view.visible = visible;
+  fire('treeView.onDidChangeVisibility', { visible });
+}
+
 const commands = {
   registerCommand(id, handler, thisArg) {
     if (record.commands.has(id)) throw new Error(`command '${id}' already exists`);
@@ -224,6 +232,8 @@ const commands = {
   executeCommand(id, ...args) {
     record.executed.push({ id, args });
     if (id === 'setContext') { record.contexts[args[0]] = args[1]; return Promise.resolve(); }
+    const view = record.treeViews.find((v) => `${v.id}.focus` === id);
+    if (view) { setViewVisible(view, true); return Promise.resolve(); } // `<view>.focus`: VS Code shows the view
     const h = record.commands.get(id);
     if (!h) return Promise.reject(new Error(`command '${id}' not found`));
     try { return Promise.resolve(h(...args)); } catch (e) { return Promise.reject(e); }
@@ -283,7 +293,7 @@ const api = {
   extensions: { getExtension: () => undefined, all: [], onDidChange: event('ext') },
   // test hooks
   __mock: {
-    record, settings, fire, documents, visibleTextEditors,
+    record, settings, fire, documents, visibleTextEditors, setViewVisible,
     openHlo(filePath) {
       const doc = new TextDocument(Uri.file(filePath), 'hlo', fs.readFileSync(filePath, 'utf8'));
       documents.push(doc);
