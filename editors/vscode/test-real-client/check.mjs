@@ -821,7 +821,9 @@ if (mode === 'experiment') await experimentScenario();
  * after-optimizations file says which pass created it; *HLO: Show Pass History* lists the
  * passes in the Pass History view, a click on dot-library-rewriter's row opens the diff of
  * the snapshot before it and its own; *HLO: Go to First Appearance* on %ynn_fusion opens
- * the snapshot that created it, the cursor on its name.
+ * the snapshot that created it, the cursor on its name. The view follows the dump
+ * directory: the files XLA writes after snapshot 0014 moved out (a recompile that dumps
+ * fewer passes) and back (XLA writing them), its rows change with no command.
  */
 async function passesScenario(folder) {
   const prefix = 'module_0008.jit_layer.';
@@ -906,6 +908,28 @@ async function passesScenario(folder) {
     const fusionLine = fs.readFileSync(path.join(folder, created), 'utf8').split('\n')[createdLine];
     assert.equal(at.column, fusionLine.indexOf('%ynn_fusion') + 2, 'on the name, after the %');
     await screenshot('pass-history-first-appearance');
+  });
+
+  await check('the Pass History view follows the dump directory, with no command', async () => {
+    const fusion = 'HLO_passes_after_layout_assignment: fusion';
+    const rows = () => page.$$eval('.monaco-list-row', (els) => els.map((e) => e.textContent));
+    const shows = async (label) => (await rows()).some((t) => t.includes(label));
+    await openFile(created);
+    await command('HLO: Show Pass History');
+    await waitFor('the fusion pass in the view', () => shows(fusion), 30000);
+    // A recompile that dumps fewer passes: every file after snapshot 0014 gone (moved
+    // beside the folder, the same real files), the active editor's module shown.
+    const held = `${folder}.held`;
+    fs.mkdirSync(held, { recursive: true });
+    const later = files.filter((n) => n === after || Number(n.slice(prefix.length, prefix.length + 4)) >= 15);
+    for (const n of later) fs.renameSync(path.join(folder, n), path.join(held, n));
+    await waitFor('the passes after 0014 gone from the view', async () => !(await shows(fusion)) && (await shows('dot-library-rewriter')), 60000);
+    await screenshot('pass-history-fewer');
+    // XLA writes them again: back in the view
+    for (const n of later) fs.renameSync(path.join(held, n), path.join(folder, n));
+    await waitFor('the passes after 0014 back in the view', async () => (await shows(fusion)) && (await shows('after_optimizations')), 60000);
+    console.log(`rows: ${JSON.stringify((await rows()).filter((t) => /^\s*(-|\d{4})/.test(t)))}`);
+    await screenshot('pass-history-followed');
   });
 }
 

@@ -36,7 +36,8 @@
 #    and back, the PTX staying Plain Text.
 # 6. The pass history (check.mjs "passes", issue 44): a copy of examples/cpu_passes in a
 #    code-server of its own: hover names the creating pass, the Pass History view's row
-#    opens the step's diff, Go to First Appearance opens the creating snapshot.
+#    opens the step's diff, Go to First Appearance opens the creating snapshot; the view
+#    follows the folder when the snapshots after 0014 are moved out and back.
 # Screenshots of every step: $HLO_LSP_ARTIFACTS/vscode (default <repo>/.ci/artifacts/vscode).
 #
 #   editors/vscode/test-real-client/run.sh             # install (cached) and check
