@@ -4,8 +4,10 @@ invalidation: the buffer assignment XLA wrote (``*-buffer-assignment.txt``,
 (:func:`hlo_lsp.dump.targets.deviceless_statement`), the directories the
 dump's Python paths are looked for in (:func:`hlo_lsp.dump.sources.source_dirs`,
 which reads its recipe), XLA:GPU's priority-fusion log
-(:func:`hlo_lsp.dump.fusion_dump.fusion_dump_beside`) and the kernels of the
-dump's PTX and LLVM IR (:func:`hlo_lsp.dump.kernels.read_kernels`). Read off
+(:func:`hlo_lsp.dump.fusion_dump.fusion_dump_beside`), the kernels of the
+dump's PTX and LLVM IR (:func:`hlo_lsp.dump.kernels.read_kernels`) and a
+module's ``*.debug_options`` (:func:`hlo_lsp.dump.experiments.read_debug_options`,
+for the experiments' code actions). Read off
 the event loop; an answer older than its cache period is still given at once
 while it is read again in the background (:class:`Refreshed`), so a hover never
 waits for a thread once a dump's inputs are known. :meth:`DumpInputs.forget`
@@ -19,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hlo_lsp.analysis.profiles import ProfileInput
 from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.dump.autotuning import AutotuneFile, read_dump_autotuning
+from hlo_lsp.dump.experiments import debug_options_path, read_debug_options
 from hlo_lsp.dump.file_summary import stat_key
 from hlo_lsp.dump.fusion_dump import FusionDump, fusion_dump_beside, names_at_fusion
 from hlo_lsp.dump.kernels import KernelIndex, kernel_instruction, kernel_origin, read_kernels
@@ -92,6 +95,8 @@ class DumpInputs:
         self._kernels = Refreshed(FUSION_TTL_S)
         #: dump directory -> its autotuning files, read
         self._autotuning = Refreshed(deviceless_ttl)
+        #: a module's ``*.debug_options`` file -> its flags
+        self._debug_options = Refreshed(deviceless_ttl)
 
     async def buffer_assignment(self, path: str) -> BufferAssignment | None:
         """The buffer assignment beside the dump file ``path``: from the cache
@@ -116,6 +121,19 @@ class DumpInputs:
             return ()
         return await self._autotuning.get(os.path.dirname(path), read_dump_autotuning,
                                           os.path.dirname(path))
+
+    async def debug_options(self, path: str) -> Mapping[str, str]:
+        """The flags of the compile of the module of the dump file ``path`` that
+        differ from XLA's defaults (:func:`hlo_lsp.dump.experiments.read_debug_options`:
+        field -> value; empty without a ``*.debug_options`` file), read in a thread
+        and kept per module file like the deviceless record (read again in the
+        background after :data:`DEVICELESS_TTL_S`, forgotten when a file of the
+        dump directory changes); not to be changed by the caller. Empty for
+        no path or a file whose name is not a dump file's."""
+        where = debug_options_path(path) if path else None
+        if where is None:
+            return {}
+        return await self._debug_options.get(where, read_debug_options, path)
 
     async def source_dirs(self, path: str | None, folders: Sequence[str],
                           source_root: SourceRoot) -> list[str]:
@@ -208,7 +226,7 @@ class DumpInputs:
     def forget(self, path: str) -> None:
         """Drop what was read for the directory of ``path`` (a file there
         changed): its deviceless statement, source directories, priority-fusion
-        logs and kernels."""
+        logs, kernels, autotuning files and modules' debug options."""
         dump_dir = os.path.dirname(path)
         self._deviceless.forget(lambda key: key == dump_dir)
         self._source_dirs.forget(lambda key: key[0] == dump_dir)
@@ -217,3 +235,4 @@ class DumpInputs:
             del self._renamed[key]
         self._kernels.forget(lambda key: os.path.dirname(key) == dump_dir)
         self._autotuning.forget(lambda key: key == dump_dir)
+        self._debug_options.forget(lambda key: os.path.dirname(key) == dump_dir)

@@ -41,8 +41,10 @@ Experiments with XLA flags (issue 44): at an instruction, the actions also
 offer "Recompile with Triton GEMM off (--xla_gpu_enable_triton_gemm=false)" and
 the other entries of the table that apply to it
 (:func:`hlo_lsp.dump.experiments.experiments_at`), with the extra argument
-``{"experiment": KEY, "line": LINE}``. The command then runs the dump's recipe
-with that flag added to its ``XLA_FLAGS`` (:func:`hlo_lsp.dump.experiments.variant_recipe`:
+``{"experiment": KEY, "line": LINE}`` (the command also takes a list of keys,
+``{"experiment": [KEY, ...], ...}``: those flags set together,
+:func:`hlo_lsp.model.flag_experiments.combine`). The command then runs the dump's recipe
+with the flags added to its ``XLA_FLAGS`` (:func:`hlo_lsp.dump.experiments.variant_recipe`:
 confirmed like any recipe, the flag part of what is confirmed) into the variant
 directory beside the dump (:func:`hlo_lsp.dump.experiments.run_experiment`; the
 dump is not touched), shows the instruction's counterpart in the variant's file
@@ -65,7 +67,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol
 
 from hlo_lsp.analysis.documents import Analysis, DocumentStore, analyze
 from hlo_lsp.analysis.inputs import DumpInputs
@@ -85,7 +87,7 @@ from hlo_lsp.dump.recipe import (MAX_PROFILE_CALLS, PlatformError, Recipe, Recip
 from hlo_lsp.dump.recompile import RecompileResult, recompile
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.dump.untrusted import read_text
-from hlo_lsp.model.flag_experiments import FlagExperiment, find_experiment
+from hlo_lsp.model.flag_experiments import FlagConflict, FlagSet, combine, find_experiment
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.model.visible import visible
 from hlo_lsp.syntax.lines import LineIndex
@@ -370,22 +372,25 @@ class _Run:
     launched: str
     reason: str
     profile: int | None = None
-    experiment: FlagExperiment | None = None
+    experiment: FlagSet | None = None
 
 
 def experiment_actions(path: str, line: int, deviceless: bool,
-                       analysis: Analysis | None = None) -> list[tuple[str, list]]:
+                       analysis: Analysis | None = None,
+                       debug_options: Mapping[str, str] | None = None
+                       ) -> list[tuple[str, list]]:
     """(title, extra command arguments) of the experiments with flags for the
     instruction on ``line`` (0-based) of the dump file ``path``: one per entry of
     the table that applies (:func:`hlo_lsp.dump.experiments.experiments_at`;
     those needing a GPU left out for a dump compiled ``deviceless``), each
     ``[{"experiment": KEY, "line": line}]``. The model is ``analysis``'s (the
-    open document's) when it has a whole one, else the file is read and parsed:
-    call it off the event loop."""
+    open document's) when it has a whole one, else the file is read and parsed;
+    the module's flags are ``debug_options`` (:meth:`DumpInputs.debug_options`)
+    when given, else read: call it off the event loop."""
     whole = analysis is not None and not analysis.lazy_only
     _, offered = experiments_at(path, line, deviceless,
                                 analysis.module if whole else None,
-                                analysis.lines.text if whole else None)
+                                analysis.lines.text if whole else None, debug_options)
     return [(e.action_title, [{"experiment": e.key, "line": line}]) for e in offered]
 
 
@@ -435,15 +440,19 @@ class Recompiles:
         read (an unusable one said once, :meth:`recipe`); with ``line`` (0-based,
         the cursor's), then the experiments with flags for the instruction there
         (:func:`experiment_actions`), on the model of the open document ``uri``
-        (``path``'s) when given. Compiled without a GPU: the recipe's target, or
-        the dump's deviceless record (:meth:`DumpInputs.deviceless`, cached)."""
+        (``path``'s) when given, with the module's flags of its ``*.debug_options``
+        (:meth:`DumpInputs.debug_options`, cached). Compiled without a GPU: the
+        recipe's target, or the dump's deviceless record
+        (:meth:`DumpInputs.deviceless`, cached)."""
         recipe, _ = await self.recipe(os.path.dirname(path), say)
         planned = await in_thread(planned_actions, settings, recipe)
         if line is not None:
             deviceless = bool(recipe is not None and recipe.target) or \
                 await self.inputs.deviceless(path) is not None
             analysis = await self.store.analysis(uri) if uri is not None else None
-            planned += await in_thread(experiment_actions, path, line, deviceless, analysis)
+            options = await self.inputs.debug_options(path)
+            planned += await in_thread(experiment_actions, path, line, deviceless, analysis,
+                                       options)
         return planned
 
     async def run(self, request: RecompileRequest, ui: RecompileUI) -> dict:
@@ -512,10 +521,16 @@ class Recompiles:
             return failed(ui, why)
         experiment = None
         if "experiment" in options:
-            experiment = find_experiment(str(options.get("experiment")))
-            if experiment is None or not isinstance(options.get("line"), int):
-                return failed(ui, f"Cannot run the experiment {options.get('experiment')!r}: "
+            keys = options.get("experiment")
+            entries = [find_experiment(str(k))
+                       for k in (keys if isinstance(keys, list) else [keys])]
+            if not entries or None in entries or not isinstance(options.get("line"), int):
+                return failed(ui, f"Cannot run the experiment {keys!r}: "
                                   "not an entry of hlo-lsp's table of XLA flags at a line.")
+            try:
+                experiment = combine(entries)
+            except FlagConflict as exc:
+                return failed(ui, f"Cannot run the experiment: {exc}.")
             recipe = variant_recipe(recipe, experiment)
             if reason:
                 reason += (f" The experiment adds {experiment.argument} to its XLA_FLAGS and "

@@ -1,16 +1,18 @@
 """Experiments with XLA flags on a dump (issue 44): the dump's program compiled
-again with one more flag of the table (:mod:`hlo_lsp.model.flag_experiments`)
-into a *variant* directory, and what the instruction under the cursor became
-there.
+again with one or more flags of the table (:mod:`hlo_lsp.model.flag_experiments`,
+a :class:`~hlo_lsp.model.flag_experiments.FlagSet`) into a *variant*
+directory, and what the instruction under the cursor became there.
 
 Where a variant goes: ``<dump>.experiments/<flag>=<value>/`` beside the dump
-directory (``/x/dump.experiments/xla_gpu_enable_triton_gemm=false/``), never
-into the dump itself: the user's dump is not touched. The variant is made by
+directory (``/x/dump.experiments/xla_gpu_enable_triton_gemm=false/``; several
+flags: each ``<flag>=<value>`` in the set's order joined by ``+``, bounded in
+length, :func:`variant_dir`), never into the dump itself: the user's dump is
+not touched. The variant is made by
 :func:`hlo_lsp.dump.recompile.recompile` with the variant's recipe
-(:func:`variant_recipe`: the dump's recipe with the flag added to its
+(:func:`variant_recipe`: the dump's recipe with the flags added to its
 ``XLA_FLAGS``; deviceless for the recipe's target GPU, on this machine or
 through the launcher, as the recompile runs), so the variant directory gets
-its own ``hlo-lsp-recipe.json`` recording the flag and can itself be
+its own ``hlo-lsp-recipe.json`` recording the flags and can itself be
 recompiled. Running it again replaces the previous variant the same way a
 recompile replaces a dump. When the run fails or is cancelled, a variant
 directory it created is removed again: everything is as it was.
@@ -25,11 +27,13 @@ input read with :mod:`hlo_lsp.dump.untrusted`'s limits.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import pathlib
+import re
 import shutil
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Mapping
 
 from hlo_lsp.dump import text_proto
 from hlo_lsp.dump.changes import ModuleChange, map_files, module_change, read_hlo
@@ -44,7 +48,7 @@ from hlo_lsp.dump.environment import RunPlan
 from hlo_lsp.dump.targets import Target
 from hlo_lsp.dump.untrusted import read_text
 from hlo_lsp.dump.xla_flags import xla_flag_words
-from hlo_lsp.model.flag_experiments import (FlagExperiment, Outcome, applicable,
+from hlo_lsp.model.flag_experiments import (FlagExperiment, FlagSet, Outcome, applicable,
                                             dump_platform, outcome)
 from hlo_lsp.model.cost_change import change_text
 from hlo_lsp.model.hlo import HloModule, Instruction
@@ -55,18 +59,43 @@ from hlo_lsp.model.visible import visible
 EXPERIMENTS_SUFFIX = ".experiments"
 #: The largest ``*.debug_options`` file read (bytes); XLA writes a few hundred.
 MAX_DEBUG_OPTIONS_BYTES = 1 << 20
-#: What XLA prints before aborting on a flag it does not know
-#: (xla/parse_flags_from_env.cc).
-UNKNOWN_FLAG = "Unknown flag in XLA_FLAGS"
+#: What XLA prints before aborting on a flag it does not know, and the flags
+#: (xla/parse_flags_from_env.cc: "Unknown flag in XLA_FLAGS: --a", for several
+#: "Unknown flags in XLA_FLAGS: --a --b").
+_UNKNOWN = re.compile(r"(?P<said>Unknown flags? in XLA_FLAGS):?(?P<words>.*)")
+#: How an unknown flag's failure starts (:func:`_why`).
+_NOT_KNOWN = "this XLA does not know the flag"
+#: The longest name of a variant directory (characters, all ASCII): past it, the
+#: name is cut and a digest of the whole name added (file systems allow 255 bytes).
+MAX_VARIANT_NAME = 160
+#: What a variant directory's name keeps; any other character becomes ``_``.
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]")
 
 
-def variant_dir(dump_dir: str | os.PathLike, experiment: FlagExperiment) -> pathlib.Path:
-    """``<dump_dir>.experiments/<flag>=<value>``: where the variant of
-    ``experiment`` is compiled (absolute; the flag and value come from the
-    table, never from the dump)."""
+def variant_name(experiment: FlagSet) -> str:
+    """The name of the variant directory of ``experiment``: its
+    :attr:`~hlo_lsp.model.flag_experiments.FlagSet.name` (``flag=value``, several
+    joined by ``+`` in the set's order: the same for the same flags in any
+    order), a character other than letters, digits and ``_.,=+-`` made ``_``,
+    never starting with ``.`` or ``-``; when that changed it, or it is longer
+    than :data:`MAX_VARIANT_NAME`: its first characters, ``~`` and 16 hex digits
+    of the SHA-256 of the whole name (distinct combinations keep distinct
+    names, at most :data:`MAX_VARIANT_NAME` characters)."""
+    name = _UNSAFE.sub("_", experiment.name)
+    if not name or name[0] in ".-":
+        name = "_" + name
+    if name != experiment.name or len(name) > MAX_VARIANT_NAME:
+        digest = hashlib.sha256(experiment.name.encode()).hexdigest()[:16]
+        name = f"{name[:MAX_VARIANT_NAME - 17]}~{digest}"
+    return name
+
+
+def variant_dir(dump_dir: str | os.PathLike, experiment: FlagSet) -> pathlib.Path:
+    """``<dump_dir>.experiments/<name>``: where the variant of ``experiment`` is
+    compiled (absolute; the name, :func:`variant_name`, from the table's flags
+    and values, never from the dump): ``/x/dump.experiments/xla_gpu_enable_triton_gemm=false``."""
     dump = pathlib.Path(os.path.abspath(dump_dir))
-    return dump.parent / (dump.name + EXPERIMENTS_SUFFIX) / \
-        f"{experiment.flag}={experiment.value}"
+    return dump.parent / (dump.name + EXPERIMENTS_SUFFIX) / variant_name(experiment)
 
 
 def with_flag(xla_flags: str | None, experiment: FlagExperiment) -> str:
@@ -87,26 +116,40 @@ def with_flag(xla_flags: str | None, experiment: FlagExperiment) -> str:
     return " ".join([*kept, f"--{experiment.flag}={value}"])
 
 
-def variant_recipe(recipe: Recipe, experiment: FlagExperiment) -> Recipe:
-    """``recipe`` with ``experiment``'s flag in its ``XLA_FLAGS``
-    (:func:`with_flag`): what runs, and what the user confirms."""
+def variant_recipe(recipe: Recipe, experiment: FlagSet) -> Recipe:
+    """``recipe`` with each flag of ``experiment`` in its ``XLA_FLAGS``
+    (:func:`with_flag`, in the set's order): what runs, and what the user
+    confirms."""
     env = dict(recipe.env)
-    env["XLA_FLAGS"] = with_flag(env.get("XLA_FLAGS"), experiment)
+    flags = env.get("XLA_FLAGS")
+    for entry in experiment.entries:
+        flags = with_flag(flags, entry)
+    env["XLA_FLAGS"] = flags or ""  # a FlagSet has at least one entry
     return replace(recipe, env=env)
+
+
+def debug_options_path(hlo_file: str | os.PathLike) -> str | None:
+    """The ``[ts.]module_NNNN.<name>.debug_options`` file of ``hlo_file``'s module
+    beside it (absolute; it may not exist), None for a file whose name is not
+    a dump file's. Pure (names only)."""
+    name = parse_dump_name(os.path.basename(hlo_file))
+    if name is None:
+        return None
+    stem = (f"{name.timestamp}." if name.timestamp else "") + \
+        f"module_{name.number:04d}.{name.module_name}.debug_options"
+    return os.path.join(os.path.dirname(os.path.abspath(hlo_file)), stem)
 
 
 def read_debug_options(hlo_file: str | os.PathLike) -> dict[str, str]:
     """The flags the compile of ``hlo_file``'s module had that differ from XLA's
-    defaults: its ``[ts.]module_NNNN.<name>.debug_options`` file beside it (a
+    defaults: its ``*.debug_options`` file (:func:`debug_options_path`; a
     text proto of ``DebugOptions``, xla/service/dump.cc), field -> value as
     written (strings unquoted; a repeated field's values joined by ``,``).
-    Empty when there is none or it cannot be read or parsed (untrusted input)."""
-    name = parse_dump_name(os.path.basename(hlo_file))
-    if name is None:
+    Empty when there is none or it cannot be read or parsed (untrusted input).
+    Blocking; the server keeps it (:meth:`hlo_lsp.analysis.inputs.DumpInputs.debug_options`)."""
+    path = debug_options_path(hlo_file)
+    if path is None:
         return {}
-    stem = (f"{name.timestamp}." if name.timestamp else "") + \
-        f"module_{name.number:04d}.{name.module_name}.debug_options"
-    path = os.path.join(os.path.dirname(os.path.abspath(hlo_file)), stem)
     try:
         message = text_proto.parse(read_text(path, MAX_DEBUG_OPTIONS_BYTES))
     except (OSError, text_proto.TextProtoError):
@@ -133,15 +176,17 @@ def instruction_on_line(module: HloModule, text: str, line: int) -> Instruction 
 
 
 def experiments_at(path: str | os.PathLike, line: int, deviceless: bool,
-                   module: HloModule | None = None, text: str | None = None
+                   module: HloModule | None = None, text: str | None = None,
+                   debug_options: Mapping[str, str] | None = None
                    ) -> tuple[Instruction | None, list[FlagExperiment]]:
     """The instruction on ``line`` (0-based) of the dump file ``path`` and the
     experiments of the table for it (:func:`hlo_lsp.model.flag_experiments.applicable`:
     its kind, the file's platform, the flags of its ``*.debug_options``; without
     those needing a device when the dump was compiled ``deviceless``).
     ``module`` and ``text``: the file's model and text when the caller has them
-    (the editor's open document), else the file is read and parsed. Blocking:
-    call it off the event loop."""
+    (the editor's open document), else the file is read and parsed;
+    ``debug_options`` the module's flags (:func:`read_debug_options`) when the
+    caller has them, else they are read. Blocking: call it off the event loop."""
     name = parse_dump_name(os.path.basename(path))
     if name is None:
         return None, []
@@ -153,8 +198,10 @@ def experiments_at(path: str | os.PathLike, line: int, deviceless: bool,
     ins = instruction_on_line(module, text, line)
     if ins is None:
         return None, []
-    return ins, applicable(module, ins, dump_platform(name.platform),
-                           read_debug_options(path), deviceless)
+    if debug_options is None:
+        debug_options = read_debug_options(path)
+    return ins, applicable(module, ins, dump_platform(name.platform), debug_options,
+                           deviceless)
 
 
 @dataclass
@@ -166,9 +213,10 @@ class ExperimentResult:
     0-based line of the instruction's counterpart there (None without one);
     ``outcome``: :class:`hlo_lsp.model.flag_experiments.Outcome`; ``change``:
     the module's counts before and after (:class:`hlo_lsp.dump.changes.ModuleChange`);
-    ``run``: the recompile's own result; ``message``: the report for the user."""
+    ``run``: the recompile's own result; ``message``: the report for the user;
+    ``experiment``: the flags set (:class:`~hlo_lsp.model.flag_experiments.FlagSet`)."""
 
-    experiment: FlagExperiment
+    experiment: FlagSet
     dump_dir: str
     variant_dir: str
     ok: bool = False
@@ -184,9 +232,12 @@ class ExperimentResult:
 
     def to_json(self) -> dict:
         """JSON-ready (``hlo-lsp experiment --json``; the ``experiment`` field of
-        the ``hlo.recompile`` reply)."""
+        the ``hlo.recompile`` reply): ``experiments`` each entry set,
+        ``experiment`` the first of them (the only one for one flag),
+        ``argument`` what was added to ``XLA_FLAGS``."""
         return {"ok": self.ok, "cancelled": self.cancelled, "error": self.error,
-                "experiment": self.experiment.to_dict(), "dumpDir": self.dump_dir,
+                **self.experiment.to_dict(), "argument": self.experiment.argument,
+                "dumpDir": self.dump_dir,
                 "variantDir": self.variant_dir, "variantFile": self.variant_file,
                 "line": self.line,
                 "outcome": self.outcome.to_dict() if self.outcome else None,
@@ -195,14 +246,14 @@ class ExperimentResult:
 
 
 async def run_experiment(recipe: Recipe, path: str | os.PathLike, line: int,
-                         experiment: FlagExperiment, *, platform: str,
+                         experiment: FlagSet, *, platform: str,
                          target: Target | None = None, plan: RunPlan | None = None,
                          launcher: Launcher | None = None,
                          on_output: OutputCallback | None = None,
                          on_stage: Callable[[Stage], None] | None = None,
                          cancel: asyncio.Event | None = None, timeout: float | None = None,
                          device: str | None = None, probe: bool = True) -> ExperimentResult:
-    """Compile the variant of the dump of ``path`` with ``experiment`` and report
+    """Compile the variant of the dump of ``path`` with the flags of ``experiment`` and report
     what the instruction on ``line`` (0-based) of ``path`` became.
 
     ``recipe`` is the variant's (:func:`variant_recipe`), ``plan`` what the user
@@ -238,14 +289,18 @@ async def run_experiment(recipe: Recipe, path: str | os.PathLike, line: int,
     return result
 
 
-def _why(run: RecompileResult, experiment: FlagExperiment) -> str:
+def _why(run: RecompileResult, experiment: FlagSet) -> str:
     """The failure of the variant's run in one sentence: a flag this XLA does not
-    know is said so (XLA aborts on it)."""
+    know is said so (XLA aborts on it), the experiment's flags XLA named (all of
+    them when it named none of them)."""
     if run.cancelled:
         return "cancelled"
-    if UNKNOWN_FLAG in run.stderr_tail:
-        return (f"this XLA does not know the flag {experiment.argument} (it aborted with "
-                f"'{UNKNOWN_FLAG}')")
+    found = _UNKNOWN.search(run.stderr_tail)
+    if found is not None:
+        named = found["words"].split()
+        unknown = [a for a in experiment.arguments if a in named] or list(experiment.arguments)
+        return (f"{_NOT_KNOWN}{'' if len(unknown) == 1 else 's'} {' '.join(unknown)} (it "
+                f"aborted with '{found['said']}')")
     return run.error or "the program failed"
 
 
@@ -254,7 +309,8 @@ def _failure(result: ExperimentResult) -> str:
     if result.cancelled:
         return f"Experiment with `{arg}` cancelled; nothing was changed."
     tail = ""
-    if result.run is not None and result.run.stderr_tail and UNKNOWN_FLAG not in result.error:
+    if result.run is not None and result.run.stderr_tail and \
+            not result.error.startswith(_NOT_KNOWN):
         tail = "\n" + "\n".join(visible(t) for t in result.run.stderr_tail.splitlines()[-8:])
     return (f"Experiment with `{arg}` failed: {visible(result.error)}. Your dump in "
             f"{visible(result.dump_dir)} is unchanged.{tail}")

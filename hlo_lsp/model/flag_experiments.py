@@ -26,6 +26,11 @@ dump compiled without one), and the flag is not already at that value in the
 dump (:func:`current_value`: the ``*.debug_options`` value, else ``default``):
 "Triton GEMM off" is offered where Triton GEMM is on, "Triton GEMM on" where
 it is off.
+
+An experiment may set several entries at once (:func:`combine`, a
+:class:`FlagSet`: Triton GEMM off and cuBLASLt off, to see what runs a dot
+then); two entries setting one flag to different values are refused
+(:class:`FlagConflict`), a list flag's values are added together.
 """
 
 from __future__ import annotations
@@ -147,22 +152,23 @@ EXPERIMENTS: tuple[FlagExperiment, ...] = (
     _entry("sync-all-reduce", "xla_gpu_disable_async_collectives", "ALLREDUCE",
            "synchronous all-reduce",
            "All-reduces are not made async (-start/-done): nothing overlaps them.",
-           289, COLLECTIVE, "gpu", opcodes=("all-reduce",)),
+           289, COLLECTIVE, "gpu", opcodes=("all-reduce",), list_flag=True),
     _entry("sync-all-gather", "xla_gpu_disable_async_collectives", "ALLGATHER",
            "synchronous all-gather",
            "All-gathers are not made async (-start/-done): nothing overlaps them.",
-           289, COLLECTIVE, "gpu", opcodes=("all-gather",)),
+           289, COLLECTIVE, "gpu", opcodes=("all-gather",), list_flag=True),
     _entry("sync-reduce-scatter", "xla_gpu_disable_async_collectives", "REDUCESCATTER",
            "synchronous reduce-scatter",
            "Reduce-scatters are not made async: nothing overlaps them.",
-           289, COLLECTIVE, "gpu", opcodes=("reduce-scatter",)),
+           289, COLLECTIVE, "gpu", opcodes=("reduce-scatter",), list_flag=True),
     _entry("sync-all-to-all", "xla_gpu_disable_async_collectives", "ALLTOALL",
            "synchronous all-to-all", "All-to-alls are not made async: nothing overlaps them.",
-           289, COLLECTIVE, "gpu", opcodes=("all-to-all", "ragged-all-to-all")),
+           289, COLLECTIVE, "gpu", opcodes=("all-to-all", "ragged-all-to-all"),
+           list_flag=True),
     _entry("sync-collective-permute", "xla_gpu_disable_async_collectives",
            "COLLECTIVEPERMUTE", "synchronous collective-permute",
            "Collective-permutes are not made async: nothing overlaps them.",
-           289, COLLECTIVE, "gpu", opcodes=("collective-permute",)),
+           289, COLLECTIVE, "gpu", opcodes=("collective-permute",), list_flag=True),
     _entry("all-reduce-no-combine", "xla_gpu_all_reduce_combine_threshold_bytes", "0",
            "no all-reduce combining",
            "The all-reduce combiner merges nothing (threshold 0 bytes): each all-reduce "
@@ -208,6 +214,87 @@ def find_experiment(name: str) -> FlagExperiment | None:
         if name == e.key or bare == e.argument[2:]:
             return e
     return None
+
+
+class FlagConflict(ValueError):
+    """Two entries given together set the same flag, not a list flag, to
+    different values (``triton-gemm-off`` and ``triton-gemm-on``): one
+    sentence naming both."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlagSet:
+    """One experiment: one or more entries of the table set together
+    (:func:`combine`), e.g. Triton GEMM off and cuBLASLt off to see what runs a
+    dot then. ``entries`` in a fixed order whatever order they were given in
+    (by flag, then value), each flag and value once, no two setting the same
+    flag to different values unless it is a list flag (``list_flag``: their
+    values are added together)."""
+
+    entries: tuple[FlagExperiment, ...]
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        """The words added to ``XLA_FLAGS``, one per flag, a list flag's values
+        joined by ``,`` as XLA_FLAGS writes them
+        (``--xla_gpu_disable_async_collectives=ALLGATHER,ALLREDUCE``)."""
+        values: dict[str, list[str]] = {}
+        for e in self.entries:
+            values.setdefault(e.flag, []).append(e.value)
+        return tuple(f"--{flag}={','.join(v)}" for flag, v in values.items())
+
+    @property
+    def argument(self) -> str:
+        """:attr:`arguments` joined by a blank: ``--xla_gpu_enable_cublaslt=false
+        --xla_gpu_enable_triton_gemm=false`` (one flag: its
+        :attr:`FlagExperiment.argument`)."""
+        return " ".join(self.arguments)
+
+    @property
+    def title(self) -> str:
+        """The entries' titles: "cuBLASLt off and Triton GEMM off"."""
+        titles = list(dict.fromkeys(e.title for e in self.entries))
+        return titles[0] if len(titles) == 1 else \
+            ", ".join(titles[:-1]) + " and " + titles[-1]
+
+    @property
+    def name(self) -> str:
+        """Each entry's ``flag=value`` joined by ``+``
+        (``xla_gpu_enable_cublaslt=false+xla_gpu_enable_triton_gemm=false``),
+        the same for the same entries in any order; one entry:
+        ``xla_gpu_enable_triton_gemm=false``. Not bounded in length, nor made a
+        safe file name (:func:`hlo_lsp.dump.experiments.variant_dir` does both)."""
+        return "+".join(f"{e.flag}={e.value}" for e in self.entries)
+
+    def to_dict(self) -> dict:
+        """JSON fields: ``{"experiment": the first entry, "experiments": [each
+        entry]}`` (:meth:`FlagExperiment.to_dict`; one flag: ``experiment`` as
+        before there were several)."""
+        return {"experiment": self.entries[0].to_dict(),
+                "experiments": [e.to_dict() for e in self.entries]}
+
+
+def combine(entries) -> FlagSet:
+    """The experiment (:class:`FlagSet`) of ``entries`` (an iterable of
+    :class:`FlagExperiment`): sorted by flag and value, the same flag and value
+    kept once (``autotune-off`` and ``autotune-off-conv`` are one flag). Raises
+    :class:`FlagConflict` for two entries setting the same flag to different
+    values (a list flag's values are added together, as XLA adds a repeated
+    field's), ValueError for none."""
+    kept: dict[tuple[str, str], FlagExperiment] = {}
+    for e in entries:
+        kept.setdefault((e.flag, e.value), e)
+    if not kept:
+        raise ValueError("no flag to set")
+    by_flag: dict[str, FlagExperiment] = {}
+    for flag, value in sorted(kept):
+        e = kept[flag, value]
+        other = by_flag.setdefault(flag, e)
+        if other is not e and not (e.list_flag and other.list_flag):
+            raise FlagConflict(
+                f"{other.key} ({other.argument}) and {e.key} ({e.argument}) set --{flag} to "
+                "different values; give one of them")
+    return FlagSet(tuple(kept[k] for k in sorted(kept)))
 
 
 def dump_platform(platform: str) -> str:
@@ -275,7 +362,7 @@ def applicable(module: HloModule, ins: Instruction, platform: str,
         if e.opcodes and collective not in e.opcodes:
             continue
         now = current_value(e, options)
-        if e.list_flag or e.flag == "xla_gpu_disable_async_collectives":
+        if e.list_flag:
             if e.value.lower() in [v.strip().lower() for v in (now or "").split(",")]:
                 continue
         elif now is not None and now.lower() == e.value.lower():
@@ -298,9 +385,10 @@ class Outcome:
     with a cuBLAS call's epilogue: "cuBLASLt FP8 call with a BIAS epilogue");
     ``seconds_before``/``seconds_after``: the roofline estimate of each kernel on
     ``device`` (:func:`hlo_lsp.model.summary.kernel_costs`; None for an
-    instruction that is not a kernel); ``device``: the device's name."""
+    instruction that is not a kernel); ``device``: the device's name;
+    ``experiment``: the flags the variant was compiled with."""
 
-    experiment: FlagExperiment
+    experiment: FlagSet
     name: str
     counterpart: str | None
     before: str
@@ -313,7 +401,8 @@ class Outcome:
         """One line, as issue 44 shows it: ``with
         `--xla_gpu_enable_triton_gemm=false`: `%gemm_fusion_dot` -> one cuBLASLt
         FP8 call with a BIAS epilogue (`%cublas-gemm.3`); estimated 665 ns -> 157 ns
-        on H100 SXM.`` Names are escaped (:func:`hlo_lsp.model.visible.visible`)."""
+        on H100 SXM.`` (several flags: each, ``with `--a=false --b=false`: ...``).
+        Names are escaped (:func:`hlo_lsp.model.visible.visible`)."""
         head = f"with `{self.experiment.argument}`: `%{visible(self.name)}`"
         if self.counterpart is None:
             return (f"{head} has no counterpart in the variant (it was {_a(self.before)}; "
@@ -328,8 +417,10 @@ class Outcome:
         return text + "."
 
     def to_dict(self) -> dict:
-        """JSON-ready (the CLI's ``--json``, the command's reply)."""
-        return {"experiment": self.experiment.to_dict(), "instruction": self.name,
+        """JSON-ready (the CLI's ``--json``, the command's reply): ``experiments``
+        each entry (:meth:`FlagExperiment.to_dict`), ``experiment`` the first of
+        them (the only one for one flag)."""
+        return {**self.experiment.to_dict(), "instruction": self.name,
                 "counterpart": self.counterpart, "before": self.before, "after": self.after,
                 "secondsBefore": self.seconds_before, "secondsAfter": self.seconds_after,
                 "device": self.device, "sentence": self.sentence()}
@@ -383,10 +474,10 @@ def _named(module: HloModule, name: str) -> Instruction | None:
     return None
 
 
-def outcome(experiment: FlagExperiment, old: HloModule, ins: Instruction, new: HloModule,
+def outcome(experiment: FlagSet, old: HloModule, ins: Instruction, new: HloModule,
             device: Accelerator) -> Outcome:
     """What the kernel of ``ins`` (:func:`kernel_of`) of ``old`` became in ``new``,
-    the same module compiled with ``experiment``: its counterpart by the matcher
+    the same module compiled with the flags of ``experiment``: its counterpart by the matcher
     that survives renames (:func:`hlo_lsp.model.matching.match_modules`), what
     each runs as (:func:`runs_as`) and their estimated times on ``device``.
     Pure; never raises on parsed modules."""

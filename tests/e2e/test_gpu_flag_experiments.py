@@ -38,6 +38,8 @@ TRITON_OFF = "Recompile with Triton GEMM off (--xla_gpu_enable_triton_gemm=false
 #: the roofline estimate on the H100 before and after).
 SENTENCE = ("with `--xla_gpu_enable_triton_gemm=false`: `%gemm_fusion_dot` -> one cuBLASLt "
             "FP8 call with a BIAS epilogue (`%cublas-gemm")
+#: What the dot runs as with Triton GEMM and cuBLASLt off (FP8 GEMMs stay cuBLASLt calls).
+AFTER_BOTH = "cuBLASLt FP8 call with a BIAS epilogue"
 
 
 def gpu_compile(test):
@@ -177,6 +179,51 @@ def test_cli_triton_gemm_off_names_the_cublaslt_fp8_call(h100_dump, tmp_path):
     assert _snapshot(dump) == before
 
 
+#: Triton GEMM off and cuBLASLt off together, in the order the report gives them.
+BOTH = "--xla_gpu_enable_cublaslt=false --xla_gpu_enable_triton_gemm=false"
+
+
+@gpu_compile
+def test_cli_two_flags_at_once(h100_dump, tmp_path):
+    """Triton GEMM off and cuBLASLt off in one variant (seed 002: what runs the dot
+    when neither is allowed): the plan to confirm has both, the variant's directory is
+    named after both (sorted, whatever order they were given in), its recipe and the
+    debug_options XLA wrote there have both, and the report names both."""
+    dump = _copy(h100_dump, tmp_path)
+    after = _after(dump)
+    line = _line(after, "gemm_fusion_dot") + 1
+    before = _snapshot(dump)
+    env = dict(compile_env(), HLO_LSP_STATE_DIR=str(tmp_path / "state"))
+    asked = subprocess.run([sys.executable, "-m", "hlo_lsp", "experiment", f"{after}:{line}",
+                            "--flag", "triton-gemm-off", "--flag", "cublaslt-off"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert asked.returncode == 2 and f"XLA_FLAGS='{BOTH}'" in asked.stderr, asked.stderr
+    assert not (tmp_path / "project" / "dump.experiments").exists()
+    done = subprocess.run([sys.executable, "-m", "hlo_lsp", "experiment", f"{after}:{line}",
+                           "--flag", "triton-gemm-off", "--flag=--xla_gpu_enable_cublaslt=false",
+                           "--yes", "--json"],
+                          env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["ok"] and got["argument"] == BOTH
+    assert [e["key"] for e in got["experiments"]] == ["cublaslt-off", "triton-gemm-off"]
+    variant = pathlib.Path(got["variantDir"])
+    assert variant == tmp_path / "project" / "dump.experiments" / \
+        "xla_gpu_enable_cublaslt=false+xla_gpu_enable_triton_gemm=false"
+    assert BOTH in load_recipe(variant).env["XLA_FLAGS"]
+    # XLA compiled the variant with both: its own record of the flags that differ
+    options = read_debug_options(got["variantFile"])
+    assert (options["xla_gpu_enable_triton_gemm"], options["xla_gpu_enable_cublaslt"]) == \
+        ("false", "false")
+    outcome = got["outcome"]
+    assert outcome["sentence"].startswith(f"with `{BOTH}`: `%gemm_fusion_dot` -> "), outcome
+    assert [e["key"] for e in outcome["experiments"]] == ["cublaslt-off", "triton-gemm-off"]
+    assert outcome["before"] == "Triton GEMM fusion" and outcome["after"] == AFTER_BOTH
+    assert outcome["sentence"] in got["message"]
+    assert f"The variant: {got['variantFile']} (your dump is unchanged)." in got["message"]
+    assert _snapshot(dump) == before
+
+
 def _command_of(action) -> dict:
     """The command of a code action: lsprotocol's client-side hook turns a
     CodeAction with a ``command`` into a Command whose ``command`` is the str()
@@ -246,13 +293,14 @@ def test_a_flag_xla_refuses_is_said_in_one_sentence(tmp_path):
     """XLA aborts on a flag it does not know: the experiment says so and leaves nothing."""
     from hlo_lsp.dump.experiments import run_experiment, variant_recipe
     from hlo_lsp.dump.recipe import Recipe
-    from hlo_lsp.model.flag_experiments import FlagExperiment
+    from hlo_lsp.model.flag_experiments import FlagExperiment, combine
 
     dump = tmp_path / "dump"
     shutil.copytree(EXAMPLES / "gpu" / "deviceless" / "fp8_triton_gemm", dump)
     [path] = dump.glob(f"*.{AFTER}")
     bogus = FlagExperiment("bogus", "xla_gpu_no_such_flag", "1", "no such flag", "None.",
                            "none", "gemm", "gpu")
+    bogus = combine([bogus])
     recipe = variant_recipe(Recipe([sys.executable, "-c", JIT], str(tmp_path)), bogus)
     got = asyncio.run(run_experiment(recipe, path, _line(path, "a_fp8.1"), bogus,
                                      platform="cpu", probe=False))
@@ -260,3 +308,30 @@ def test_a_flag_xla_refuses_is_said_in_one_sentence(tmp_path):
     assert got.error == ("this XLA does not know the flag --xla_gpu_no_such_flag=1 (it aborted "
                          "with 'Unknown flag in XLA_FLAGS')")
     assert not (tmp_path / "dump.experiments").exists()
+
+
+@pytest.mark.slow
+def test_of_several_flags_those_xla_refuses_are_named(tmp_path):
+    """Several flags: XLA names those it does not know ("Unknown flags in XLA_FLAGS"
+    for more than one), and so does the experiment's one sentence."""
+    from hlo_lsp.dump.experiments import run_experiment, variant_recipe
+    from hlo_lsp.dump.recipe import Recipe
+    from hlo_lsp.model.flag_experiments import FlagExperiment, combine, find_experiment
+
+    dump = tmp_path / "dump"
+    shutil.copytree(EXAMPLES / "gpu" / "deviceless" / "fp8_triton_gemm", dump)
+    [path] = dump.glob(f"*.{AFTER}")
+    bogus = [FlagExperiment(f"bogus{n}", f"xla_gpu_no_such_flag_{n}", "1", "no such flag",
+                            "None.", "none", "gemm", "gpu") for n in (1, 2)]
+    known = find_experiment("triton-gemm-off")
+    for flags, said in [((*bogus, known), "the flags --xla_gpu_no_such_flag_1=1 "
+                         "--xla_gpu_no_such_flag_2=1 (it aborted with 'Unknown flags in "
+                         "XLA_FLAGS')"),
+                        ((bogus[1], known), "the flag --xla_gpu_no_such_flag_2=1 (it aborted "
+                         "with 'Unknown flag in XLA_FLAGS')")]:
+        experiment = combine(flags)
+        recipe = variant_recipe(Recipe([sys.executable, "-c", JIT], str(tmp_path)), experiment)
+        got = asyncio.run(run_experiment(recipe, path, _line(path, "a_fp8.1"), experiment,
+                                         platform="cpu", probe=False))
+        assert not got.ok and got.error == f"this XLA does not know {said}"
+        assert not (tmp_path / "dump.experiments").exists()

@@ -1,4 +1,4 @@
-"""``hlo-lsp experiment FILE:LINE [--flag F] [--list] [--json] [--yes]``: experiments
+"""``hlo-lsp experiment FILE:LINE [--flag F]... [--list] [--json] [--yes]``: experiments
 with XLA flags on a dump (issue 44; docs/experiments.md).
 
 Without ``--flag`` (or with ``--list``): the entries of hlo-lsp's table of XLA
@@ -10,15 +10,18 @@ flag as ``XLA_FLAGS`` takes it, what it does and its ``xla/xla.proto`` field.
 "default"}...]}``.
 
 With ``--flag F`` (a key such as ``triton-gemm-off`` or the flag itself,
-``--xla_gpu_enable_triton_gemm=false``): the dump's recipe (its
+``--xla_gpu_enable_triton_gemm=false``; given more than once, each flag is set:
+``--flag triton-gemm-off --flag cublaslt-off``): the dump's recipe (its
 ``hlo-lsp-recipe.json``, as ``hlo-lsp dump`` writes it) runs again with the
-flag added to its ``XLA_FLAGS``, into ``<dump>.experiments/<flag>=<value>/``
-beside the dump (deviceless for the recipe's target GPU, through its
-launcher); the dump itself is not changed. Then the report: what the
+flags added to its ``XLA_FLAGS``, into ``<dump>.experiments/<flag>=<value>/``
+beside the dump (several: each ``<flag>=<value>``, sorted, joined by ``+``,
+:func:`hlo_lsp.dump.experiments.variant_name`; deviceless for the recipe's
+target GPU, through its launcher); the dump itself is not changed. Two
+``--flag`` setting one flag to different values are refused (exit 2). Then the report: what the
 instruction became (its counterpart by the matcher that survives renames),
 its estimated time before and after, the module's counts that changed.
 ``--json``: :meth:`hlo_lsp.dump.experiments.ExperimentResult.to_json`
-(``{"ok", "cancelled", "error", "experiment", "dumpDir", "variantDir",
+(``{"ok", "cancelled", "error", "experiment", "experiments", "argument", "dumpDir", "variantDir",
 "variantFile", "line", "outcome": {"instruction", "counterpart", "before",
 "after", "secondsBefore", "secondsAfter", "device", "sentence", ...},
 "change", "message"}``).
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.names import parse_dump_name
     from hlo_lsp.dump.recipe import RecipeError, load_recipe
     from hlo_lsp.dump.targets import read_deviceless
-    from hlo_lsp.model.flag_experiments import EXPERIMENTS, find_experiment
+    from hlo_lsp.model.flag_experiments import EXPERIMENTS, FlagConflict, combine, find_experiment
 
     path, sep, line = args.location.rpartition(":")
     if not sep or not line.isdigit() or int(line) < 1:
@@ -68,12 +71,18 @@ def run(args: argparse.Namespace) -> int:
         return 2
     deviceless = bool(recipe and recipe.target) or read_deviceless(dump_dir) is not None
     ins, offered = experiments_at(path, int(line) - 1, deviceless)
-    if args.flag is None or args.list:
+    if not args.flag or args.list:
         return _list(args, path, int(line), ins, offered)
-    experiment = find_experiment(args.flag)
-    if experiment is None:
-        _say(f"error: {args.flag!r} is not in the table; one of: "
+    unknown = [f for f in args.flag if find_experiment(f) is None]
+    if unknown:
+        _say(f"error: {', '.join(repr(f) for f in unknown)} "
+             f"{'is' if len(unknown) == 1 else 'are'} not in the table; one of: "
              + ", ".join(dict.fromkeys(e.key for e in EXPERIMENTS)))
+        return 2
+    try:
+        experiment = combine(find_experiment(f) for f in args.flag)
+    except FlagConflict as exc:
+        _say(f"error: {exc}")
         return 2
     if ins is None:
         _say(f"error: no instruction on line {line} of {path}")
@@ -112,7 +121,7 @@ def _run(args, recipe, path: str, line: int, experiment) -> int:
     from hlo_lsp.analysis.recompile import confirmation_message
     from hlo_lsp.dump import trust
     from hlo_lsp.dump.environment import plan_run
-    from hlo_lsp.dump.experiments import run_experiment, variant_recipe
+    from hlo_lsp.dump.experiments import run_experiment, variant_dir, variant_recipe
     from hlo_lsp.dump.launchers import LauncherError
     from hlo_lsp.dump.platforms import choose_platform, launch_platform
     from hlo_lsp.dump.recipe import RecipeError
@@ -134,7 +143,8 @@ def _run(args, recipe, path: str, line: int, experiment) -> int:
     if not args.yes and not trust.is_confirmed(plan):
         _say(confirmation_message(
             f"The recipe of {os.path.dirname(path)} with {experiment.argument} added to its "
-            "XLA_FLAGS has not been confirmed; give --yes to run it:", plan, platform, target,
+            f"XLA_FLAGS, compiling into {variant_dir(os.path.dirname(path), experiment)}, has "
+            "not been confirmed; give --yes to run it:", plan, platform, target,
             str(trust.state_dir())))
         return 2
     if args.yes and not trust.is_confirmed(plan):
@@ -169,17 +179,20 @@ def _run(args, recipe, path: str, line: int, experiment) -> int:
 def add_subcommand(subparsers) -> None:
     """Register ``experiment`` (see module docstring)."""
     p = subparsers.add_parser(
-        "experiment", help="recompile a dump with one more XLA flag and say what an "
+        "experiment", help="recompile a dump with more XLA flags and say what an "
                            "instruction became",
         description="List the XLA flags of hlo-lsp's table that decide what the instruction "
                     "on FILE:LINE became, or (--flag) run the dump's recipe with one of them "
-                    "into <dump>.experiments/<flag>=<value>/ and report what the instruction "
-                    "became there, with its estimated time before and after.")
+                    "(or several: --flag more than once) into "
+                    "<dump>.experiments/<flag>=<value>/ (several: joined by +) and report "
+                    "what the instruction became there, with its estimated time before and "
+                    "after.")
     p.add_argument("location", metavar="FILE:LINE",
                    help="a file of a dump directory and the line of an instruction, from 1")
-    p.add_argument("--flag", metavar="F",
+    p.add_argument("--flag", metavar="F", action="append",
                    help="the experiment: a key (triton-gemm-off) or the flag "
-                        "(--xla_gpu_enable_triton_gemm=false)")
+                        "(--xla_gpu_enable_triton_gemm=false); more than once to set "
+                        "several flags together")
     p.add_argument("--list", action="store_true", help="list the experiments that apply")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--yes", action="store_true",

@@ -264,3 +264,79 @@ def test_an_experiment_not_in_the_table_is_refused(dump, tmp_path):
     answer = run(lambda host: host.recompiles.run(request, ui))
     assert "not an entry of hlo-lsp's table" in answer["error"] and ui.asked == []
     assert not (tmp_path / "canary").exists()
+
+
+def test_the_debug_options_are_read_once_and_again_after_a_change(tmp_path, monkeypatch):
+    """The experiments' code actions ask the module's *.debug_options on every
+    request: read once per version of the dump directory (DumpInputs.debug_options),
+    read again after a file-change event of the dump (here a recompile that left
+    Triton GEMM on)."""
+    from hlo_lsp.analysis.inputs import DumpInputs
+    from hlo_lsp.dump import experiments
+
+    out = tmp_path / "fp8_cublaslt"
+    shutil.copytree(H100_DUMP, out)
+    path = out / H100_FILE.name
+    [options] = out.glob("*.debug_options")
+    line = _line_of(path, "custom_call_target=")
+    reads = []
+
+    def counted(file, *args, **kwargs):
+        if str(file).endswith(".debug_options"):
+            reads.append(str(file))
+        return read_text(file, *args, **kwargs)
+
+    read_text = experiments.read_text
+    monkeypatch.setattr(experiments, "read_text", counted)
+
+    async def ask(host):
+        # kept while the dump does not change, however slow this machine is
+        host.inputs = host.recompiles.inputs = DumpInputs(deviceless_ttl=3600)
+
+        async def titles():
+            got = await host.recompiles.actions(str(path), RecompileSettings(),
+                                                lambda *m: None, line)
+            return [t for t, _ in got if "Triton GEMM" in t]
+
+        first, second = await titles(), await titles()
+        once = list(reads)
+        options.write_text(options.read_text().replace("xla_gpu_enable_triton_gemm: false\n",
+                                                        ""))
+        await host.files_changed([str(path)], [], lambda message: None)
+        return first, second, once, await titles()
+
+    first, second, once, changed = run(ask)
+    on = "Recompile with Triton GEMM on (--xla_gpu_enable_triton_gemm=true)"
+    off = "Recompile with Triton GEMM off (--xla_gpu_enable_triton_gemm=false)"
+    assert first == second == [on]
+    assert once == [str(options)]
+    assert changed == [off] and reads == [str(options)] * 2
+
+
+def test_an_experiment_with_several_flags_is_confirmed_with_them_all(dump, tmp_path):
+    """The command also takes a list of keys: those flags together; one flag at two
+    values is refused before anything is asked."""
+    path = dump / CPU_FILE.name
+    line = _line_of(path, " fusion(")
+    ui = FakeUI(rc.CANCEL)
+    request = RecompileRequest(path.as_uri(), str(path),
+                               {"experiment": ["no-ynnpack", "no-cpu-fusion"], "line": line},
+                               RecompileSettings(), str(tmp_path))
+    answer = run(lambda host: host.recompiles.run(request, ui))
+    assert answer["cancelled"] and answer["summary"] == NOT_CONFIRMED
+    [asked] = ui.asked
+    assert ("XLA_FLAGS='--xla_cpu_experimental_ynn_fusion_type= "
+            "--xla_disable_hlo_passes=fusion'") in asked, asked
+    assert (f"{dump}.experiments/xla_cpu_experimental_ynn_fusion_type=+"
+            "xla_disable_hlo_passes=fusion") in asked
+    ui = FakeUI(rc.RUN)
+    request = RecompileRequest(path.as_uri(), str(path),
+                               {"experiment": ["triton-gemm-on", "triton-gemm-off"],
+                                "line": line}, RecompileSettings(), str(tmp_path))
+    answer = run(lambda host: host.recompiles.run(request, ui))
+    assert answer["error"] == (
+        "Cannot run the experiment: triton-gemm-off (--xla_gpu_enable_triton_gemm=false) and "
+        "triton-gemm-on (--xla_gpu_enable_triton_gemm=true) set --xla_gpu_enable_triton_gemm "
+        "to different values; give one of them.")
+    assert ui.asked == [] and not (tmp_path / "canary").exists()
+    assert not pathlib.Path(f"{dump}.experiments").exists()

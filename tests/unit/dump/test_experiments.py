@@ -11,13 +11,13 @@ import re
 
 import pytest
 
-from hlo_lsp.dump.experiments import (experiments_at, read_debug_options, variant_dir,
-                                      variant_recipe, with_flag)
+from hlo_lsp.dump.experiments import (MAX_VARIANT_NAME, experiments_at, read_debug_options,
+                                      variant_dir, variant_name, variant_recipe, with_flag)
 from hlo_lsp.dump.names import device_for
 from hlo_lsp.dump.recipe import Recipe, load_recipe
 from hlo_lsp.model.flag_experiments import (EXPERIMENTS, FUSION, GEMM, COLLECTIVE,
-                                            applicable, find_experiment, instruction_kind,
-                                            outcome)
+                                            FlagConflict, FlagExperiment, applicable, combine,
+                                            find_experiment, instruction_kind, outcome)
 from hlo_lsp.syntax.parser import parse
 
 from tests.helpers import EXAMPLES
@@ -113,11 +113,11 @@ def test_the_variant_recipe_adds_the_flag_and_keeps_the_users():
         "--xla_disable_hlo_passes=algsimp,priority-fusion"
     assert with_flag(None, passes) == "--xla_disable_hlo_passes=priority-fusion"
     recipe = load_recipe(DEVICELESS / "fp8_triton_gemm")
-    variant = variant_recipe(recipe, e)
+    variant = variant_recipe(recipe, combine([e]))
     assert variant.env["XLA_FLAGS"].endswith(" --xla_gpu_enable_triton_gemm=false")
     assert variant.command == recipe.command and variant.target == "h100"
     assert "enable_triton_gemm" not in recipe.env["XLA_FLAGS"]  # the dump's own recipe is not changed
-    assert variant_dir("/x/dump", e).as_posix() == \
+    assert variant_dir("/x/dump", combine([e])).as_posix() == \
         "/x/dump.experiments/xla_gpu_enable_triton_gemm=false"
     assert isinstance(variant, Recipe)
 
@@ -128,7 +128,7 @@ def test_the_report_on_a_real_pair():
         load_recipe(DEVICELESS / "fp8_cublaslt").env["XLA_FLAGS"]
     old_path, new_path = _file("fp8_triton_gemm"), _file("fp8_cublaslt")
     old, new = parse(old_path.read_text()), parse(new_path.read_text())
-    e = find_experiment("triton-gemm-off")
+    e = combine([find_experiment("triton-gemm-off")])
     got = outcome(e, old, _ins(old, "gemm_fusion_dot_general.1"), new, device_for(str(new_path)))
     assert got.counterpart == "cublas-gemm.clone.1"
     assert (got.before, got.after) == ("Triton GEMM fusion", "cuBLASLt FP8 call")
@@ -149,7 +149,7 @@ def test_the_report_on_a_real_pair():
 @pytest.mark.parametrize("name", ["gemm_fusion_dot_general.1"])
 def test_names_in_the_sentence_are_escaped(name):
     old = parse(_file("fp8_triton_gemm").read_text())
-    e = find_experiment("triton-gemm-off")
+    e = combine([find_experiment("triton-gemm-off")])
     got = outcome(e, old, _ins(old, name), old, device_for(None, "h100"))
     fake = type(got)(e, "a\x1b[2Jb", got.counterpart, got.before, got.after, None, None, "x")
     assert "\x1b" not in fake.sentence() and "\\x1b" in fake.sentence()
@@ -167,7 +167,7 @@ def test_a_failed_variant_leaves_everything_as_it_was(tmp_path):
     shutil.copytree(DEVICELESS / "fp8_triton_gemm", dump)
     before = {p.name: p.read_bytes() for p in dump.iterdir()}
     path = _file("fp8_triton_gemm")
-    e = find_experiment("triton-gemm-off")
+    e = combine([find_experiment("triton-gemm-off")])
     recipe = variant_recipe(Recipe([sys.executable, "-c", "raise SystemExit(3)"],
                                    str(tmp_path)), e)
     got = asyncio.run(run_experiment(recipe, dump / path.name, _line(path, "a_fp8.1"), e,
@@ -177,3 +177,125 @@ def test_a_failed_variant_leaves_everything_as_it_was(tmp_path):
                                   "failed: the program exited with status 3. Your dump in ")
     assert not (tmp_path / "dump.experiments").exists()
     assert {p.name: p.read_bytes() for p in dump.iterdir()} == before
+
+
+# ------------------------------------------------- several flags at once ---
+
+def _set(*keys):
+    return combine([find_experiment(k) for k in keys])
+
+
+def test_several_flags_are_one_experiment_whatever_their_order():
+    """Triton GEMM off and cuBLASLt off together (seed 002: what runs the dot then)."""
+    both = _set("triton-gemm-off", "cublaslt-off")
+    assert both == _set("cublaslt-off", "--xla_gpu_enable_triton_gemm=false")
+    assert [e.key for e in both.entries] == ["cublaslt-off", "triton-gemm-off"]
+    assert both.argument == "--xla_gpu_enable_cublaslt=false --xla_gpu_enable_triton_gemm=false"
+    assert both.title == "cuBLASLt off and Triton GEMM off"
+    # the same flag and value twice (two entries of the table) is one flag
+    assert _set("autotune-off", "autotune-off-conv").argument == "--xla_gpu_autotune_level=0"
+    assert _set("triton-gemm-off", "triton-gemm-off") == _set("triton-gemm-off")
+    # a list flag's values are added together, as XLA adds a repeated field's
+    sync = _set("sync-all-reduce", "sync-all-gather")
+    assert sync.arguments == ("--xla_gpu_disable_async_collectives=ALLGATHER,ALLREDUCE",)
+    with pytest.raises(ValueError):
+        combine([])
+
+
+def test_one_flag_set_to_two_values_is_one_clear_error():
+    with pytest.raises(FlagConflict) as got:
+        _set("triton-gemm-on", "cublaslt-off", "triton-gemm-off")
+    assert str(got.value) == (
+        "triton-gemm-off (--xla_gpu_enable_triton_gemm=false) and triton-gemm-on "
+        "(--xla_gpu_enable_triton_gemm=true) set --xla_gpu_enable_triton_gemm to different "
+        "values; give one of them")
+
+
+def test_the_variant_of_several_flags_has_them_all():
+    recipe = load_recipe(DEVICELESS / "fp8_triton_gemm")
+    both = _set("triton-gemm-off", "cublaslt-off")
+    flags = variant_recipe(recipe, both).env["XLA_FLAGS"].split()
+    assert flags[-2:] == ["--xla_gpu_enable_cublaslt=false",
+                          "--xla_gpu_enable_triton_gemm=false"]
+    assert flags[:-2] == recipe.env["XLA_FLAGS"].split()
+    # a list flag keeps the recipe's own values and gets both of the experiment's
+    sync = Recipe(["python", "x.py"], "/tmp",
+                  env={"XLA_FLAGS": "--xla_gpu_disable_async_collectives=ALLTOALL"})
+    assert variant_recipe(sync, _set("sync-all-reduce", "sync-all-gather")).env["XLA_FLAGS"] \
+        == "--xla_gpu_disable_async_collectives=ALLTOALL,ALLGATHER,ALLREDUCE"
+    assert with_flag("--xla_gpu_disable_async_collectives=ALLGATHER",
+                     find_experiment("sync-all-reduce")) == \
+        "--xla_gpu_disable_async_collectives=ALLGATHER,ALLREDUCE"
+
+
+def test_the_variant_directory_of_several_flags_is_deterministic_safe_and_bounded():
+    both = variant_dir("/x/dump", _set("triton-gemm-off", "cublaslt-off"))
+    assert both.as_posix() == ("/x/dump.experiments/xla_gpu_enable_cublaslt=false+"
+                               "xla_gpu_enable_triton_gemm=false")
+    assert both == variant_dir("/x/dump", _set("cublaslt-off", "triton-gemm-off"))
+    # every GPU entry that can go together: a long name, cut, with a digest of the whole
+    gpu = {}
+    for e in EXPERIMENTS:
+        if e.platform == "gpu" and (e.list_flag or e.flag not in gpu):
+            gpu.setdefault(e.flag, []).append(e)
+    entries = [e for group in gpu.values() for e in group]
+    name = variant_name(combine(entries))
+    assert len(name) <= MAX_VARIANT_NAME and re.fullmatch(r"[\w.,=+-]+~[0-9a-f]{16}", name)
+    assert name == variant_name(combine(reversed(entries)))
+    assert name != variant_name(combine(entries[1:]))
+    # a flag outside the table (as the tests make one) cannot leave the directory
+    odd = combine([FlagExperiment("odd", "../../x y", "a/b\n", "odd", "None.", "none", GEMM,
+                                  "gpu")])
+    got = variant_dir("/x/dump", odd)
+    assert got.parent.as_posix() == "/x/dump.experiments"
+    assert re.fullmatch(r"_\.\._\.\._x_y=a_b_~[0-9a-f]{16}", got.name), got.name
+
+
+def test_the_report_names_every_flag():
+    old_path, new_path = _file("fp8_triton_gemm"), _file("fp8_cublaslt")
+    old, new = parse(old_path.read_text()), parse(new_path.read_text())
+    both = _set("triton-gemm-off", "cublaslt-off")
+    got = outcome(both, old, _ins(old, "gemm_fusion_dot_general.1"), new,
+                  device_for(str(new_path)))
+    assert got.sentence().startswith(
+        "with `--xla_gpu_enable_cublaslt=false --xla_gpu_enable_triton_gemm=false`: "
+        "`%gemm_fusion_dot_general.1` -> one cuBLASLt FP8 call")
+    fields = got.to_dict()
+    assert [e["key"] for e in fields["experiments"]] == ["cublaslt-off", "triton-gemm-off"]
+    assert fields["experiment"]["key"] == "cublaslt-off"
+
+
+def test_the_command_line_takes_several_flags_and_refuses_a_conflict(tmp_path, monkeypatch,
+                                                                     capsys):
+    """`hlo-lsp experiment FILE:LINE --flag A --flag B`: the plan to confirm has both
+    flags and the variant's directory; nothing runs unconfirmed; one flag at two
+    values, or a key not in the table, is one error (exit 2)."""
+    import shutil
+
+    from hlo_lsp.cli.main import main
+    from hlo_lsp.dump.trust import STATE_DIR_ENV
+
+    monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "state"))
+    dump = tmp_path / "dump"
+    shutil.copytree(DEVICELESS / "fp8_triton_gemm", dump)
+    at = f"{dump / _file('fp8_triton_gemm').name}:" \
+         f"{_line(_file('fp8_triton_gemm'), 'gemm_fusion_dot_general.1') + 1}"
+    assert main(["experiment", at, "--flag", "triton-gemm-off",
+                 "--flag=--xla_gpu_enable_cublaslt=false"]) == 2
+    asked = capsys.readouterr().err
+    assert ("with --xla_gpu_enable_cublaslt=false --xla_gpu_enable_triton_gemm=false added "
+            "to its XLA_FLAGS, compiling into "
+            f"{tmp_path}/dump.experiments/xla_gpu_enable_cublaslt=false+"
+            "xla_gpu_enable_triton_gemm=false, has not been confirmed") in asked
+    assert ("Environment changes: XLA_FLAGS='--xla_gpu_enable_cublaslt=false "
+            "--xla_gpu_enable_triton_gemm=false'") in asked
+    assert main(["experiment", at, "--flag", "triton-gemm-off", "--flag", "cublaslt-off",
+                 "--flag", "triton-gemm-on", "--yes"]) == 2
+    assert capsys.readouterr().err == (
+        "hlo-lsp experiment: error: triton-gemm-off (--xla_gpu_enable_triton_gemm=false) and "
+        "triton-gemm-on (--xla_gpu_enable_triton_gemm=true) set --xla_gpu_enable_triton_gemm "
+        "to different values; give one of them\n")
+    assert main(["experiment", at, "--flag", "triton-gemm-off", "--flag", "nope", "--yes"]) == 2
+    assert "error: 'nope' is not in the table; one of: triton-gemm-off, " in \
+        capsys.readouterr().err
+    assert not (tmp_path / "dump.experiments").exists() and not (tmp_path / "state").exists()
