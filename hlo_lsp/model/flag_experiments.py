@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from hlo_lsp.model.accelerators import Accelerator
 from hlo_lsp.model.backend_config import GEMM_EPILOGUES
@@ -274,9 +274,8 @@ class FlagSet:
                 "experiments": [e.to_dict() for e in self.entries]}
 
 
-def combine(entries) -> FlagSet:
-    """The experiment (:class:`FlagSet`) of ``entries`` (an iterable of
-    :class:`FlagExperiment`): sorted by flag and value, the same flag and value
+def combine(entries: Iterable[FlagExperiment]) -> FlagSet:
+    """The experiment (:class:`FlagSet`) of ``entries``: sorted by flag and value, the same flag and value
     kept once (``autotune-off`` and ``autotune-off-conv`` are one flag). Raises
     :class:`FlagConflict` for two entries setting the same flag to different
     values (a list flag's values are added together, as XLA adds a repeated
