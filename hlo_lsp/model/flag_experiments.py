@@ -275,11 +275,12 @@ class FlagSet:
 
 
 def combine(entries: Iterable[FlagExperiment]) -> FlagSet:
-    """The experiment (:class:`FlagSet`) of ``entries``: sorted by flag and value, the same flag and value
-    kept once (``autotune-off`` and ``autotune-off-conv`` are one flag). Raises
-    :class:`FlagConflict` for two entries setting the same flag to different
-    values (a list flag's values are added together, as XLA adds a repeated
-    field's), ValueError for none."""
+    """The experiment (:class:`FlagSet`) of ``entries``: sorted by flag and
+    value, the same flag and value kept once (``autotune-off`` and
+    ``autotune-off-conv`` are one flag). Raises :class:`FlagConflict` for two
+    entries setting the same flag to different values (a list flag's values are
+    added together, one word ``--flag=a,b``: XLA keeps only the last word of
+    ``--xla_gpu_disable_async_collectives``), ValueError for none."""
     kept: dict[tuple[str, str], FlagExperiment] = {}
     for e in entries:
         kept.setdefault((e.flag, e.value), e)

@@ -17,14 +17,14 @@ flags added to its ``XLA_FLAGS``, into ``<dump>.experiments/<flag>=<value>/``
 beside the dump (several: each ``<flag>=<value>``, sorted, joined by ``+``,
 :func:`hlo_lsp.dump.experiments.variant_name`; deviceless for the recipe's
 target GPU, through its launcher); the dump itself is not changed. Two
-``--flag`` setting one flag to different values are refused (exit 2). Then the report: what the
-instruction became (its counterpart by the matcher that survives renames),
-its estimated time before and after, the module's counts that changed.
-``--json``: :meth:`hlo_lsp.dump.experiments.ExperimentResult.to_json`
-(``{"ok", "cancelled", "error", "experiment", "experiments", "argument", "dumpDir", "variantDir",
-"variantFile", "line", "outcome": {"instruction", "counterpart", "before",
-"after", "secondsBefore", "secondsAfter", "device", "sentence", ...},
-"change", "message"}``).
+``--flag`` setting one flag to different values are refused (exit 2). Then
+the report: what the instruction became (its counterpart by the matcher that
+survives renames), its estimated time before and after, the module's counts
+that changed. ``--json``: :meth:`hlo_lsp.dump.experiments.ExperimentResult.to_json`
+(``{"ok", "cancelled", "error", "experiment", "experiments", "argument",
+"dumpDir", "variantDir", "variantFile", "line", "outcome": {"instruction",
+"counterpart", "before", "after", "secondsBefore", "secondsAfter", "device",
+"sentence", ...}, "change", "message"}``).
 
 A recipe is untrusted input (anyone who ships a dump writes it): it runs when
 its exact plan was confirmed before (in the editor, :mod:`hlo_lsp.dump.trust`)
