@@ -97,7 +97,7 @@ class AnalysisHost:
         #: the server sets its ``tell``
         self.profiles = Profiles()
         #: the pass histories of the dumps (:class:`~hlo_lsp.analysis.pass_history.PassHistories`)
-        self.passes = PassHistories(self.store)
+        self.passes = PassHistories(self.store, inputs=self.inputs)
 
     async def hover_inputs(self, path: str, source_dirs: Awaitable[list[str]],
                            source_roots: list[str], device: str | None,

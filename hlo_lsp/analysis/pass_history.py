@@ -23,6 +23,12 @@ XLA writing more snapshots) is told back (:attr:`PassHistories.changed`, the
 server's ``hlo/passHistoryChanged``) once per burst of changes, from the
 file-change events and, for the changes no event reports, from a look at the
 directory every :data:`LOOK_S`.
+
+A blame also carries what XLA:GPU's priority-fusion log decided of the
+instruction (:func:`hlo_lsp.features.pass_history.blamed_decisions`, the one
+answer ``hlo-lsp blame`` gives too), from the log the hover reads
+(:meth:`hlo_lsp.analysis.inputs.DumpInputs.fusion_dump`, kept there with the
+matcher's names), not read again.
 """
 
 from __future__ import annotations
@@ -34,11 +40,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlo_lsp.analysis.documents import DocumentStore
+from hlo_lsp.analysis.inputs import DumpInputs
 from hlo_lsp.analysis.refreshed import Refreshed
 from hlo_lsp.analysis.work import in_thread
 from hlo_lsp.dump.file_summary import stat_key
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
+from hlo_lsp.dump.fusion_dump import FusionDump, ProducerDecisions
 from hlo_lsp.dump.passes import Blame, FileHistory, HistoryError, file_history, history_of_file
+from hlo_lsp.features.pass_history import blamed_decisions
 from hlo_lsp.model.hlo import Instruction
 from hlo_lsp.model.index import Kind, find_at
 
@@ -70,11 +79,17 @@ class BlameAt:
     """What :meth:`PassHistories.blame_at` found: the file's history (None
     without one), the instruction's :class:`~hlo_lsp.dump.passes.Blame` (None
     when there is no instruction at the position or no history) and a
-    sentence for the user when there is no blame ("" otherwise)."""
+    sentence for the user when there is no blame ("" otherwise); with a
+    blame, the module's priority-fusion log (``fusion``, None without one)
+    and what it decided of the instruction (``decisions``,
+    :func:`~hlo_lsp.features.pass_history.blamed_decisions`; None when the
+    log does not name it or could not be read)."""
 
     history: FileHistory | None
     blame: Blame | None
     message: str = ""
+    fusion: FusionDump | None = None
+    decisions: ProducerDecisions | None = None
 
 
 def _versions(files: dict[str, dict[str, object]]) -> dict[str, dict[str, tuple | None]]:
@@ -199,10 +214,12 @@ class ShownHistories:
 class PassHistories:
     """The pass histories of the files the editor asks about (module
     docstring). ``store`` gives the instruction at a position
-    (:meth:`blame_at`); :attr:`changed` is told the directory of a shown
+    (:meth:`blame_at`), ``inputs`` the priority-fusion log of a blame (None:
+    blames without it); :attr:`changed` is told the directory of a shown
     history that changed (the server sets it)."""
 
-    def __init__(self, store: DocumentStore, ttl: float = PASSES_TTL_S) -> None:
+    def __init__(self, store: DocumentStore, ttl: float = PASSES_TTL_S,
+                 inputs: DumpInputs | None = None) -> None:
         self.store = store
         #: ``changed(directory)``: a history an editor shows changed there
         #: (:class:`ShownHistories`); the server tells the editor
@@ -210,6 +227,7 @@ class PassHistories:
         #: the directories of the histories shown, followed
         self.watch = ShownHistories(self._forget_directory,
                                     lambda directory: self.changed(directory))
+        self.inputs = inputs
         #: ("file", path) -> its FileHistory or why there is none (a str);
         #: ("module", path) -> the history of its module's last file
         self._answers = Refreshed(ttl, maxsize=4 * MAX_FILES)
@@ -292,7 +310,8 @@ class PassHistories:
     async def blame_at(self, path: str, uri: str, line: int, character: int) -> BlameAt:
         """The blame of the instruction at ``(line, character)`` of the open
         document ``uri`` (the dump file ``path``): the instruction named there
-        (a definition or a use), else the one defined on the line."""
+        (a definition or a use), else the one defined on the line; with
+        the priority-fusion decisions of the instruction (:class:`BlameAt`)."""
         found = await self.of_file(path)
         if isinstance(found, str):
             return BlameAt(None, None, found)
@@ -303,7 +322,9 @@ class PassHistories:
         if key is None:
             where = f"%{name}" if name else f"line {line + 1}"
             return BlameAt(found, None, f"No instruction of the pass history at {where}")
-        return BlameAt(found, found.blame(key))
+        blame = found.blame(key)
+        fusion = await self.inputs.fusion_dump(path) if self.inputs is not None else None
+        return BlameAt(found, blame, fusion=fusion, decisions=blamed_decisions(blame, fusion))
 
     async def _name_at(self, uri: str, line: int, character: int
                        ) -> tuple[str | None, str | None]:

@@ -30,6 +30,7 @@ one :class:`FusionDumpError` naming it and the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
@@ -336,8 +337,19 @@ def names_at_fusion(hlo_path: str, dump: FusionDump,
             if old != new and dump.about(old) is not None}
 
 
+def with_renamed(hlo_path: str, dump: FusionDump | None) -> FusionDump | None:
+    """``dump`` (the log beside the dump file ``hlo_path``) with ``renamed``
+    set by :func:`names_at_fusion` (blocks as it does); None and a log that
+    could not be read come back as they are. What ``hlo-lsp blame`` reads; the
+    server keeps the same per version of the two files
+    (:meth:`hlo_lsp.analysis.inputs.DumpInputs.fusion_dump`)."""
+    if dump is None or dump.problem:
+        return dump
+    return dataclasses.replace(dump, renamed=names_at_fusion(hlo_path, dump))
+
+
 __all__ = ["FUSION", "FUSION_DUMP_SUFFIX", "FusionDump", "FusionDumpError", "FusionStep",
            "INELIGIBLE", "MAX_FUSION_DUMP_BYTES", "MAX_MATCH_BYTES", "PRIORITY",
            "PRIORITY_FUSION_PASS", "ProducerDecisions", "fusion_dump_beside", "fusion_dump_for",
            "fusion_dump_path", "fusion_snapshot", "name_base", "names_at_fusion",
-           "parse_fusion_dump", "read_fusion_dump"]
+           "parse_fusion_dump", "read_fusion_dump", "with_renamed"]

@@ -197,20 +197,34 @@ def format_blame(result: Blame, fusion: FusionDump | None = None) -> str:
 
 def blamed_decisions(result: Blame, fusion: FusionDump | None) -> ProducerDecisions | None:
     """What XLA:GPU's priority-fusion log ``fusion`` decided of the instruction
-    of ``result``, under the name it had when priority fusion ran (the latest
-    of its names along the pass history that the log names:
-    :func:`hlo_lsp.features.fusion_decisions.history_name`); None without a
-    readable log or when it does not name the instruction."""
+    of ``result``, under the name it had when priority fusion ran: the latest
+    of its names along the pass history that the log names
+    (:func:`hlo_lsp.features.fusion_decisions.history_name`), else the log's
+    name the rename-robust matcher found for its name in the file
+    (``fusion.renamed``, :func:`hlo_lsp.dump.fusion_dump.names_at_fusion`: a
+    history whose snapshots skip the rename); None without a readable log or
+    when it does not name the instruction. The one answer for ``hlo-lsp
+    blame`` and ``hlo/passBlame``."""
     if fusion is None or fusion.problem:
         return None
     name = history_name(fusion, result.names or (result.instruction,))
+    if name is None:
+        matched = fusion.renamed.get(result.instruction)
+        name = matched if matched is not None and fusion.about(matched) is not None else None
     return fusion.about(name) if name is not None else None
+
+
+def blamed_decision_lines(decisions: ProducerDecisions) -> list[str]:
+    """The lines of :func:`blamed_decisions` as ``hlo-lsp blame`` and the
+    editors' blame show them: plain text, names as ``%name``, each line made
+    visible (:func:`hlo_lsp.model.visible.visible`: text from the log is data)."""
+    return [visible(line) for line in decision_lines(decisions, lambda n: f"%{n}", str)]
 
 
 def fusion_lines(result: Blame, fusion: FusionDump | None) -> list[str]:
     """:func:`blamed_decisions` as ``hlo-lsp blame`` prints them: a head line
     naming the log and the instruction's name there, one line per decision
-    (:func:`hlo_lsp.features.fusion_decisions.decision_lines`), plain text; []
+    (:func:`blamed_decision_lines`), plain text; []
     without a log or a decision; one line when the log could not be read."""
     if fusion is not None and fusion.problem:
         return [f"  priority fusion log not read: {fusion.problem}"]
@@ -219,7 +233,7 @@ def fusion_lines(result: Blame, fusion: FusionDump | None) -> list[str]:
         return []
     lines = [f"  priority fusion ({os.path.basename(fusion.path)}), where it is "
              f"%{decisions.name}:"]
-    lines.extend(f"    {line}" for line in decision_lines(decisions, lambda n: f"%{n}", str))
+    lines.extend(f"    {line}" for line in blamed_decision_lines(decisions))
     return lines
 
 
@@ -320,7 +334,7 @@ def history_section(result: Blame) -> str | None:
     return f"**Pass history**: {text}"
 
 
-__all__ = ["MAX_ROWS", "Row", "TimelineEntry", "blame_sentence", "blamed_decisions", "created_line",
-           "format_blame", "format_timeline", "fusion_lines",
+__all__ = ["MAX_ROWS", "Row", "TimelineEntry", "blame_sentence", "blamed_decision_lines",
+           "blamed_decisions", "created_line", "format_blame", "format_timeline", "fusion_lines",
            "history_section", "quiet_snapshots", "stage_words", "timeline_entries",
            "timeline_rows"]

@@ -579,13 +579,28 @@ class PassPlace:
 
 
 @attrs.frozen
+class PassFusionInfo:
+    """What XLA:GPU's priority-fusion log decided of a blamed instruction
+    (``fusion`` of :class:`PassBlameReply`): ``file`` the log's file name,
+    ``name`` the instruction's name in the log, ``decisions`` one line of
+    plain text each (names as ``%name``, control characters escaped: text
+    from the dump, to be shown as text)."""
+
+    file: str
+    name: str
+    decisions: list[str] = attrs.Factory(list)
+
+
+@attrs.frozen
 class PassBlameReply:
     """The ``hlo/passBlame`` result: the ``instruction`` (its name in the
     document), ``createdBy`` (its first appearance; null when there is no
     blame), ``changedBy`` (each later stage that changed it, in order),
     ``names`` (its names from its creation on), ``problems`` (files that could
-    not be read on the way) and ``message``: one line for the user (the blame
-    in words, or why there is none)."""
+    not be read on the way), ``message``: one line for the user (the blame
+    in words, or why there is none) and ``fusion``: why it was or was not
+    fused (:class:`PassFusionInfo`; null without a priority-fusion log that
+    names it)."""
 
     instruction: str = ""
     created_by: PassPlace | None = None
@@ -593,9 +608,11 @@ class PassBlameReply:
     names: list[str] = attrs.Factory(list)
     problems: list[str] = attrs.Factory(list)
     message: str = ""
+    fusion: PassFusionInfo | None = None
 
 
-for _cls in (PassSnapshotInfo, PassRowInfo, PassHistoryReply, PassPlace, PassBlameReply):
+for _cls in (PassSnapshotInfo, PassRowInfo, PassHistoryReply, PassPlace, PassBlameReply,
+             PassFusionInfo):
     _renames = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(_cls)}
     _converter.register_structure_hook(_cls, cattrs.gen.make_dict_structure_fn(
         _cls, _converter, _cattrs_forbid_extra_keys=False, **_renames))

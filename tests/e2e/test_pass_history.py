@@ -4,7 +4,8 @@ CPU compile dumped with ``--xla_dump_hlo_pass_re=.*``): hover on an
 instruction of the after-optimizations file says which pass created it;
 ``hlo/passHistory`` lists the module's snapshots and the timeline's rows with
 the files of each row's diff; ``hlo/passBlame`` gives the instruction's first
-appearance (the snapshot and the line of its name there). A dump without pass
+appearance (the snapshot and the line of its name there) and, with XLA:GPU's
+priority-fusion log, why it was or was not fused. A dump without pass
 snapshots: no paragraph, a message. A history the client was given follows its
 directory: ``hlo/passHistoryChanged`` once per burst of changes there, none for
 another directory."""
@@ -218,3 +219,27 @@ async def test_a_change_no_event_reports_is_told(client, dump):
     await _until("hlo/passHistoryChanged", lambda: client.histories_changed)
     assert set(client.histories_changed) == {str(dump)}
     assert await _rows(client, uri) == ["-", "0006", "0014", "0017", "0024"]
+
+
+async def test_pass_blame_says_why_priority_fusion_fused_it(client, tmp_path):
+    # examples/gpu/deviceless/multi_output_fusion_log (a deviceless H100 dump with the
+    # priority-fusion log and the snapshot after priority-fusion): the blame of
+    # %loop_exponential_multiply_fusion carries the log's decisions of fusion.1, its
+    # name when priority fusion ran, as `hlo-lsp blame` prints them.
+    out = tmp_path / "dump"
+    shutil.copytree(EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log", out)
+    [after] = out.glob("*gpu_after_optimizations.txt")
+    uri, text = await open_in_session(client, after)
+    reply = plain(await client.protocol.send_request_async("hlo/passBlame", {
+        "textDocument": {"uri": uri},
+        "position": plain(position_of(text, "%loop_exponential_multiply_fusion = ", 3))}))
+    assert reply["createdBy"]["passName"] == "priority-fusion"
+    assert reply["fusion"] == {
+        "file": "module_0001.jit_stats.priority_fusion_dump.txt", "name": "fusion.1",
+        "decisions": ["fused into %reduce_sum.14.0, %fusion: estimated 9.83 µs fused against "
+                      "8.03 µs unfused", "took in %tanh.1.0"]}
+    # the log says nothing of input_reduce_fusion (fusion.2): no decisions
+    reply = plain(await client.protocol.send_request_async("hlo/passBlame", {
+        "textDocument": {"uri": uri},
+        "position": plain(position_of(text, "%input_reduce_fusion = ", 3))}))
+    assert reply["createdBy"]["passName"] == "priority-fusion" and reply["fusion"] is None

@@ -57,7 +57,7 @@ def _passes(args: argparse.Namespace) -> int:
 
 
 def _blame(args: argparse.Namespace) -> int:
-    from hlo_lsp.dump.fusion_dump import fusion_dump_beside
+    from hlo_lsp.dump.fusion_dump import fusion_dump_beside, with_renamed
     from hlo_lsp.dump.passes import HistoryError, blame
     from hlo_lsp.features.fusion_decisions import decision_lines
     from hlo_lsp.features.pass_history import blamed_decisions, format_blame
@@ -74,7 +74,8 @@ def _blame(args: argparse.Namespace) -> int:
         return 2
     for problem in result.problems:
         print(f"hlo-lsp blame: {problem}", file=sys.stderr)
-    fusion = fusion_dump_beside(path)  # XLA:GPU's priority-fusion log, when written
+    # XLA:GPU's priority-fusion log, when written, with the matcher's names (as the server has it)
+    fusion = with_renamed(path, fusion_dump_beside(path))
     if args.json:
         data = result.to_dict()
         decisions = blamed_decisions(result, fusion)

@@ -8,7 +8,8 @@
 - request ``hlo/passBlame`` ``{textDocument, position}`` ->
   :class:`~hlo_lsp.lsp.messages.PassBlameReply`: the pass that created the
   instruction at the position and each that changed it since, each with the
-  instruction's place in that snapshot (its first appearance first).
+  instruction's place in that snapshot (its first appearance first), and
+  what XLA:GPU's priority-fusion log decided of it.
 
 Each handler converts; the walk over the snapshots and its cache are the
 analysis layer's (:class:`hlo_lsp.analysis.pass_history.PassHistories`, the
@@ -17,6 +18,7 @@ host's ``passes``).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from lsprotocol import types
@@ -24,8 +26,8 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp.analysis.pass_history import BlameAt
 from hlo_lsp.dump.passes import FileHistory, Place, Stage
-from hlo_lsp.features.pass_history import (blame_sentence, quiet_snapshots, stage_words,
-                                           timeline_entries)
+from hlo_lsp.features.pass_history import (blame_sentence, blamed_decision_lines,
+                                           quiet_snapshots, stage_words, timeline_entries)
 from hlo_lsp.lsp import messages
 from hlo_lsp.lsp.dispatch import route
 from hlo_lsp.lsp.protocol import HloLanguageServer
@@ -72,10 +74,15 @@ def blame_reply(found: BlameAt) -> messages.PassBlameReply:
     if b is None:
         return messages.PassBlameReply(message=visible(found.message))
     places = [_place(s, p) for s, p in zip((b.created_by, *b.changed_by), b.places)]
+    fusion = None
+    if found.decisions is not None and found.fusion is not None:
+        fusion = messages.PassFusionInfo(file=visible(os.path.basename(found.fusion.path)),
+                                         name=visible(found.decisions.name),
+                                         decisions=blamed_decision_lines(found.decisions))
     return messages.PassBlameReply(instruction=b.instruction, created_by=places[0],
                                    changed_by=places[1:], names=list(b.names),
                                    problems=[visible(p) for p in b.problems],
-                                   message=blame_sentence(b))
+                                   message=blame_sentence(b), fusion=fusion)
 
 
 # --------------------------------------------------------------- register ---

@@ -7,6 +7,7 @@ and nothing but a listing for a dump without pass snapshots."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 
@@ -234,3 +235,72 @@ def test_a_long_burst_is_told_while_it_lasts(dump):
         return told
 
     assert asyncio.run(run()) == [str(dump)]
+
+
+MOF = EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log"
+MOF_AFTER = "module_0001.jit_stats.sm_9.0a_gpu_after_optimizations.txt"
+
+
+class _NoDocuments:
+    """A store with no open document: blame_at takes the instruction defined on the line."""
+
+    @contextlib.asynccontextmanager
+    async def lease(self, uri):
+        yield None
+
+
+def test_a_blame_carries_the_priority_fusion_decisions_from_the_hovers_log(tmp_path):
+    # Issue 44: the editors' blame says why the instruction was or was not fused, as
+    # `hlo-lsp blame` does: fusion.1 in the log, renamed loop_exponential_multiply_fusion
+    # after priority fusion (multi_output_fusion, rename_fusions).
+    from hlo_lsp.analysis.inputs import DumpInputs
+    from hlo_lsp.lsp.handlers.passes import blame_reply
+    from hlo_lsp.lsp.messages import PassFusionInfo
+
+    dump = tmp_path / "dump"
+    shutil.copytree(MOF, dump)
+    path = str(dump / MOF_AFTER)
+    lines = (dump / MOF_AFTER).read_text().splitlines()
+    row = next(i for i, t in enumerate(lines) if "%loop_exponential_multiply_fusion = " in t)
+    other = next(i for i, t in enumerate(lines) if "%input_reduce_fusion = " in t)
+
+    async def run():
+        inputs = DumpInputs()
+        histories = PassHistories(store=_NoDocuments(), inputs=inputs)
+        found = await histories.blame_at(path, "file:///x", row, 0)
+        log = await inputs.fusion_dump(path)
+        quiet = await histories.blame_at(path, "file:///x", other, 0)
+        alone = await PassHistories(store=_NoDocuments()).blame_at(path, "file:///x", row, 0)
+        return found, log, quiet, alone
+
+    found, log, quiet, alone = asyncio.run(run())
+    assert found.blame.instruction == "loop_exponential_multiply_fusion"
+    assert found.fusion is log  # the log the hover reads, not read again
+    assert found.decisions == log.about("fusion.1")
+    reply = blame_reply(found)
+    assert reply.fusion == PassFusionInfo(
+        file="module_0001.jit_stats.priority_fusion_dump.txt", name="fusion.1",
+        decisions=["fused into %reduce_sum.14.0, %fusion: estimated 9.83 µs fused against "
+                   "8.03 µs unfused", "took in %tanh.1.0"])
+    # the log names neither fusion.2 nor input_reduce_fusion: no decisions
+    assert quiet.blame is not None and quiet.decisions is None
+    assert blame_reply(quiet).fusion is None
+    # without the dump's inputs (a bare PassHistories): the blame alone
+    assert alone.blame == found.blame and alone.fusion is None and alone.decisions is None
+
+
+def test_the_blames_fusion_lines_are_plain_visible_text():
+    # Text from the log is data: a reason with a terminal escape and a newline comes
+    # to the editor escaped, one line.
+    from hlo_lsp.analysis.pass_history import BlameAt
+    from hlo_lsp.dump.fusion_dump import FusionDump, ProducerDecisions
+    from hlo_lsp.dump.passes import file_history
+    from hlo_lsp.lsp.handlers.passes import blame_reply
+
+    found = file_history(str(MOF / MOF_AFTER))
+    blame = found.blame("loop_exponential_multiply_fusion")
+    log = FusionDump(str(MOF / "log\x1b[31m.txt"), ())
+    odd = ProducerDecisions("fusion.1\n", reasons=("\x1b[2Jcleared\nsecond line",))
+    fusion = blame_reply(BlameAt(found, blame, fusion=log, decisions=odd)).fusion
+    assert fusion.file == "log\\x1b[31m.txt" and fusion.name == "fusion.1\\n"
+    assert fusion.decisions == ["not fused into its users: \\x1b[2Jcleared\\nsecond line"]

@@ -159,3 +159,27 @@ def test_the_log_name_of_a_renamed_fusion_by_its_pass_history():
     assert ("**Priority fusion** (`module_0001.jit_stats.priority_fusion_dump.txt`, where it "
             "is `fusion.1`, found by following it through the pass snapshots):") in got, got
     assert "**Pass history**: Created by `priority-fusion`" in got, got
+
+
+def test_a_blame_whose_history_skips_the_rename_finds_the_log_by_the_matcher():
+    # The one answer of `hlo-lsp blame` and hlo/passBlame (blamed_decisions): the names
+    # along the pass history first; a history whose snapshots do not show the rename
+    # (here: only its name in this file) falls back on the matcher's names, which both
+    # the command line (with_renamed) and the server (DumpInputs.fusion_dump) set.
+    from hlo_lsp.dump.fusion_dump import with_renamed
+    from hlo_lsp.dump.passes import file_history
+    from hlo_lsp.features.pass_history import blamed_decisions
+
+    found = file_history(str(MOF_AFTER))
+    blame = found.blame(found.key_of("loop_exponential_multiply_fusion"))
+    log = fusion_dump_beside(str(MOF_AFTER))
+    assert blamed_decisions(blame, log).name == "fusion.1"
+    skipped = dataclasses.replace(blame, names=("loop_exponential_multiply_fusion",))
+    assert blamed_decisions(skipped, log) is None
+    named = with_renamed(str(MOF_AFTER), log)
+    assert named.renamed["loop_exponential_multiply_fusion"] == "fusion.1"
+    assert blamed_decisions(skipped, named) == log.about("fusion.1")
+    assert with_renamed(str(MOF_AFTER), None) is None
+    unread = FusionDump(log.path, (), "unreadable")
+    assert with_renamed(str(MOF_AFTER), unread) is unread
+    assert blamed_decisions(blame, unread) is None
