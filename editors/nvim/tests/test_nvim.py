@@ -394,3 +394,16 @@ def test_nvim_pass_history_buffer_follows_the_dump_directory(nvim, tmp_path) -> 
     _assert_ok(_run_nvim(nvim, "test_passes_follow.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
                          HLO_TEST_DUMP=str(dump / f"{prefix}before_optimizations.txt"),
                          HLO_TEST_HELD=str(held)))
+
+
+def test_nvim_blame_says_why_priority_fusion_fused_it(nvim, tmp_path) -> None:
+    """Issue 44: :HloBlame on a copy of examples/gpu/deviceless/multi_output_fusion_log
+    opens the snapshot after priority-fusion that created
+    %loop_exponential_multiply_fusion, and the quickfix list (and the message) say what
+    XLA:GPU's priority-fusion log decided of it (fusion.1 there)."""
+    dump = tmp_path / "dump"
+    shutil.copytree(REPO / "examples" / "gpu" / "deviceless" / "multi_output_fusion_log", dump)
+    [after] = dump.glob("*gpu_after_optimizations.txt")
+    [created] = dump.glob("*.after_priority-fusion.*.txt")
+    _assert_ok(_run_nvim(nvim, "test_blame_fusion.lua", cwd=tmp_path, HLO_TEST_SETUP="0",
+                         HLO_TEST_DUMP=str(after), HLO_TEST_CREATED=str(created)))

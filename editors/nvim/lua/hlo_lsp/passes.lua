@@ -9,7 +9,9 @@
 --               redrawn in place.
 --   :HloBlame   the pass that created the instruction under the cursor (`hlo/passBlame`):
 --               jumps to its first appearance (the snapshot, on its name) and fills the
---               quickfix list with that and each pass that changed it since.
+--               quickfix list with that and each pass that changed it since; with XLA:GPU's
+--               priority-fusion log, text entries under a "priority fusion" head say why it
+--               was or was not fused (the reply's `fusion`).
 -- The server does the work; this module asks and shows. Neovim 0.7+.
 local compat = require('hlo_lsp.compat')
 
@@ -190,9 +192,29 @@ local function qf_item(place, what)
   }
 end
 
+--- The quickfix entries (text only) of the blame's priority-fusion decisions (`reply.fusion`):
+--- a head naming the log and the instruction's name there, one entry per decision; {}
+--- without them. The lines are the server's plain text (control characters escaped).
+function M.fusion_items(reply)
+  local fusion = type(reply) == 'table' and reply.fusion or nil
+  if type(fusion) ~= 'table' or type(fusion.decisions) ~= 'table' then
+    return {}
+  end
+  local items = { {
+    text = string.format('priority fusion (%s), where it is %%%s:', str(fusion.file), str(fusion.name)),
+  } }
+  for _, line in ipairs(fusion.decisions) do
+    if type(line) == 'string' then
+      table.insert(items, { text = '  ' .. line })
+    end
+  end
+  return #items > 1 and items or {}
+end
+
 --- :HloBlame — the pass that created the instruction under the cursor: its first
 --- appearance opened (the cursor on its name), the quickfix list filled with it and
---- each pass that changed it since. `callback(err, reply)` gets the server's answer.
+--- each pass that changed it since, then why priority fusion fused it or did not
+--- (M.fusion_items). `callback(err, reply)` gets the server's answer.
 function M.blame(bufnr, callback)
   bufnr = compat.buf(bufnr)
   local client = require('hlo_lsp').attached_client(bufnr)
@@ -212,9 +234,16 @@ function M.blame(bufnr, callback)
       for _, place in ipairs(type(reply.changedBy) == 'table' and reply.changedBy or {}) do
         table.insert(items, qf_item(place, 'changed by'))
       end
+      local fused = M.fusion_items(reply)
+      vim.list_extend(items, fused)
       vim.fn.setqflist({}, ' ', { title = str(reply.message), items = items })
       compat.jump(created.location, encoding)
-      compat.notify(str(reply.message), vim.log.levels.INFO)
+      local note = str(reply.message)
+      if #fused > 0 then
+        note = note .. '; priority fusion: ' .. vim.trim(fused[2].text)
+          .. (#fused > 2 and string.format(' (+%d more in the quickfix list)', #fused - 2) or '')
+      end
+      compat.notify(note, vim.log.levels.INFO)
     end
     if callback then
       callback(err, reply)
