@@ -44,11 +44,19 @@ export interface PassPlace {
   location: { uri: string; range: Range };
 }
 
+/** What XLA:GPU's priority-fusion log decided of the blamed instruction (`fusion` of the reply). */
+export interface PassFusion {
+  file: string;
+  name: string;
+  decisions: string[];
+}
+
 export interface PassBlame {
   instruction: string;
   createdBy?: PassPlace;
   changedBy: PassPlace[];
   message: string;
+  fusion?: PassFusion;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -117,11 +125,33 @@ function place(v: unknown): PassPlace | undefined {
   return { words: str(o.words), uri: str(o.uri), location: { uri: loc.uri, range: loc.range } };
 }
 
-/** The `hlo/passBlame` result validated. */
+function fusion(v: unknown): PassFusion | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as Record<string, unknown>;
+  const decisions = (Array.isArray(o.decisions) ? o.decisions : []).filter((d): d is string => typeof d === 'string' && d !== '');
+  return decisions.length ? { file: str(o.file), name: str(o.name), decisions } : undefined;
+}
+
+/** The `hlo/passBlame` result validated (`fusion` left out when it has no decision). */
 export function parsePassBlame(result: unknown): PassBlame {
   const r = (typeof result === 'object' && result !== null ? result : {}) as Record<string, unknown>;
   const changedBy = (Array.isArray(r.changedBy) ? r.changedBy : []).map(place).filter((p): p is PassPlace => !!p);
-  return { instruction: str(r.instruction), createdBy: place(r.createdBy), changedBy, message: str(r.message) };
+  return { instruction: str(r.instruction), createdBy: place(r.createdBy), changedBy, message: str(r.message), fusion: fusion(r.fusion) };
+}
+
+/**
+ * The notification of a blame with priority-fusion decisions (undefined without), the
+ * decisions first (the blame itself is in the status bar): `HLO: priority fusion of
+ * %<instruction> (%<name> in <log>): <decision>; <decision>`. The text is the dump's (control
+ * characters escaped by the server); a notification turns `[label](command:...)` into a
+ * link, so `](` is written `] (`: shown as text, never a link.
+ */
+export function blameFusionNotice(blame: PassBlame): string | undefined {
+  const f = blame.fusion;
+  if (!f) return undefined;
+  const where = blame.instruction && blame.instruction !== f.name ? `%${f.name} in ${f.file}` : f.file;
+  const text = `HLO: priority fusion of %${blame.instruction || f.name} (${where}): ${f.decisions.join('; ')}`;
+  return text.replace(/\]\(/g, '] (');
 }
 
 /** Server to client: a history the client was given changed on disk (docs/protocol.md). */

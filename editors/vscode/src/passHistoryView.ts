@@ -8,7 +8,8 @@
 //   an experiment, XLA writing more snapshots) it asks again, at once when the view is
 //   visible, else when it is shown again;
 // - *HLO: Go to First Appearance* (editor context menu): the snapshot that created the
-//   instruction under the cursor, opened on its name (`hlo/passBlame`).
+//   instruction under the cursor, opened on its name (`hlo/passBlame`); with XLA:GPU's
+//   priority-fusion log, a notification says why priority fusion fused it or did not.
 // The server does the work; this file only asks, validates and shows.
 import * as nodePath from 'node:path';
 import * as vscode from 'vscode';
@@ -19,6 +20,7 @@ import {
   PASS_HISTORY_METHOD,
   PassHistory,
   PassRow,
+  blameFusionNotice,
   changedDirectory,
   parsePassBlame,
   parsePassHistory,
@@ -196,5 +198,8 @@ export class HloPassHistory implements vscode.TreeDataProvider<Item>, vscode.Dis
     shown.selection = new vscode.Selection(range.end, range.start);
     shown.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     vscode.window.setStatusBarMessage(`HLO: ${blame.message}`, 15000);
+    // why priority fusion fused it or did not: in a notification, as text
+    const fused = blameFusionNotice(blame);
+    if (fused) void vscode.window.showInformationMessage(fused);
   }
 }

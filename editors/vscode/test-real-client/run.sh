@@ -37,7 +37,9 @@
 # 6. The pass history (check.mjs "passes", issue 44): a copy of examples/cpu_passes in a
 #    code-server of its own: hover names the creating pass, the Pass History view's row
 #    opens the step's diff, Go to First Appearance opens the creating snapshot; the view
-#    follows the folder when the snapshots after 0014 are moved out and back.
+#    follows the folder when the snapshots after 0014 are moved out and back; and with a
+#    copy of examples/gpu/deviceless/multi_output_fusion_log in it, Go to First Appearance
+#    says why priority fusion fused the instruction.
 # Screenshots of every step: $HLO_LSP_ARTIFACTS/vscode (default <repo>/.ci/artifacts/vscode).
 #
 #   editors/vscode/test-real-client/run.sh             # install (cached) and check
@@ -256,6 +258,8 @@ fi
 if wanted passes; then
   # issue 44, the pass history (check.mjs "passes"): a copy of examples/cpu_passes
   mkdir -p "$SCEN/passes" && cp "$REPO"/examples/cpu_passes/module_* "$SCEN/passes/"
+  # and of a deviceless H100 dump with XLA:GPU's priority-fusion log (the blame's decisions)
+  mkdir -p "$SCEN/passes/gpu" && cp "$REPO"/examples/gpu/deviceless/multi_output_fusion_log/*{gpu_after_optimizations,after_priority-fusion.before_cse,priority_fusion_dump}.txt "$SCEN/passes/gpu/"
   start_code_server passes "$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON"
   check passes "http://127.0.0.1:$PORT/?folder=$SCEN/passes" "$WORK" || status=1
   stop_code_server

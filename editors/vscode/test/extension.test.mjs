@@ -665,6 +665,34 @@ test('passHistory.ts: the directory of an hlo/passHistoryChanged notification', 
   for (const bad of [null, 'x', {}, { directory: '' }, { directory: 3 }]) assert.equal(p.changedDirectory(bad), undefined);
 });
 
+test('passHistory.ts: a blame\'s priority-fusion decisions validated and shown as text in the notification', async () => {
+  const p = await importTs('passHistory');
+  const range = { start: { line: 72, character: 3 }, end: { line: 72, character: 35 } };
+  const createdBy = { words: 'priority-fusion in fusion, snapshot 0027', uri: 'file:///d/s27.txt', location: { uri: 'file:///d/s27.txt', range } };
+  const message = '%loop_exponential_multiply_fusion: created by priority-fusion in fusion, snapshot 0027; changed by 1 pass since';
+  const blame = p.parsePassBlame({
+    instruction: 'loop_exponential_multiply_fusion', message, createdBy, changedBy: [],
+    fusion: { file: 'module_0001.jit_stats.priority_fusion_dump.txt', name: 'fusion.1', decisions: ['fused into %reduce_sum.14.0, %fusion: estimated 9.83 µs fused against 8.03 µs unfused', 7, 'took in %tanh.1.0'] },
+  });
+  assert.deepEqual(blame.fusion, { file: 'module_0001.jit_stats.priority_fusion_dump.txt', name: 'fusion.1', decisions: ['fused into %reduce_sum.14.0, %fusion: estimated 9.83 µs fused against 8.03 µs unfused', 'took in %tanh.1.0'] });
+  assert.equal(p.blameFusionNotice(blame),
+    'HLO: priority fusion of %loop_exponential_multiply_fusion (%fusion.1 in module_0001.jit_stats.priority_fusion_dump.txt): fused into %reduce_sum.14.0, %fusion: estimated 9.83 µs fused against 8.03 µs unfused; took in %tanh.1.0');
+  // its own name in the log: the log's file alone
+  assert.equal(p.blameFusionNotice({ ...blame, instruction: 'fusion.1' }),
+    'HLO: priority fusion of %fusion.1 (module_0001.jit_stats.priority_fusion_dump.txt): fused into %reduce_sum.14.0, %fusion: estimated 9.83 µs fused against 8.03 µs unfused; took in %tanh.1.0');
+  // no decisions (null, none, not a list): no fusion, no notification
+  for (const f of [null, undefined, 'x', { file: 'f', name: 'n', decisions: [] }, { file: 'f', name: 'n', decisions: 'took in %a' }]) {
+    const b = p.parsePassBlame({ message, createdBy, fusion: f });
+    assert.equal(b.fusion, undefined);
+    assert.equal(p.blameFusionNotice(b), undefined);
+  }
+  // text from the dump is never a link in the notification (which links `[label](command:...)`)
+  const odd = p.parsePassBlame({ message, createdBy, fusion: { file: 'l.txt', name: 'a](command:x)', decisions: ['not fused into its users: [run](command:workbench.action.terminal.new)'] } });
+  const notice = p.blameFusionNotice(odd);
+  assert.ok(!notice.includes(']('), notice);
+  assert.ok(notice.endsWith('not fused into its users: [run] (command:workbench.action.terminal.new)'), notice);
+});
+
 test('detect: the kernel files of a dump (PTX, LLVM IR) go to the server as what they are', () => {
   const dir = path.join(REPO, 'examples', 'gpu', 'deviceless', 'fp8_fusion_log');
   const kernels = fs.readdirSync(dir).filter((n) => det.isKernelFile(path.join(dir, n)));
