@@ -324,7 +324,11 @@ class PassHistories:
             return BlameAt(found, None, f"No instruction of the pass history at {where}")
         blame = found.blame(key)
         fusion = await self.inputs.fusion_dump(path) if self.inputs is not None else None
-        return BlameAt(found, blame, fusion=fusion, decisions=blamed_decisions(blame, fusion))
+        if fusion is None or fusion.problem:
+            return BlameAt(found, blame, fusion=fusion)
+        async with self.store.lease(uri) as a:  # the open document's module: a fusion's root
+            decisions = blamed_decisions(blame, fusion, a.module if a is not None else None)
+        return BlameAt(found, blame, fusion=fusion, decisions=decisions)
 
     async def _name_at(self, uri: str, line: int, character: int
                        ) -> tuple[str | None, str | None]:

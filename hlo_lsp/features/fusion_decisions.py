@@ -36,21 +36,29 @@ MAX_ESTIMATES = 3
 
 def log_names(dump: FusionDump, module: HloModule, ins: Instruction,
               history: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """The names the log gives ``ins``, each with how it was found: ``(name,
-    "")`` for its own name when the log names it; for a fusion it does not
-    name, ``(fusion name, how)`` when exactly one fusion step of the log made a
-    fusion whose consumer is the fused root under another clone number; else
-    the latest of its earlier names in the dump's pass snapshots that the log
-    names (``history``: its names from its creation on, the last its name in
-    this file, :attr:`hlo_lsp.dump.passes.Blame.names`; the pass history
-    follows it through every rename, so this is the name it had when priority
-    fusion ran); else the name the matcher found for it in the module as
-    priority fusion left it (``dump.renamed``; see the module docstring); []
-    when the log says nothing of it."""
-    own = ins.name.name
+    """The names the log gives ``ins`` (:func:`names_in_log` of its name and,
+    for a fusion, the root of the computation it calls)."""
+    return names_in_log(dump, ins.name.name, _fused_root(module, ins), history)
+
+
+def names_in_log(dump: FusionDump, own: str, root: str | None = None,
+                 history: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The names the log gives the instruction named ``own``, each with how
+    it was found: ``(own, "")`` when the log names it; for a fusion it does
+    not name (``root``: the name of its fused computation's root, None for
+    other instructions), ``(fusion name, how)`` when exactly one fusion step
+    of the log made a fusion whose consumer is the fused root under another
+    clone number; else the latest of its earlier names in the dump's pass
+    snapshots that the log names (``history``: its names from its creation
+    on, the last its name in this file, :attr:`hlo_lsp.dump.passes.Blame.names`;
+    the pass history follows it through every rename, so this is the name it
+    had when priority fusion ran); else the name the matcher found for it in
+    the module as priority fusion left it (``dump.renamed``; see the module
+    docstring); [] when the log says nothing of it. The one answer for hover
+    (:func:`log_names`), ``hlo-lsp blame`` and ``hlo/passBlame``
+    (:func:`hlo_lsp.features.pass_history.blamed_decisions`)."""
     if dump.about(own) is not None:
         return [(own, "")]
-    root = _fused_root(module, ins)
     made = dump.fusions_made_at(name_base(root)) if root is not None else set()
     if len(made) == 1:
         return [(made.pop(), f"found by its fused root {code(root)}")]
@@ -61,6 +69,17 @@ def log_names(dump: FusionDump, module: HloModule, ins: Instruction,
     if matched is not None and dump.about(matched) is not None:
         return [(matched, "found by matching the module after priority fusion with this one")]
     return []
+
+
+def fused_root_named(module: HloModule, name: str) -> str | None:
+    """The root of the fused computation of the fusion named ``name`` in
+    ``module`` (the first computation defining a fusion of that name), None
+    when there is none."""
+    for comp in module.computations:
+        ins = comp.by_name.get(name)
+        if ins is not None and ins.opcode == "fusion":
+            return _fused_root(module, ins)
+    return None
 
 
 def history_name(dump: FusionDump, names: tuple[str, ...]) -> str | None:
@@ -165,5 +184,5 @@ def kernel_origin_markdown(origin: KernelOrigin) -> str:
             f"line {origin.line + 1}; go to definition to open it)")
 
 
-__all__ = ["decisions_markdown", "fusion_section", "kernel_origin_markdown", "kernel_targets",
-           "log_names"]
+__all__ = ["decisions_markdown", "fused_root_named", "fusion_section", "history_name",
+           "kernel_origin_markdown", "kernel_targets", "log_names", "names_in_log"]

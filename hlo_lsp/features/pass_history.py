@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from hlo_lsp.dump.fusion_dump import FusionDump, ProducerDecisions
 from hlo_lsp.dump.passes import AFTER, BEFORE, Blame, History, Stage, Step
-from hlo_lsp.features.fusion_decisions import decision_lines, history_name
+from hlo_lsp.features.fusion_decisions import decision_lines, fused_root_named, names_in_log
 from hlo_lsp.model import markdown
+from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.visible import visible
 
 #: Rows of the timeline before consecutive rows of one pipeline are folded into one.
@@ -169,12 +170,14 @@ def stage_words(stage: Stage) -> str:
     return f"{stage.pass_name}{where}, snapshot {stage.index:04d}"
 
 
-def format_blame(result: Blame, fusion: FusionDump | None = None) -> str:
+def format_blame(result: Blame, fusion: FusionDump | None = None,
+                 module: HloModule | None = None) -> str:
     """What ``hlo-lsp blame`` prints: the instruction, the pass that created it
     and the passes that changed it since, each with its snapshot file; its
     names where it was renamed; with the module's priority-fusion log
-    (``fusion``), why it was or was not fused (:func:`fusion_lines`); the
-    files that could not be read."""
+    (``fusion``; ``module`` the file parsed, :func:`blamed_decisions`), why
+    it was or was not fused (:func:`fusion_lines`); the files that could not
+    be read."""
     created = result.created_by
     lines = [f"{result.instruction}"]
     if created.pass_name == BEFORE and created.is_end:
@@ -189,29 +192,27 @@ def format_blame(result: Blame, fusion: FusionDump | None = None) -> str:
         lines.append(f"    {stage.file}")
     if len(result.names) > 1:
         lines.append("  names: " + " -> ".join(result.names))
-    lines.extend(fusion_lines(result, fusion))
+    lines.extend(fusion_lines(result, fusion, module))
     for problem in result.problems:
         lines.append(f"  not read: {problem}")
     return "\n".join(visible(line) for line in lines) + "\n"
 
 
-def blamed_decisions(result: Blame, fusion: FusionDump | None) -> ProducerDecisions | None:
+def blamed_decisions(result: Blame, fusion: FusionDump | None,
+                     module: HloModule | None = None) -> ProducerDecisions | None:
     """What XLA:GPU's priority-fusion log ``fusion`` decided of the instruction
-    of ``result``, under the name it had when priority fusion ran: the latest
-    of its names along the pass history that the log names
-    (:func:`hlo_lsp.features.fusion_decisions.history_name`), else the log's
-    name the rename-robust matcher found for its name in the file
-    (``fusion.renamed``, :func:`hlo_lsp.dump.fusion_dump.names_at_fusion`: a
-    history whose snapshots skip the rename); None without a readable log or
-    when it does not name the instruction. The one answer for ``hlo-lsp
-    blame`` and ``hlo/passBlame``."""
+    of ``result``, under the name the log gives it
+    (:func:`hlo_lsp.features.fusion_decisions.names_in_log`, hover's answer:
+    its own name; for a fusion, by its fused root in ``module``, the parsed
+    file blamed (None: not looked at); the latest of its names along the pass
+    history the log names; the matcher's name, ``fusion.renamed``); None
+    without a readable log or when it does not name the instruction. The one
+    answer for ``hlo-lsp blame`` and ``hlo/passBlame``."""
     if fusion is None or fusion.problem:
         return None
-    name = history_name(fusion, result.names or (result.instruction,))
-    if name is None:
-        matched = fusion.renamed.get(result.instruction)
-        name = matched if matched is not None and fusion.about(matched) is not None else None
-    return fusion.about(name) if name is not None else None
+    root = fused_root_named(module, result.instruction) if module is not None else None
+    found = names_in_log(fusion, result.instruction, root, result.names)
+    return fusion.about(found[0][0]) if found else None
 
 
 def blamed_decision_lines(decisions: ProducerDecisions) -> list[str]:
@@ -221,14 +222,15 @@ def blamed_decision_lines(decisions: ProducerDecisions) -> list[str]:
     return [visible(line) for line in decision_lines(decisions, lambda n: f"%{n}", str)]
 
 
-def fusion_lines(result: Blame, fusion: FusionDump | None) -> list[str]:
+def fusion_lines(result: Blame, fusion: FusionDump | None,
+                 module: HloModule | None = None) -> list[str]:
     """:func:`blamed_decisions` as ``hlo-lsp blame`` prints them: a head line
     naming the log and the instruction's name there, one line per decision
     (:func:`blamed_decision_lines`), plain text; []
     without a log or a decision; one line when the log could not be read."""
     if fusion is not None and fusion.problem:
         return [f"  priority fusion log not read: {fusion.problem}"]
-    decisions = blamed_decisions(result, fusion)
+    decisions = blamed_decisions(result, fusion, module)
     if decisions is None:
         return []
     lines = [f"  priority fusion ({os.path.basename(fusion.path)}), where it is "

@@ -57,6 +57,7 @@ def _passes(args: argparse.Namespace) -> int:
 
 
 def _blame(args: argparse.Namespace) -> int:
+    from hlo_lsp.dump.changes import read_hlo
     from hlo_lsp.dump.fusion_dump import fusion_dump_beside, with_renamed
     from hlo_lsp.dump.passes import HistoryError, blame
     from hlo_lsp.features.fusion_decisions import decision_lines
@@ -74,11 +75,14 @@ def _blame(args: argparse.Namespace) -> int:
         return 2
     for problem in result.problems:
         print(f"hlo-lsp blame: {problem}", file=sys.stderr)
-    # XLA:GPU's priority-fusion log, when written, with the matcher's names (as the server has it)
+    # XLA:GPU's priority-fusion log, when written, with the matcher's names and the file
+    # parsed (a fusion's root), as the server has them
     fusion = with_renamed(path, fusion_dump_beside(path))
+    read = read_hlo(path) if fusion is not None and not fusion.problem else None
+    module = read[1] if read is not None else None
     if args.json:
         data = result.to_dict()
-        decisions = blamed_decisions(result, fusion)
+        decisions = blamed_decisions(result, fusion, module)
         if decisions is not None:
             data["priority_fusion"] = {"file": os.path.basename(fusion.path),
                                        "name": decisions.name,
@@ -86,7 +90,7 @@ def _blame(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(format_blame(result, fusion))
+        sys.stdout.write(format_blame(result, fusion, module))
     return 0
 
 

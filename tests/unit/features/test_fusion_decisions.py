@@ -183,3 +183,26 @@ def test_a_blame_whose_history_skips_the_rename_finds_the_log_by_the_matcher():
     unread = FusionDump(log.path, (), "unreadable")
     assert with_renamed(str(MOF_AFTER), unread) is unread
     assert blamed_decisions(blame, unread) is None
+
+
+def test_the_blame_and_the_hover_find_the_log_name_the_same_way():
+    # names_in_log is the one answer of hover (log_names), `hlo-lsp blame` and
+    # hlo/passBlame (blamed_decisions): with the blamed file parsed, a fusion the log
+    # does not name is found by its fused root, as hover finds it
+    # (examples/gpu/deviceless/fp8_fusion_log: loop_multiply_fusion, fusion.2 in the log).
+    from hlo_lsp.dump.passes import Blame, Stage
+    from hlo_lsp.features.fusion_decisions import log_names
+    from hlo_lsp.features.pass_history import blamed_decisions
+
+    after = EXAMPLES / "gpu" / "deviceless" / "fp8_fusion_log" / \
+        "module_0001.jit_fp8_block.sm_9.0a_gpu_after_optimizations.txt"
+    text = after.read_text()
+    module = parse(text)
+    log = fusion_dump_beside(str(after))
+    ins = module.instruction_at(offset_of(text, "%loop_multiply_fusion = ", 1))
+    [(name, how)] = log_names(log, module, ins)
+    assert name == "fusion.2" and how.startswith("found by its fused root")
+    stage = Stage(-1, "", "before_optimizations", "", after.name, str(after))
+    blame = Blame("loop_multiply_fusion", stage, (), ("loop_multiply_fusion",))
+    assert blamed_decisions(blame, log, module) == log.about("fusion.2")
+    assert blamed_decisions(blame, log) is None  # the file not parsed: no fused root
