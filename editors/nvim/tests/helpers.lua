@@ -154,6 +154,26 @@ function H.capture_notes(notes)
   return notes
 end
 
+--- The start of most editor tests: Neovim's version logged, the plugin set up with the
+--- test's server (test_nvim.py's cmd and cwd), the screen `columns` wide (default 160), the
+--- HLO file `path` opened and the server attached (checked, `timeout` ms at most, as
+--- H.wait_attached). Returns its buffer.
+function H.open_with_server(path, columns, timeout)
+  H.log(vim.split(vim.fn.execute('version'), '\n', { trimempty = true })[1])
+  require('hlo_lsp').setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
+  vim.o.columns = columns or 160
+  vim.cmd('silent edit ' .. vim.fn.fnameescape(path))
+  local b = vim.api.nvim_get_current_buf()
+  H.eq(vim.bo[b].filetype, 'hlo', 'filetype hlo')
+  H.wait_attached(b, timeout)
+  return b
+end
+
+--- Whether the paths `a` and `b` name the same file (symlinks resolved).
+function H.same_file(a, b)
+  return vim.loop.fs_realpath(a) == vim.loop.fs_realpath(b)
+end
+
 --- Wait until hlo-lsp's client is attached to buffer `b` with the server's
 --- capabilities (a check of its own), `timeout` ms at most (default 30 s).
 function H.wait_attached(b, timeout)

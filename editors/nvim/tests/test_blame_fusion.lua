@@ -8,23 +8,13 @@
 -- a "priority fusion" head and the log's decisions; the message names the first decision.
 local H = dofile(vim.g.hlo_test_dir .. '/helpers.lua')
 local api = vim.api
-local hlo = require('hlo_lsp')
 local passes = require('hlo_lsp.passes')
 
 local TIMEOUT = 20000
 
-local function same_file(a, b)
-  return vim.loop.fs_realpath(a) == vim.loop.fs_realpath(b)
-end
-
 H.run(function()
-  H.log(vim.split(vim.fn.execute('version'), '\n', { trimempty = true })[1])
-  hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
-  vim.o.columns = 200
   local notes = H.capture_notes()
-  vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
-  local b = api.nvim_get_current_buf()
-  H.wait_attached(b, TIMEOUT)
+  local b = H.open_with_server(vim.env.HLO_TEST_DUMP, 200, TIMEOUT)
 
   -- :HloBlame on the fusion, as the user runs it.
   local row, col = H.find(b, '%loop_exponential_multiply_fusion =')
@@ -33,7 +23,7 @@ H.run(function()
   vim.cmd('HloBlame')
   H.check(vim.wait(TIMEOUT, function() return passes.last_blame ~= nil end, 20), ':HloBlame answered')
   H.check(vim.wait(TIMEOUT, function()
-    return same_file(api.nvim_buf_get_name(0), vim.env.HLO_TEST_CREATED)
+    return H.same_file(api.nvim_buf_get_name(0), vim.env.HLO_TEST_CREATED)
   end, 20), ':HloBlame opens the snapshot after priority-fusion', api.nvim_buf_get_name(0))
 
   local qf = vim.fn.getqflist()

@@ -12,13 +12,7 @@ local hlo = require('hlo_lsp')
 local TIMEOUT = 20000
 
 H.run(function()
-  H.log(vim.split(vim.fn.execute('version'), '\n', { trimempty = true })[1])
-  hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
-  vim.o.columns = 160
-  vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
-  local b = api.nvim_get_current_buf()
-  H.eq(vim.bo[b].filetype, 'hlo', 'filetype hlo')
-  H.wait_attached(b, TIMEOUT)
+  local b = H.open_with_server(vim.env.HLO_TEST_DUMP, nil, TIMEOUT)
 
   -- K on the GEMM fusion: the priority-fusion log's reason.
   local row, col = H.find(b, '%gemm_fusion_dot =')

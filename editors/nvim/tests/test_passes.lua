@@ -13,18 +13,8 @@ local hlo = require('hlo_lsp')
 
 local TIMEOUT = 20000
 
-local function same_file(a, b)
-  return vim.loop.fs_realpath(a) == vim.loop.fs_realpath(b)
-end
-
 H.run(function()
-  H.log(vim.split(vim.fn.execute('version'), '\n', { trimempty = true })[1])
-  hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
-  vim.o.columns = 160
-  vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
-  local b = api.nvim_get_current_buf()
-  H.eq(vim.bo[b].filetype, 'hlo', 'filetype hlo')
-  H.wait_attached(b, TIMEOUT)
+  local b = H.open_with_server(vim.env.HLO_TEST_DUMP, nil, TIMEOUT)
 
   -- K on %ynn_fusion: the pass that created it.
   local row, col = H.find(b, '%ynn_fusion =')
@@ -62,8 +52,8 @@ H.run(function()
     table.insert(files, api.nvim_buf_get_name(api.nvim_win_get_buf(w)))
   end
   table.sort(files)
-  H.check(same_file(files[1], vim.env.HLO_TEST_BEFORE), 'the snapshot before the pass', files[1])
-  H.check(same_file(files[2], vim.env.HLO_TEST_CREATED), 'the pass\'s snapshot', files[2])
+  H.check(H.same_file(files[1], vim.env.HLO_TEST_BEFORE), 'the snapshot before the pass', files[1])
+  H.check(H.same_file(files[2], vim.env.HLO_TEST_CREATED), 'the pass\'s snapshot', files[2])
 
   -- :HloBlame on %ynn_fusion in the dump: its first appearance and the quickfix list.
   vim.cmd('tabfirst')
@@ -74,7 +64,7 @@ H.run(function()
   hlo.blame(b, function(err, reply) blamed = reply or err end)
   H.check(vim.wait(TIMEOUT, function() return blamed ~= nil end, 20), ':HloBlame answered')
   H.check(vim.wait(TIMEOUT, function()
-    return same_file(api.nvim_buf_get_name(0), vim.env.HLO_TEST_CREATED)
+    return H.same_file(api.nvim_buf_get_name(0), vim.env.HLO_TEST_CREATED)
   end, 20), ':HloBlame opens the snapshot that created it', api.nvim_buf_get_name(0))
   local cursor = api.nvim_win_get_cursor(0)
   local line = api.nvim_get_current_line()

@@ -20,12 +20,7 @@ local function held()
 end
 
 H.run(function()
-  H.log(vim.split(vim.fn.execute('version'), '\n', { trimempty = true })[1])
-  hlo.setup({ cmd = vim.g.hlo_test_cmd, cmd_cwd = vim.g.hlo_test_repo })
-  vim.o.columns = 160
-  vim.cmd('silent edit ' .. vim.fn.fnameescape(vim.env.HLO_TEST_DUMP))
-  local b = api.nvim_get_current_buf()
-  H.wait_attached(b, TIMEOUT)
+  local b = H.open_with_server(vim.env.HLO_TEST_DUMP, nil, TIMEOUT)
   local dump = vim.fn.fnamemodify(vim.env.HLO_TEST_DUMP, ':h')
 
   local replied

@@ -131,6 +131,19 @@ def _following(histories: PassHistories, quiet=0.05, max_wait=60.0, look=0.05) -
     return told
 
 
+@contextlib.contextmanager
+def _counting_looks():
+    """A list that grows by one at each look at the shown directories
+    (``pass_history._versions``) while the block runs."""
+    looks: list[int] = []
+    real = pass_history._versions
+    pass_history._versions = lambda files: looks.append(1) or real(files)
+    try:
+        yield looks
+    finally:
+        pass_history._versions = real
+
+
 async def _until(what, cond):
     for _ in range(3000):  # a hang guard, not a time limit the test asserts
         if cond():
@@ -170,10 +183,7 @@ def test_a_change_no_event_reports_is_seen_and_told_once(dump):
     async def run():
         histories = PassHistories(store=None, ttl=60.0)
         told = _following(histories)
-        looks = []
-        real = pass_history._versions
-        pass_history._versions = lambda files: looks.append(1) or real(files)
-        try:
+        with _counting_looks() as looks:
             first = await histories.of_module(str(dump / BEFORE))
             for p in held:  # XLA writes the rest of its snapshots
                 shutil.copy(p, dump / p.name)
@@ -182,9 +192,7 @@ def test_a_change_no_event_reports_is_seen_and_told_once(dump):
             # the view asked again: nothing more to tell however often it looks
             seen = len(looks)
             await _until("three more looks", lambda: len(looks) > seen + 3)
-        finally:
-            pass_history._versions = real
-            histories.close()
+        histories.close()
         return told, first, second
 
     told, first, second = asyncio.run(run())
@@ -200,10 +208,7 @@ def test_told_once_even_when_the_editor_does_not_ask_again(dump):
     async def run():
         histories = PassHistories(store=None, ttl=60.0)
         told = _following(histories)
-        looks = []
-        real = pass_history._versions
-        pass_history._versions = lambda files: looks.append(1) or real(files)
-        try:
+        with _counting_looks() as looks:
             await histories.of_module(str(dump / BEFORE))
             shutil.copy(held[0], dump / held[0].name)
             histories.forget(str(dump / held[0].name))  # the event, and the look sees it too
@@ -212,9 +217,7 @@ def test_told_once_even_when_the_editor_does_not_ask_again(dump):
             await _until("three more looks", lambda: len(looks) > seen + 3)
             shutil.copy(held[1], dump / held[1].name)  # a new change: told again
             await _until("told again", lambda: len(told) > 1)
-        finally:
-            pass_history._versions = real
-            histories.close()
+        histories.close()
         return told
 
     assert asyncio.run(run()) == [str(dump), str(dump)]
