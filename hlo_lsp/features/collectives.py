@@ -15,6 +15,7 @@ from hlo_lsp.model.collectives import (EXPLAINED_OPCODES, CollectiveExplanation,
 from hlo_lsp.model.hlo import HloModule, Instruction
 from hlo_lsp.model.shapes import format_bytes
 from hlo_lsp.model.markdown import code
+from hlo_lsp.model.units import plural
 
 #: At most this many groups (or pairs) listed in a hover.
 MAX_GROUPS_LISTED = 8
@@ -26,9 +27,6 @@ TRAFFIC_SOURCE = "nccl-tests doc/PERFORMANCE.md, bus bandwidth"
 FORMS = {"list": "explicit list", "all": "empty: every participant", "iota": "iota",
          "mesh": "mesh axes", "invalid": "invalid"}
 
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _ids(group: tuple[int, ...]) -> str:
@@ -54,7 +52,7 @@ def groups_lines(groups: ReplicaGroups, ids: str) -> list[str]:
                      + (f"; device_ids {code(groups.device_ids)}" if groups.device_ids else ""))
     if groups.form != "all":
         if groups.group_size is not None:
-            lines.append(f"  - {_plural(groups.group_count, 'group')} of "
+            lines.append(f"  - {plural(groups.group_count, 'group')} of "
                          f"{groups.group_size} {ids}")
         elif groups.sizes:
             lines.append(f"  - {groups.group_count} groups of different sizes: "
@@ -117,7 +115,7 @@ def explanation_markdown(ex: CollectiveExplanation) -> str:
     as_written = (ex.groups.group_size, ex.groups.group_count) if ex.groups else None
     if ex.devices_per_group is not None and ex.group_count is not None and \
             as_written != (ex.devices_per_group, ex.group_count):
-        lines.append(f"- {_plural(ex.group_count, 'device group')} of "
+        lines.append(f"- {plural(ex.group_count, 'device group')} of "
                      f"{ex.devices_per_group} take part")
     t = ex.traffic
     if t is not None:

@@ -17,6 +17,7 @@ from hlo_lsp.dump.passes import AFTER, BEFORE, Blame, History, Stage, Step
 from hlo_lsp.features.fusion_decisions import decision_lines, fused_root_named, names_in_log
 from hlo_lsp.model import markdown
 from hlo_lsp.model.hlo import HloModule
+from hlo_lsp.model.units import plural
 from hlo_lsp.model.visible import visible
 
 #: Rows of the timeline before consecutive rows of one pipeline are folded into one.
@@ -132,7 +133,7 @@ def format_timeline(history: History, steps: list[Step], everything: bool = Fals
     snapshots = sum(1 for s in steps if not s.stage.is_end)
     rows = timeline_rows(steps, everything)
     width = max([len(r.label) for r in rows] + [20])
-    lines = [f"{history.label}: {snapshots} pass snapshots in {history.directory}",
+    lines = [f"{history.label}: {plural(snapshots, 'pass snapshot')} in {history.directory}",
              f"  {'step':<9} {'pipeline: pass':<{width}} {'added':>5} {'removed':>7} "
              f"{'changed':>7}  appeared (+) / vanished (-)"]
     for row in rows:
@@ -150,8 +151,8 @@ def format_timeline(history: History, steps: list[Step], everything: bool = Fals
                      f"{_cut(row.notes(), NOTES_WIDTH)}".rstrip())
     quiet = sum(1 for s in steps if not s.stage.is_end and not s.changes and not s.problem)
     if quiet and not everything:
-        lines.append(f"  ({quiet} snapshots changed nothing: pipeline starts, and passes dumped "
-                     "by another --xla_dump_hlo_pass_re than .*; --all lists them)")
+        lines.append(f"  ({plural(quiet, 'snapshot')} changed nothing: pipeline starts, and "
+                     "passes dumped by another --xla_dump_hlo_pass_re than .*; --all lists them)")
     return "\n".join(visible(line) for line in lines) + "\n"
 
 

@@ -51,6 +51,7 @@ from hlo_lsp.model.hlo import Computation, HloModule, Instruction, SourceFrame
 from hlo_lsp.model.op_names import op_name_pattern, repeat_scope
 from hlo_lsp.model.opcodes import COMPUTE
 from hlo_lsp.model.precision import kernel_notes
+from hlo_lsp.model.units import plural
 
 _T = TypeVar("_T")
 
@@ -223,7 +224,7 @@ class KernelSummary:
         """One line, as in the ENTRY code lens:
         ``3 fusions (1 Triton GEMM) · 1 cuBLASLt FP8 call · 0 collectives``."""
         c = self.counts()
-        fusions = _plural(c["fusion"], "fusion")
+        fusions = plural(c["fusion"], "fusion")
         by_label = Counter()
         for kind, n in c["fusion_by_backend_kind"].items():
             by_label[BACKEND_KIND_LABELS.get(kind, kind)] += n
@@ -231,11 +232,11 @@ class KernelSummary:
             fusions += " (" + ", ".join(f"{n} {label}" for label, n in by_label.items()) + ")"
         parts = [fusions]
         if c["custom_call_by_library"]:
-            parts.extend(_plural(n, f"{lib} call")
+            parts.extend(plural(n, f"{lib} call")
                          for lib, n in c["custom_call_by_library"].items())
         else:
             parts.append("0 custom-calls")
-        parts.append(_plural(c["collective"], "collective"))
+        parts.append(plural(c["collective"], "collective"))
         return " · ".join(parts)
 
     def to_dict(self) -> dict:
@@ -243,9 +244,6 @@ class KernelSummary:
         return {"module": self.module, "entry": self.entry, "headline": self.headline(),
                 "counts": self.counts(), "kernels": [k.to_dict() for k in self.kernels]}
 
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def kernel_summary(module: HloModule) -> KernelSummary:

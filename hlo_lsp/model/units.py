@@ -8,6 +8,12 @@ from __future__ import annotations
 import math
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``n`` and its noun: ``1 snapshot``, ``3 snapshots`` (``nouns``, default
+    ``noun + "s"``, for any count but 1: ``2 passes``)."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
 def as_float(n: float) -> float:
     """``n`` as a float; an integer past a float's range (about 1.8e308, counts
     from the shapes of broken or hostile text) as infinity of its sign, where

@@ -162,3 +162,16 @@ export function changedDirectory(params: unknown): string | undefined {
   const d = typeof params === 'object' && params !== null ? (params as Record<string, unknown>).directory : undefined;
   return typeof d === 'string' && d !== '' ? d : undefined;
 }
+
+/** `n` and its noun: `1 file`, `2 files`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** The line above the Pass History view's rows: how many files the history has and how
+ * many snapshots changed nothing; without rows, why there is no history. */
+export function viewMessage(history: PassHistory): string {
+  if (!history.rows.length) return history.message;
+  const quiet = history.quiet ? `; ${count(history.quiet, 'snapshot')} changed nothing` : '';
+  return `${count(history.snapshots.length, 'file')}${quiet}. Click a pass for its diff.`;
+}

@@ -27,6 +27,7 @@ import {
   rowDescription,
   rowDiff,
   rowTooltip,
+  viewMessage,
 } from './passHistory';
 
 export const PASS_HISTORY_VIEW = 'hlo.passHistory';
@@ -152,9 +153,7 @@ export class HloPassHistory implements vscode.TreeDataProvider<Item>, vscode.Dis
       this.stale = false;
       this.history = history;
       this.view.title = history.module ? `Pass History: ${history.module}` : 'Pass History';
-      this.view.message = history.rows.length
-        ? `${history.snapshots.length} files${history.quiet ? `; ${history.quiet} snapshots changed nothing` : ''}. Click a pass for its diff.`
-        : history.message;
+      this.view.message = viewMessage(history);
       this.changed.fire(undefined);
     } catch (err) {
       this.log(`${PASS_HISTORY_METHOD} failed: ${String(err)}`);

@@ -646,7 +646,12 @@ test('passHistory.ts: the hlo/passHistory and hlo/passBlame replies validated; a
   assert.equal(p.rowDescription(history.rows[1]), '+3 -0 ~2');
   assert.equal(p.rowDescription(history.rows[0]), '15 instructions');
   assert.equal(p.rowDescription(history.rows[2]), 'unreadable');
+  assert.equal(p.viewMessage(history), '3 files; 21 snapshots changed nothing. Click a pass for its diff.');
+  assert.equal(p.viewMessage({ ...history, snapshots: history.snapshots.slice(0, 1), quiet: 1 }),
+    '1 file; 1 snapshot changed nothing. Click a pass for its diff.');
+  assert.equal(p.viewMessage({ ...history, quiet: 0 }), '3 files. Click a pass for its diff.');
   assert.deepEqual(p.parsePassHistory(null), { module: '', snapshots: [], rows: [], quiet: 0, message: '' });
+  assert.equal(p.viewMessage(p.parsePassHistory({ message: 'no pass snapshots' })), 'no pass snapshots');
   const range = { start: { line: 38, character: 3 }, end: { line: 38, character: 13 } };
   const blame = p.parsePassBlame({
     instruction: 'ynn_fusion', message: 'created by ...',

@@ -309,3 +309,13 @@ def test_blame_says_why_priority_fusion_fused_it(capsys):
     assert data["priority_fusion"]["name"] == "fusion.1"
     assert data["priority_fusion"]["decisions"][-1] == "took in tanh.1.0"
     assert data["created_by"]["pass"] == "priority-fusion"
+
+
+def test_one_quiet_snapshot_is_one_snapshot(capsys):
+    """examples/gpu/deviceless/multi_output_fusion_log keeps one pass snapshot of
+    its compile, which changed nothing the timeline shows: said in the singular."""
+    dump = EXAMPLES / "gpu" / "deviceless" / "multi_output_fusion_log"
+    assert main(["passes", str(dump)]) == 0
+    out = capsys.readouterr().out
+    assert "module_0001.jit_stats: 1 pass snapshot in " in out
+    assert "(1 snapshot changed nothing:" in out

@@ -57,7 +57,8 @@ function M.timeline_lines(reply)
     at[#lines] = row
   end
   if type(reply.quiet) == 'number' and reply.quiet > 0 then
-    table.insert(lines, string.format('  (%d snapshots changed nothing)', reply.quiet))
+    table.insert(lines, string.format('  (%d snapshot%s changed nothing)', reply.quiet,
+      reply.quiet == 1 and '' or 's'))
   end
   table.insert(lines, '')
   table.insert(lines, '<CR> on a row: the diff of that step (the snapshot before it and its own)')
