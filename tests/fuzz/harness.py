@@ -83,6 +83,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient
 from pygls.protocol import default_converter
 
 from hlo_lsp.dump.names import is_non_hlo_dump_file
+from hlo_lsp.lsp.messages import PASS_HISTORY_CHANGED
 from tests.fuzz.relay import ANSWER_ID
 from tests.helpers import rss_bytes
 
@@ -799,10 +800,11 @@ class Published:
 
 
 def _register(ls, params):
-    """client/(un)registerCapability and workspace/codeLens/refresh (the client
+    """client/(un)registerCapability, workspace/codeLens/refresh (the client
     declares VS Code's capabilities, refreshSupport among them: the server asks
-    when a profile's first read ends after its answers): accepted, as an editor
-    does."""
+    when a profile's first read ends after its answers) and hlo/passHistoryChanged
+    (a dump directory whose history the harness asked for changed): accepted, as
+    an editor does."""
     return None
 
 
@@ -847,6 +849,7 @@ class Server:
         features[types.CLIENT_REGISTER_CAPABILITY] = _register
         features[types.CLIENT_UNREGISTER_CAPABILITY] = _register
         features[types.WORKSPACE_CODE_LENS_REFRESH] = _register
+        features[PASS_HISTORY_CHANGED] = _register
         for method, func in features.items():
             client.feature(method)(func)
         # The server runs behind a relay that times its answers (tests/fuzz/relay.py):
