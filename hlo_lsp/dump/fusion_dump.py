@@ -40,6 +40,7 @@ from functools import cached_property
 from hlo_lsp.dump.names import AFTER_OPTIMIZATIONS, parse_dump_name
 from hlo_lsp.dump.text_proto import Message, TextProtoError, fields, first, parse
 from hlo_lsp.dump.untrusted import UntrustedFileError, read_text
+from hlo_lsp.model.hlo import HloModule
 from hlo_lsp.model.matching import match_modules
 from hlo_lsp.syntax.parser import parse as parse_hlo
 
@@ -307,8 +308,8 @@ def fusion_snapshot(hlo_path: str) -> str | None:
     return None
 
 
-def names_at_fusion(hlo_path: str, dump: FusionDump,
-                    limit: int = MAX_MATCH_BYTES) -> dict[str, str]:
+def names_at_fusion(hlo_path: str, dump: FusionDump, limit: int = MAX_MATCH_BYTES,
+                    parsed: HloModule | None = None) -> dict[str, str]:
     """The log's names of instructions of the after-optimizations file
     ``hlo_path`` that XLA renamed after priority fusion (``rename_fusions``,
     ``multi_output_fusion`` merging fusions, clones): after-optimizations name
@@ -319,33 +320,37 @@ def names_at_fusion(hlo_path: str, dump: FusionDump,
     without one, the log's module before fusion, whose unfused instructions
     keep their names) and the after-optimizations module. {} for another
     stage, without either module, when a file cannot be read, or when the two
-    texts together exceed ``limit`` bytes (the cost bound). Blocks: reads,
-    parses and matches (about 0.3 s per MB)."""
+    texts together exceed ``limit`` bytes (the cost bound). ``parsed``: the
+    file's module when the caller has parsed it (not read and parsed again).
+    Blocks: reads, parses and matches (about 0.3 s per MB)."""
     name = parse_dump_name(os.path.basename(hlo_path))
     if name is None or name.stage != AFTER_OPTIMIZATIONS or dump.problem:
         return {}
     snapshot = fusion_snapshot(hlo_path)
     try:
-        after = read_text(hlo_path, limit)
+        after = parsed.text if parsed is not None else read_text(hlo_path, limit)
         before = read_text(snapshot, limit) if snapshot else dump.module_before_fusion
     except UntrustedFileError:
         return {}
     if not before or len(before) + len(after) > limit:
         return {}
-    pairs = match_modules(parse_hlo(before), parse_hlo(after))
+    pairs = match_modules(parse_hlo(before), parsed if parsed is not None else parse_hlo(after))
     return {new: old for old, new in pairs.items()
             if old != new and dump.about(old) is not None}
 
 
-def with_renamed(hlo_path: str, dump: FusionDump | None) -> FusionDump | None:
-    """``dump`` (the log beside the dump file ``hlo_path``) with ``renamed``
-    set by :func:`names_at_fusion` (blocks as it does); None and a log that
-    could not be read come back as they are. What ``hlo-lsp blame`` reads; the
+def with_renamed(hlo_path: str, dump: FusionDump | None,
+                 parsed: HloModule | None = None) -> FusionDump | None:
+    """``dump`` (the log beside the dump file ``hlo_path``, ``parsed`` its
+    module when the caller has it) with ``renamed`` set by
+    :func:`names_at_fusion` (blocks as it does); None and a log that could not
+    be read come back as they are. What ``hlo-lsp blame`` reads; the
     server keeps the same per version of the two files
     (:meth:`hlo_lsp.analysis.inputs.DumpInputs.fusion_dump`)."""
     if dump is None or dump.problem:
         return dump
-    return dataclasses.replace(dump, renamed=names_at_fusion(hlo_path, dump))
+    return dataclasses.replace(dump, renamed=names_at_fusion(hlo_path, dump,
+                                                             parsed=parsed))
 
 
 __all__ = ["FUSION", "FUSION_DUMP_SUFFIX", "FusionDump", "FusionDumpError", "FusionStep",

@@ -76,10 +76,11 @@ def _blame(args: argparse.Namespace) -> int:
     for problem in result.problems:
         print(f"hlo-lsp blame: {problem}", file=sys.stderr)
     # XLA:GPU's priority-fusion log, when written, with the matcher's names and the file
-    # parsed (a fusion's root), as the server has them
-    fusion = with_renamed(path, fusion_dump_beside(path))
+    # parsed (a fusion's root; parsed once for both), as the server has them
+    fusion = fusion_dump_beside(path)
     read = read_hlo(path) if fusion is not None and not fusion.problem else None
     module = read[1] if read is not None else None
+    fusion = with_renamed(path, fusion, module)
     if args.json:
         data = result.to_dict()
         decisions = blamed_decisions(result, fusion, module)
