@@ -362,10 +362,5 @@ def _report(result: ExperimentResult, path: str, line: int, device: str | None) 
 
 def _line_of(module: HloModule, text: str, name: str | None) -> int | None:
     """The 0-based line of the instruction ``name`` in ``text`` (``module`` its model)."""
-    if name is None:
-        return None
-    for comp in module.computations:
-        ins = comp.by_name.get(name)
-        if ins is not None:
-            return text.count("\n", 0, ins.start)
-    return None
+    ins = module.instruction_named(name) if name is not None else None
+    return text.count("\n", 0, ins.start) if ins is not None else None

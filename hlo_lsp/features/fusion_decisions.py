@@ -73,13 +73,10 @@ def names_in_log(dump: FusionDump, own: str, root: str | None = None,
 
 def fused_root_named(module: HloModule, name: str) -> str | None:
     """The root of the fused computation of the fusion named ``name`` in
-    ``module`` (the first computation defining a fusion of that name), None
-    when there is none."""
-    for comp in module.computations:
-        ins = comp.by_name.get(name)
-        if ins is not None and ins.opcode == "fusion":
-            return _fused_root(module, ins)
-    return None
+    ``module`` (:meth:`~hlo_lsp.model.hlo.HloModule.instruction_named`), None
+    when there is none or it is not a fusion."""
+    ins = module.instruction_named(name)
+    return _fused_root(module, ins) if ins is not None else None
 
 
 def history_name(dump: FusionDump, names: tuple[str, ...]) -> str | None:

@@ -349,12 +349,10 @@ def graph(module: HloModule, computation: str | None = None, around: int | str |
         return None
     if isinstance(around, str):
         center = comp.by_name.get(around.lstrip("%"))
-        if center is None and computation is None:
-            for c in module.computations:  # the instruction wherever it is
-                center = c.by_name.get(around.lstrip("%"))
-                if center is not None:
-                    comp = c
-                    break
+        if center is None and computation is None:  # the instruction wherever it is
+            center = module.instruction_named(around.lstrip("%"))
+            if center is not None:
+                comp = center.computation
         if center is None:
             return None
     b = _Builder(module, limit)

@@ -466,14 +466,6 @@ def _seconds(module: HloModule, ins: Instruction, device: Accelerator) -> float 
     return None
 
 
-def _named(module: HloModule, name: str) -> Instruction | None:
-    for comp in module.computations:
-        found = comp.by_name.get(name)
-        if found is not None:
-            return found
-    return None
-
-
 def outcome(experiment: FlagSet, old: HloModule, ins: Instruction, new: HloModule,
             device: Accelerator) -> Outcome:
     """What the kernel of ``ins`` (:func:`kernel_of`) of ``old`` became in ``new``,
@@ -484,7 +476,7 @@ def outcome(experiment: FlagSet, old: HloModule, ins: Instruction, new: HloModul
     kernel = kernel_of(old, ins)
     name = kernel.name.name
     matched = match_modules(old, new).get(name)
-    found = _named(new, matched) if matched is not None else None
+    found = new.instruction_named(matched) if matched is not None else None
     return Outcome(experiment, name, matched if found is not None else None, runs_as(kernel),
                    runs_as(found) if found is not None else "",
                    _seconds(old, kernel, device),

@@ -662,6 +662,15 @@ class HloModule:
         comp = self.computation_at(offset)
         return None if comp is None else comp.instruction_at(offset)
 
+    def instruction_named(self, name: str) -> Instruction | None:
+        """The first instruction called ``name`` (no ``%``), its computations
+        in text order; None without one. XLA gives each name once per module."""
+        for comp in self.computations:
+            found = comp.by_name.get(name)
+            if found is not None:
+                return found
+        return None
+
     def instruction_count(self) -> int:
         return sum(len(c.instructions) for c in self.computations)
 
