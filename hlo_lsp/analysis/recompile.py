@@ -43,7 +43,7 @@ the other entries of the table that apply to it
 (:func:`hlo_lsp.dump.experiments.experiments_at`), with the extra argument
 ``{"experiment": KEY, "line": LINE}`` (the command also takes a list of keys,
 ``{"experiment": [KEY, ...], ...}``: those flags set together,
-:func:`hlo_lsp.model.flag_experiments.combine`). The command then runs the dump's recipe
+:func:`hlo_lsp.model.flag_experiments.combine_named`). The command then runs the dump's recipe
 with the flags added to its ``XLA_FLAGS`` (:func:`hlo_lsp.dump.experiments.variant_recipe`:
 confirmed like any recipe, the flag part of what is confirmed) into the variant
 directory beside the dump (:func:`hlo_lsp.dump.experiments.run_experiment`; the
@@ -87,7 +87,7 @@ from hlo_lsp.dump.recipe import (MAX_PROFILE_CALLS, PlatformError, Recipe, Recip
 from hlo_lsp.dump.recompile import RecompileResult, recompile
 from hlo_lsp.dump.targets import Target, TargetError, resolve_target
 from hlo_lsp.dump.untrusted import read_text
-from hlo_lsp.model.flag_experiments import FlagConflict, FlagSet, combine, find_experiment
+from hlo_lsp.model.flag_experiments import FlagConflict, FlagSet, combine_named
 from hlo_lsp.model.hlo import Problem
 from hlo_lsp.model.visible import visible
 from hlo_lsp.syntax.lines import LineIndex
@@ -522,15 +522,17 @@ class Recompiles:
         experiment = None
         if "experiment" in options:
             keys = options.get("experiment")
-            entries = [find_experiment(str(k))
-                       for k in (keys if isinstance(keys, list) else [keys])]
-            if not entries or None in entries or not isinstance(options.get("line"), int):
+            if isinstance(options.get("line"), int):
+                try:
+                    experiment = combine_named(
+                        str(k) for k in (keys if isinstance(keys, list) else [keys]))
+                except FlagConflict as exc:
+                    return failed(ui, f"Cannot run the experiment: {exc}.")
+                except ValueError:  # UnknownExperiment, or no key
+                    pass
+            if experiment is None:
                 return failed(ui, f"Cannot run the experiment {keys!r}: "
                                   "not an entry of hlo-lsp's table of XLA flags at a line.")
-            try:
-                experiment = combine(entries)
-            except FlagConflict as exc:
-                return failed(ui, f"Cannot run the experiment: {exc}.")
             recipe = variant_recipe(recipe, experiment)
             if reason:
                 reason += (f" The experiment adds {experiment.argument} to its XLA_FLAGS and "

@@ -297,6 +297,30 @@ def combine(entries: Iterable[FlagExperiment]) -> FlagSet:
     return FlagSet(tuple(kept[k] for k in sorted(kept)))
 
 
+class UnknownExperiment(ValueError):
+    """Names given for an experiment that no entry of the table has
+    (:func:`find_experiment`): ``names``, in the order given."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = tuple(names)
+        super().__init__(f"{', '.join(repr(n) for n in self.names)} "
+                         f"{'is' if len(self.names) == 1 else 'are'} not in the table")
+
+
+def combine_named(names: Iterable[str]) -> FlagSet:
+    """:func:`combine` of the entries ``names`` name (each a key or an argument,
+    :func:`find_experiment`): what ``hlo-lsp experiment --flag ...`` and the
+    ``hlo.recompile`` command's ``experiment`` run. Raises
+    :class:`UnknownExperiment` naming every name that is not in the table,
+    :class:`FlagConflict`, and ValueError for no name."""
+    names = list(names)
+    entries = [find_experiment(n) for n in names]
+    unknown = [n for n, e in zip(names, entries) if e is None]
+    if unknown:
+        raise UnknownExperiment(unknown)
+    return combine(entries)
+
+
 def dump_platform(platform: str) -> str:
     """"gpu" or "cpu" for a dump file name's platform (``sm_9.0a_gpu``,
     ``gfx942_gpu``, ``cpu``); "" when it says neither (a file without one)."""

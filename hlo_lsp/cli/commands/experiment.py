@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from hlo_lsp.dump.names import parse_dump_name
     from hlo_lsp.dump.recipe import RecipeError, load_recipe
     from hlo_lsp.dump.targets import read_deviceless
-    from hlo_lsp.model.flag_experiments import EXPERIMENTS, FlagConflict, combine, find_experiment
+    from hlo_lsp.model.flag_experiments import (EXPERIMENTS, FlagConflict, UnknownExperiment,
+                                                combine_named)
 
     path, sep, line = args.location.rpartition(":")
     if not sep or not line.isdigit() or int(line) < 1:
@@ -73,14 +74,11 @@ def run(args: argparse.Namespace) -> int:
     ins, offered = experiments_at(path, int(line) - 1, deviceless)
     if not args.flag or args.list:
         return _list(args, path, int(line), ins, offered)
-    unknown = [f for f in args.flag if find_experiment(f) is None]
-    if unknown:
-        _say(f"error: {', '.join(repr(f) for f in unknown)} "
-             f"{'is' if len(unknown) == 1 else 'are'} not in the table; one of: "
-             + ", ".join(dict.fromkeys(e.key for e in EXPERIMENTS)))
-        return 2
     try:
-        experiment = combine(find_experiment(f) for f in args.flag)
+        experiment = combine_named(args.flag)
+    except UnknownExperiment as exc:
+        _say(f"error: {exc}; one of: " + ", ".join(dict.fromkeys(e.key for e in EXPERIMENTS)))
+        return 2
     except FlagConflict as exc:
         _say(f"error: {exc}")
         return 2
