@@ -187,8 +187,11 @@ class ShownHistories:
                     continue  # dropped, or shown anew meanwhile
                 changed = False
                 for f, version in versions.items():
-                    if f in files and version != asked[directory][f]:
-                        changed = changed or asked[directory][f] is not _TOLD
+                    # against the version known now, not when the look began: a
+                    # change told while the look ran (_due) is recorded silently
+                    known = files.get(f)
+                    if f in files and version != known:
+                        changed = changed or known is not _TOLD
                         files[f] = version
                 if changed:
                     self.touched(directory)

@@ -10,6 +10,8 @@ import asyncio
 import contextlib
 import os
 import shutil
+import threading
+import time
 
 import pytest
 
@@ -222,6 +224,38 @@ def test_told_once_even_when_the_editor_does_not_ask_again(dump):
 
     assert asyncio.run(run()) == [str(dump), str(dump)]
 
+
+def test_a_change_told_while_a_look_runs_is_not_told_again(dump):
+    """A look that began before a change and ends after it was told (the
+    event's burst over while the look's stats ran) records the change
+    silently: one telling."""
+    held = _held_back(dump)
+
+    async def run():
+        histories = PassHistories(store=None, ttl=60.0)
+        told = _following(histories)
+        real, began = pass_history._versions, threading.Event()
+
+        def slow(files):  # the look's stats, taken late (a slow disk, a busy machine)
+            began.set()
+            time.sleep(0.5)
+            return real(files)
+
+        pass_history._versions = slow
+        try:
+            await histories.of_module(str(dump / BEFORE))
+            await _until("a look begins", began.is_set)
+            shutil.copy(held[0], dump / held[0].name)
+            histories.forget(str(dump / held[0].name))  # the event: told while the look runs
+            await _until("told", lambda: told)
+            pass_history._versions = real
+            await asyncio.sleep(1.0)  # the slow look ends; more looks
+        finally:
+            pass_history._versions = real
+            histories.close()
+        return told
+
+    assert asyncio.run(run()) == [str(dump)]
 
 def test_a_long_burst_is_told_while_it_lasts(dump):
     async def run():
